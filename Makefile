@@ -1,0 +1,100 @@
+# Aquila: an OpenCL 1.2 ICD whose devices are HSA agents.
+#
+#   make run     install missing Debian packages, build, run the samples
+#   make check   the same set-up, then every test; last line "N passed, N failed"
+#   make install PREFIX=/usr/local DESTDIR=   /   make uninstall
+#
+# Each layer has a module.mk that adds its sources, libraries, programs and
+# tests to the variables below.
+
+BUILD      ?= build
+PREFIX     ?= /usr/local
+DESTDIR    ?=
+LLVM_DIR   ?= /usr/lib/llvm-19
+CLANG      ?= clang-19
+CC         := gcc
+CXX        := g++
+
+DEB_PACKAGES := clang-19 libclang-19-dev llvm-19-dev lld-19 libclc-19 libhsa-runtime-dev \
+                ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-headers libelf-dev clinfo pkg-config
+
+WARN      := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
+CPPFLAGS  := -D_GNU_SOURCE -DAQUILA_VERSION=\"0.1.0\" -DCL_TARGET_OPENCL_VERSION=120 -DCL_USE_DEPRECATED_OPENCL_1_0_APIS -DCL_USE_DEPRECATED_OPENCL_1_1_APIS \
+             -DCL_USE_DEPRECATED_OPENCL_1_2_APIS \
+             -Ihsa/include -Icompiler/include -Ifatbin-tools/include -Iruntime -Iicd -I$(BUILD)/gen
+CFLAGS    := -std=c11 -O2 -g $(WARN) -fPIC -pthread
+LDLIBS_SYS := -pthread -ldl -lm
+
+ifeq ($(shell id -u),0)
+SUDO :=
+else
+SUDO := sudo
+endif
+
+.PHONY: all deps run check install uninstall clean format
+all: deps libs progs
+
+# Installs what is missing, and only that. Cheap enough to run every time.
+deps:
+	@missing=""; for p in $(DEB_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "aquila: installing Debian packages:$$missing"; \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+# Filled by the module.mk files.
+LIBS :=
+PROGS :=
+TESTS :=
+SAMPLES :=
+INSTALL_TARGETS :=
+
+# Objects for libaquila.so: every symbol hidden unless marked for export.
+$(BUILD)/obj/%.o: %.c | deps
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -fvisibility=hidden -MMD -MP -c $< -o $@
+$(BUILD)/obj/%.o: %.S | deps
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
+$(BUILD)/obj/%.o: %.cpp | deps
+	@mkdir -p $(dir $@)
+	$(CXX) $(CPPFLAGS) -std=c++17 -O2 -g -fPIC -fvisibility=hidden -fno-rtti -MMD -MP -c $< -o $@
+# Objects for the standalone libraries and programs: default visibility.
+$(BUILD)/obj-shared/%.o: %.c | deps
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+$(BUILD)/obj-shared/%.o: %.S | deps
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -fPIC -c $< -o $@
+
+include hsa/module.mk
+include fatbin-tools/module.mk
+include compiler/module.mk
+include runtime/module.mk
+include icd/module.mk
+include samples/module.mk
+include test/module.mk
+
+libs: $(LIBS)
+progs: $(PROGS) $(SAMPLES) $(TESTS)
+
+# The in-tree vendor file: the loader reads OCL_ICD_VENDORS=$(BUILD)/icd/aquila.icd.
+ICD_FILE := $(BUILD)/icd/aquila.icd
+LOADER_ENV := OCL_ICD_VENDORS=$(abspath $(ICD_FILE))
+
+run: all
+	@$(LOADER_ENV) sh samples/run-samples.sh $(BUILD)
+
+check: all
+	@$(LOADER_ENV) BUILD=$(BUILD) sh test/run-tests.sh $(TESTS)
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h' '*.cpp')
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

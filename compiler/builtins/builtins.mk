@@ -1,0 +1,82 @@
+# Aquila's OpenCL C builtin library for the x86-64 CPU target, and its test.
+# Included from compiler/module.mk.
+#
+#   BUILTINS_BC        $(BUILD)/compiler/builtins-x86_64.bc, linked into each
+#                      user program (baseline x86-64; see BUILTINS_CPUS)
+#   BUILTINS_CLFLAGS   the flags the library is compiled with; user programs
+#                      must be compiled with the same ones (plus -emit-llvm -c)
+#   BUILTINS_CPU_BCS   the same library for each -march in BUILTINS_CPUS
+#   BUILTINS_TEST      the test program (added to TESTS)
+#
+# Linking: -Xclang -mlink-builtin-bitcode works (the test uses it), but clang
+# then marks every linked function, the libm declarations included,
+# convergent, and a convergent call keeps the loop vectorizer away from any
+# loop calling sin, exp, ... Linking with llvm::Linker (LinkOnlyNeeded, then
+# internalize; llvm-link --only-needed --internalize) and running O2/O3
+# afterwards keeps libm calls plain, so -fveclib=libmvec can widen them.
+# Only __aquila_barrier must stay convergent.
+
+BUILTINS_CL_EXT := +cl_khr_fp64,+cl_khr_int64_base_atomics,+cl_khr_int64_extended_atomics,+cl_khr_global_int32_base_atomics,+cl_khr_global_int32_extended_atomics,+cl_khr_local_int32_base_atomics,+cl_khr_local_int32_extended_atomics,+cl_khr_byte_addressable_store,+cl_khr_3d_image_writes
+# -cl-ext must go through -Xclang: the driver ignores it (clang 19 warns
+# "argument unused"). -Wno-psabi: see BUILTINS_CPUS below.
+BUILTINS_CLFLAGS := -x cl -cl-std=CL1.2 -target x86_64-pc-linux-gnu -fPIC \
+  -Xclang -finclude-default-header -Xclang -ffake-address-space-map \
+  -Xclang -cl-ext=$(BUILTINS_CL_EXT) -O2 -Wno-psabi
+BUILTINS_LLVM_LINK ?= $(LLVM_DIR)/bin/llvm-link
+
+BUILTINS_SRCS := $(wildcard compiler/builtins/*.cl)
+BUILTINS_PARTS := $(patsubst compiler/builtins/%.cl,$(BUILD)/compiler/builtins/%.bc,$(BUILTINS_SRCS)) \
+                  compiler/builtins/libm.ll
+BUILTINS_BC := $(BUILD)/compiler/builtins-x86_64.bc
+
+# -MMD writes the .d beside each .bc; the top-level Makefile includes them,
+# so editing clc.h rebuilds every part.
+$(BUILD)/compiler/builtins/%.bc: compiler/builtins/%.cl | deps
+	@mkdir -p $(dir $@)
+	$(CLANG) $(BUILTINS_CLFLAGS) -emit-llvm -MMD -MP -c $< -o $@
+
+$(BUILTINS_BC): $(BUILTINS_PARTS)
+	@mkdir -p $(dir $@)
+	$(BUILTINS_LLVM_LINK) $^ -o $@
+
+LIBS += $(BUILTINS_BC)
+
+# Vectors wider than 16 bytes are passed in registers only when the target
+# has AVX, so a library built for baseline x86-64 and a program built with
+# -march=x86-64-v3 disagree on how float8 or double4 reach a builtin (the
+# call is then neither inlined nor correct). A program compiled for another
+# -march must link the library built for the same one: list the levels in
+# BUILTINS_CPUS (e.g. x86-64-v2 x86-64-v3 x86-64-v4) to get
+# $(BUILD)/compiler/builtins-<cpu>.bc for each, in BUILTINS_CPU_BCS.
+BUILTINS_CPUS ?=
+BUILTINS_CPU_BCS := $(foreach c,$(BUILTINS_CPUS),$(BUILD)/compiler/builtins-$(c).bc)
+define BUILTINS_CPU_RULES
+$(BUILD)/compiler/builtins/$(1)/%.bc: compiler/builtins/%.cl | deps
+	@mkdir -p $$(dir $$@)
+	$$(CLANG) $$(BUILTINS_CLFLAGS) -march=$(1) -emit-llvm -MMD -MP -c $$< -o $$@
+$(BUILD)/compiler/builtins-$(1).bc: $(patsubst compiler/builtins/%.cl,$(BUILD)/compiler/builtins/$(1)/%.bc,$(BUILTINS_SRCS)) compiler/builtins/libm.ll
+	$$(BUILTINS_LLVM_LINK) $$^ -o $$@
+endef
+$(foreach c,$(BUILTINS_CPUS),$(eval $(call BUILTINS_CPU_RULES,$(c))))
+LIBS += $(BUILTINS_CPU_BCS)
+
+# The test: OpenCL C test functions compiled exactly as user code is, with
+# the library linked in the way the compiler will link it, into a shared
+# object that the C test program dlopens.
+BUILTINS_TEST_DIR := $(BUILD)/test/builtins
+BUILTINS_TEST := $(BUILTINS_TEST_DIR)/test-builtins
+
+$(BUILTINS_TEST_DIR)/cltests.o: test/builtins/cltests.cl test/builtins/funcs.h $(BUILTINS_BC) | deps
+	@mkdir -p $(dir $@)
+	$(CLANG) $(BUILTINS_CLFLAGS) -Itest/builtins -Xclang -mlink-builtin-bitcode \
+	  -Xclang $(BUILTINS_BC) -MMD -MP -c $< -o $@
+
+$(BUILTINS_TEST_DIR)/cltests.so: $(BUILTINS_TEST_DIR)/cltests.o
+	$(CLANG) -shared -o $@ $< -lm
+
+$(BUILTINS_TEST): test/builtins/test_builtins.c test/builtins/funcs.h test/check.h \
+                  $(BUILTINS_TEST_DIR)/cltests.so | deps
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -Itest -rdynamic -o $@ test/builtins/test_builtins.c -ldl -lm -pthread
+
+TESTS += $(BUILTINS_TEST)

@@ -1,0 +1,172 @@
+/* Code generation for the CPU agent: runs the work-group compiler and LLVM's
+ * optimizer for the target CPU (so the loop vectorizer uses its widest
+ * vectors), emits an object file and links it with lld into the shared
+ * object that the HSA CPU agent loads. */
+#include "codegen.h"
+
+#include <dlfcn.h>
+#include <llvm-c/BitReader.h>
+#include <llvm-c/Support.h>
+#include <llvm-c/Core.h>
+#include <llvm-c/Target.h>
+#include <llvm-c/TargetMachine.h>
+#include <llvm-c/Transforms/PassBuilder.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "spawn.h"
+#include "util.h"
+#include "workgroup.h"
+
+#define NATIVE_PREFIX "x86_64-native:"
+
+static pthread_once_t llvm_once = PTHREAD_ONCE_INIT;
+
+static void init_llvm(void) {
+  /* Lets the loop vectorizer call glibc's vector math (libmvec) for loops
+   * over transcendental functions. */
+  const char *const argv[] = {"aquila", "-vector-library=LIBMVEC-X86"};
+  LLVMParseCommandLineOptions(2, argv, NULL);
+  LLVMInitializeX86TargetInfo();
+  LLVMInitializeX86Target();
+  LLVMInitializeX86TargetMC();
+  LLVMInitializeX86AsmPrinter();
+}
+
+int codegen_supports_target(const char *target) {
+  return !strncmp(target, NATIVE_PREFIX, strlen(NATIVE_PREFIX)) ||
+         !strcmp(target, "x86-64-v2") || !strcmp(target, "x86-64-v3") ||
+         !strcmp(target, "x86-64-v4");
+}
+
+static LLVMTargetMachineRef create_target_machine(const char *target, struct strbuf *log) {
+  const char *triple = "x86_64-pc-linux-gnu";
+  LLVMTargetRef t;
+  char *err = NULL;
+  if (LLVMGetTargetFromTriple(triple, &t, &err)) {
+    strbuf_printf(log, "error: no LLVM target for %s: %s\n", triple, err ? err : "");
+    LLVMDisposeMessage(err);
+    return NULL;
+  }
+  char *cpu, *features;
+  if (!strncmp(target, NATIVE_PREFIX, strlen(NATIVE_PREFIX))) {
+    char *host = LLVMGetHostCPUName();
+    if (strcmp(host, target + strlen(NATIVE_PREFIX)) != 0) {
+      strbuf_printf(log, "error: target %s is not this machine's CPU (%s)\n", target, host);
+      LLVMDisposeMessage(host);
+      return NULL;
+    }
+    cpu = host;
+    features = LLVMGetHostCPUFeatures();
+  } else {
+    cpu = LLVMCreateMessage(target);
+    features = LLVMCreateMessage("");
+  }
+  LLVMTargetMachineRef tm = LLVMCreateTargetMachine(t, triple, cpu, features, LLVMCodeGenLevelAggressive,
+                                                    LLVMRelocPIC, LLVMCodeModelDefault);
+  LLVMDisposeMessage(cpu);
+  LLVMDisposeMessage(features);
+  if (!tm) strbuf_printf(log, "error: cannot create a target machine for %s\n", target);
+  return tm;
+}
+
+/* Every function still declared must come from the C library or libm, which
+ * the code object links against; anything else is a builtin this device does
+ * not provide, and a clear build error beats a failure at load time. */
+static int check_undefined_functions(LLVMModuleRef m, struct strbuf *log) {
+  int missing = 0;
+  for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f)) {
+    if (!LLVMIsDeclaration(f) || LLVMGetFirstUse(f) == NULL) continue;
+    size_t len;
+    const char *name = LLVMGetValueName2(f, &len);
+    if (!strncmp(name, "llvm.", 5) || dlsym(RTLD_DEFAULT, name)) continue;
+    strbuf_printf(log, "error: undefined function '%s': not provided by this device's builtin library\n",
+                  name);
+    missing++;
+  }
+  return missing ? -1 : 0;
+}
+
+int codegen_cpu_code_object(const void *bitcode, size_t bitcode_size, const char *target,
+                            int opt_disable, struct aquila_fatbin_kernel *kernels,
+                            unsigned num_kernels, const char *dir, void **code,
+                            size_t *code_size, struct strbuf *log) {
+  pthread_once(&llvm_once, init_llvm);
+  *code = NULL;
+  *code_size = 0;
+  int status = -1;
+  LLVMContextRef ctx = LLVMContextCreate();
+  LLVMModuleRef m = NULL;
+  LLVMTargetMachineRef tm = NULL;
+  LLVMMemoryBufferRef buf =
+      LLVMCreateMemoryBufferWithMemoryRangeCopy(bitcode, bitcode_size, "program.bc");
+  if (LLVMParseBitcodeInContext2(ctx, buf, &m)) {
+    strbuf_append(log, "error: the program's LLVM bitcode is invalid\n");
+    LLVMDisposeMemoryBuffer(buf);
+    goto out;
+  }
+  LLVMDisposeMemoryBuffer(buf);
+  if (!(tm = create_target_machine(target, log))) goto out;
+  char *layout = LLVMCopyStringRepOfTargetData(LLVMCreateTargetDataLayout(tm));
+  LLVMSetDataLayout(m, layout);
+  LLVMDisposeMessage(layout);
+  if (workgroup_compile(m, kernels, num_kernels, log)) goto out;
+
+  LLVMPassBuilderOptionsRef pbo = LLVMCreatePassBuilderOptions();
+  LLVMPassBuilderOptionsSetLoopVectorization(pbo, 1);
+  LLVMPassBuilderOptionsSetSLPVectorization(pbo, 1);
+  LLVMPassBuilderOptionsSetLoopInterleaving(pbo, 1);
+  LLVMPassBuilderOptionsSetLoopUnrolling(pbo, 1);
+  LLVMErrorRef err = LLVMRunPasses(m, opt_disable ? "default<O0>" : "default<O3>", tm, pbo);
+  LLVMDisposePassBuilderOptions(pbo);
+  if (err) {
+    char *msg = LLVMGetErrorMessage(err);
+    strbuf_printf(log, "error: internal: optimization failed: %s\n", msg);
+    LLVMDisposeErrorMessage(msg);
+    goto out;
+  }
+  if (check_undefined_functions(m, log)) goto out;
+
+  char *emit_err = NULL;
+  LLVMMemoryBufferRef obj = NULL;
+  if (LLVMTargetMachineEmitToMemoryBuffer(tm, m, LLVMObjectFile, &emit_err, &obj)) {
+    strbuf_printf(log, "error: internal: code generation failed: %s\n", emit_err ? emit_err : "");
+    LLVMDisposeMessage(emit_err);
+    goto out;
+  }
+  struct strbuf obj_path = {0}, so_path = {0};
+  strbuf_printf(&obj_path, "%s/kernels.o", dir);
+  strbuf_printf(&so_path, "%s/kernels.so", dir);
+  int wrote = write_file(obj_path.data, LLVMGetBufferStart(obj), LLVMGetBufferSize(obj));
+  LLVMDisposeMemoryBuffer(obj);
+  if (wrote == 0) {
+    const char *lld = getenv("AQUILA_LLD");
+    char *argv[] = {(char *)(lld ? lld : "ld.lld-19"), "-shared", "--hash-style=gnu", "-O1",
+                    "-z", "now", "-o", so_path.data, obj_path.data,
+                    "-L/lib/x86_64-linux-gnu", "-L/usr/lib/x86_64-linux-gnu", "-lm", "-lmvec", NULL};
+    struct strbuf out = {0};
+    int rc = spawn_and_wait(argv, &out);
+    if (rc != 0) {
+      strbuf_printf(log, "error: linking the code object failed (status %d):\n%s", rc,
+                    out.data ? out.data : "");
+    } else if (read_file(so_path.data, code, code_size) == 0) {
+      status = 0;
+    } else {
+      strbuf_append(log, "error: cannot read the linked code object\n");
+    }
+    strbuf_free(&out);
+  } else {
+    strbuf_printf(log, "error: cannot write %s\n", obj_path.data);
+  }
+  unlink(obj_path.data);
+  unlink(so_path.data);
+  strbuf_free(&obj_path);
+  strbuf_free(&so_path);
+out:
+  if (tm) LLVMDisposeTargetMachine(tm);
+  if (m) LLVMDisposeModule(m);
+  LLVMContextDispose(ctx);
+  return status;
+}

@@ -1,0 +1,260 @@
+/* The compiler's entry points: OpenCL C source to an executable fat binary.
+ *
+ *   1. libclang parses the source: diagnostics for the log, kernel signatures;
+ *   2. the clang driver generates portable LLVM bitcode with the builtin
+ *      library linked in (only what the program uses);
+ *   3. for each target, codegen.c builds a CPU code object from that bitcode.
+ *
+ * Scratch files live in a private directory under $TMPDIR, removed after. */
+#include "aquila/compiler.h"
+
+#include <errno.h>
+#include <llvm-c/Core.h>
+#include <llvm-c/TargetMachine.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen.h"
+#include "frontend.h"
+#include "options.h"
+#include "spawn.h"
+#include "strbuf.h"
+#include "util.h"
+
+/* The builtin library, embedded at build time (builtins_blob.S). */
+extern const char aquila_builtins_bc_start[];
+extern const char aquila_builtins_bc_end[];
+
+static const char *const common_args[] = {
+    "-x", "cl", "-target", "x86_64-pc-linux-gnu", "-fPIC", "-Xclang", "-finclude-default-header",
+    "-Xclang", "-ffake-address-space-map", "-Xclang", "-cl-ext=-cl_khr_fp16",
+    "-Wno-unused-command-line-argument",
+};
+#define NUM_COMMON_ARGS (sizeof common_args / sizeof common_args[0])
+
+static pthread_once_t host_once = PTHREAD_ONCE_INIT;
+static char host_target[128];
+
+static void find_host_target(void) {
+  char *cpu = LLVMGetHostCPUName();
+  snprintf(host_target, sizeof host_target, "x86_64-native:%s", cpu);
+  LLVMDisposeMessage(cpu);
+}
+
+const char *aquila_compiler_host_target(void) {
+  pthread_once(&host_once, find_host_target);
+  return host_target;
+}
+
+static char *make_scratch_dir(void) {
+  const char *tmp = getenv("TMPDIR");
+  struct strbuf sb = {0};
+  strbuf_printf(&sb, "%s/aquila-build-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  char *dir = strbuf_take(&sb);
+  if (!mkdtemp(dir)) {
+    free(dir);
+    return NULL;
+  }
+  return dir;
+}
+
+static char *path_in(const char *dir, const char *name) {
+  struct strbuf sb = {0};
+  strbuf_printf(&sb, "%s/%s", dir, name);
+  return strbuf_take(&sb);
+}
+
+/* Builds the argument vector shared by libclang and the driver. */
+static const char **frontend_args(const struct build_options *opts, const char *dir,
+                                  char std_arg[32], int *count) {
+  size_t n = NUM_COMMON_ARGS + opts->num_clang_args + 4;
+  const char **args = calloc(n, sizeof *args);
+  if (!args) abort();
+  int k = 0;
+  for (size_t i = 0; i < NUM_COMMON_ARGS; i++) args[k++] = common_args[i];
+  snprintf(std_arg, 32, "-cl-std=%s", opts->cl_std);
+  args[k++] = std_arg;
+  args[k++] = "-I";
+  args[k++] = dir;
+  for (size_t i = 0; i < opts->num_clang_args; i++) args[k++] = opts->clang_args[i];
+  *count = k;
+  return args;
+}
+
+static void copy_kernels(struct aquila_fatbin *fb, const struct frontend_result *fr) {
+  for (unsigned i = 0; i < fr->num_kernels; i++) aquila_fatbin_add_kernel(fb, &fr->kernels[i]);
+}
+
+enum aquila_compile_status aquila_compile(const struct aquila_compile_input *in,
+                                          struct aquila_fatbin **out, char **log_out) {
+  struct strbuf log = {0};
+  struct build_options opts;
+  *out = NULL;
+  if (build_options_parse(in->options, &opts, &log)) {
+    *log_out = strbuf_take(&log);
+    return AQUILA_COMPILE_INVALID_OPTIONS;
+  }
+  enum aquila_compile_status status = AQUILA_COMPILE_FAILED;
+  char *dir = make_scratch_dir();
+  char *src_path = NULL, *bc_path = NULL, *lib_path = NULL;
+  void *bitcode = NULL;
+  size_t bitcode_size = 0;
+  struct frontend_result fr = {0};
+  struct aquila_fatbin *fb = NULL;
+  const char **args = NULL;
+  if (!dir) {
+    strbuf_printf(&log, "error: cannot create a scratch directory: %s\n", strerror(errno));
+    goto out;
+  }
+  src_path = path_in(dir, "input.cl");
+  bc_path = path_in(dir, "program.bc");
+  lib_path = path_in(dir, "builtins.bc");
+  int ok = write_file(src_path, in->source, strlen(in->source)) == 0 &&
+           write_file(lib_path, aquila_builtins_bc_start,
+                      (size_t)(aquila_builtins_bc_end - aquila_builtins_bc_start)) == 0;
+  for (size_t i = 0; ok && i < in->num_headers; i++) {
+    if (strstr(in->header_names[i], "..") || in->header_names[i][0] == '/') {
+      strbuf_printf(&log, "error: header name '%s' must be a relative path\n", in->header_names[i]);
+      ok = 0;
+      break;
+    }
+    char *p = path_in(dir, in->header_names[i]);
+    ok = write_file(p, in->header_sources[i], strlen(in->header_sources[i])) == 0;
+    free(p);
+  }
+  if (!ok) {
+    strbuf_append(&log, "error: cannot write the program to the scratch directory\n");
+    goto out;
+  }
+
+  int nargs = 0;
+  char std_arg[32];
+  args = frontend_args(&opts, dir, std_arg, &nargs);
+  if (frontend_parse(src_path, args, nargs, &fr, &log) != 0) goto out;
+  if (fr.num_errors) goto out;
+
+  /* The driver: same arguments, plus code generation to bitcode. */
+  {
+    const char *clang = getenv("AQUILA_CLANG");
+    size_t n = (size_t)nargs + 16;
+    char **argv = calloc(n, sizeof *argv);
+    if (!argv) abort();
+    int k = 0;
+    argv[k++] = (char *)(clang ? clang : "clang-19");
+    for (int i = 0; i < nargs; i++) argv[k++] = (char *)args[i];
+    argv[k++] = "-O0";
+    argv[k++] = "-Xclang";
+    argv[k++] = "-disable-O0-optnone";
+    argv[k++] = "-emit-llvm";
+    argv[k++] = "-c";
+    argv[k++] = "-Xclang";
+    argv[k++] = "-mlink-builtin-bitcode";
+    argv[k++] = "-Xclang";
+    argv[k++] = lib_path;
+    argv[k++] = "-o";
+    argv[k++] = bc_path;
+    argv[k++] = src_path;
+    argv[k] = NULL;
+    struct strbuf driver_out = {0};
+    int rc = spawn_and_wait(argv, &driver_out);
+    free(argv);
+    if (rc != 0) {
+      strbuf_printf(&log, "error: code generation failed (clang status %d)\n", rc);
+      if (driver_out.data) strbuf_append(&log, driver_out.data);
+      strbuf_free(&driver_out);
+      if (rc < 0) status = AQUILA_COMPILE_UNAVAILABLE;
+      goto out;
+    }
+    strbuf_free(&driver_out);
+  }
+  if (read_file(bc_path, &bitcode, &bitcode_size)) {
+    strbuf_append(&log, "error: cannot read the generated bitcode\n");
+    goto out;
+  }
+
+  fb = aquila_fatbin_create(AQUILA_FATBIN_EXECUTABLE);
+  if (!fb) {
+    status = AQUILA_COMPILE_NO_MEMORY;
+    goto out;
+  }
+  const char *host = aquila_compiler_host_target();
+  const char *const *targets = in->num_targets ? in->targets : &host;
+  size_t num_targets = in->num_targets ? in->num_targets : 1;
+  for (size_t i = 0; i < num_targets; i++) {
+    if (!codegen_supports_target(targets[i])) {
+      strbuf_printf(&log, "error: cannot generate code for target '%s'\n", targets[i]);
+      goto out;
+    }
+    void *code = NULL;
+    size_t code_size = 0;
+    if (codegen_cpu_code_object(bitcode, bitcode_size, targets[i], opts.opt_disable, fr.kernels,
+                                fr.num_kernels, dir, &code, &code_size, &log))
+      goto out;
+    int rc = aquila_fatbin_add_code(fb, targets[i], code, code_size);
+    free(code);
+    if (rc) {
+      status = AQUILA_COMPILE_NO_MEMORY;
+      goto out;
+    }
+  }
+  copy_kernels(fb, &fr);
+  if (aquila_fatbin_add_code(fb, "bitcode", bitcode, bitcode_size) ||
+      aquila_fatbin_set_source(fb, in->source, in->options ? in->options : "")) {
+    status = AQUILA_COMPILE_NO_MEMORY;
+    goto out;
+  }
+  *out = fb;
+  fb = NULL;
+  status = AQUILA_COMPILE_OK;
+out:
+  if (dir) remove_scratch_dir(dir);
+  free(dir);
+  free(src_path);
+  free(bc_path);
+  free(lib_path);
+  free(args);
+  free(bitcode);
+  frontend_result_free(&fr);
+  aquila_fatbin_destroy(fb);
+  build_options_free(&opts);
+  *log_out = strbuf_take(&log);
+  return status;
+}
+
+enum aquila_compile_status aquila_compile_from_bitcode(struct aquila_fatbin *fb,
+                                                       const char *target, char **log_out) {
+  struct strbuf log = {0};
+  enum aquila_compile_status status = AQUILA_COMPILE_FAILED;
+  const struct aquila_fatbin_code *bc = aquila_fatbin_find_code(fb, "bitcode");
+  char *dir = NULL;
+  if (!bc) {
+    strbuf_append(&log, "error: the binary holds no portable bitcode to build from\n");
+    goto out;
+  }
+  if (!codegen_supports_target(target)) {
+    strbuf_printf(&log, "error: cannot generate code for target '%s'\n", target);
+    goto out;
+  }
+  if (!(dir = make_scratch_dir())) {
+    strbuf_printf(&log, "error: cannot create a scratch directory: %s\n", strerror(errno));
+    goto out;
+  }
+  int opt_disable = fb->build_options && strstr(fb->build_options, "-cl-opt-disable");
+  void *code = NULL;
+  size_t code_size = 0;
+  if (codegen_cpu_code_object(bc->data, bc->size, target, opt_disable, fb->kernels,
+                              fb->num_kernels, dir, &code, &code_size, &log))
+    goto out;
+  status = aquila_fatbin_add_code(fb, target, code, code_size) ? AQUILA_COMPILE_NO_MEMORY
+                                                               : AQUILA_COMPILE_OK;
+  free(code);
+out:
+  if (dir) {
+    remove_scratch_dir(dir);
+    free(dir);
+  }
+  *log_out = strbuf_take(&log);
+  return status;
+}

@@ -1,0 +1,23 @@
+/* The front end: libclang parses OpenCL C for diagnostics and kernel
+ * signatures. */
+#ifndef AQUILA_COMPILER_FRONTEND_H
+#define AQUILA_COMPILER_FRONTEND_H
+
+#include "aquila/fatbin.h"
+#include "strbuf.h"
+
+struct frontend_result {
+  unsigned num_errors;
+  unsigned num_warnings;
+  struct aquila_fatbin_kernel *kernels; /* names and argument descriptions only */
+  unsigned num_kernels;
+};
+
+/* Parses main_path (already written to disk) with args; appends every
+ * diagnostic, with file, line and column, to log. Returns 0 when the parse
+ * ran (check num_errors), -1 when libclang itself failed. */
+int frontend_parse(const char *main_path, const char *const *args, int num_args,
+                   struct frontend_result *out, struct strbuf *log);
+void frontend_result_free(struct frontend_result *r);
+
+#endif

@@ -1,0 +1,46 @@
+/* OpenCL C to fat binary: the compiler layer's API.
+ *
+ * Clang/LLVM 19 does the work: libclang parses the source for diagnostics and
+ * kernel signatures, the clang driver generates LLVM bitcode, and Aquila's
+ * work-group pass plus LLVM's optimizer and linker turn it into one CPU code
+ * object (struct aquila_kernel_table in aquila/cpu_abi.h) per target. */
+#ifndef AQUILA_COMPILER_H
+#define AQUILA_COMPILER_H
+
+#include <stddef.h>
+#include "aquila/fatbin.h"
+
+enum aquila_compile_status {
+  AQUILA_COMPILE_OK = 0,
+  AQUILA_COMPILE_INVALID_OPTIONS = 1, /* unknown or malformed build option */
+  AQUILA_COMPILE_FAILED = 2,          /* diagnostics in the log */
+  AQUILA_COMPILE_UNAVAILABLE = 3,     /* no compiler on this machine */
+  AQUILA_COMPILE_NO_MEMORY = 4,
+};
+
+struct aquila_compile_input {
+  const char *source;
+  const char *options; /* OpenCL build options, may be NULL */
+  /* Targets to build (fatbin target names); NULL/0 means the host CPU only. */
+  const char *const *targets;
+  size_t num_targets;
+  /* Embedded headers (clCompileProgram), may be 0. */
+  size_t num_headers;
+  const char *const *header_names;
+  const char *const *header_sources;
+};
+
+/* Builds an executable fat binary. *log receives a malloc'd build log (possibly
+ * empty, never NULL on return) that the caller frees. */
+enum aquila_compile_status aquila_compile(const struct aquila_compile_input *in,
+                                          struct aquila_fatbin **out, char **log);
+
+/* Turns a fat binary's portable bitcode into a code object for target and adds
+ * it to fb. */
+enum aquila_compile_status aquila_compile_from_bitcode(struct aquila_fatbin *fb,
+                                                       const char *target, char **log);
+
+/* The fatbin target name of the host CPU, e.g. "x86_64-native:znver3". */
+const char *aquila_compiler_host_target(void);
+
+#endif

@@ -1,0 +1,20 @@
+# compiler/: OpenCL C to CPU code objects (libclang, the clang driver, LLVM-C).
+-include compiler/builtins/builtins.mk
+
+BUILTINS_BC ?= $(BUILD)/compiler/builtins-x86_64.bc
+COMPILER_SRCS := $(wildcard compiler/*.c)
+COMPILER_OBJS := $(COMPILER_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/compiler/builtins_blob.o
+COMPILER_LDLIBS := -lclang-19 -lLLVM-19
+
+$(COMPILER_OBJS): CPPFLAGS += -I$(LLVM_DIR)/include
+
+$(BUILD)/obj/compiler/builtins_blob.o: compiler/builtins_blob.S $(BUILTINS_BC) | deps
+	@mkdir -p $(dir $@)
+	$(CC) -c -DAQUILA_BUILTINS_BC='"$(BUILTINS_BC)"' $< -o $@
+
+$(BUILD)/libaquila_compiler.a: $(COMPILER_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+LIBS += $(BUILD)/libaquila_compiler.a
+AQUILA_COMPILER_LDLIBS := $(COMPILER_LDLIBS)

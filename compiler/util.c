@@ -1,0 +1,54 @@
+/* Small file helpers for the compiler's scratch directory. */
+#include "util.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int write_file(const char *path, const void *data, size_t size) {
+  FILE *f = fopen(path, "wb");
+  if (!f) return -1;
+  size_t n = size ? fwrite(data, 1, size, f) : 0;
+  int rc = fclose(f);
+  return n == size && rc == 0 ? 0 : -1;
+}
+
+int read_file(const char *path, void **data, size_t *size) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return -1;
+  if (fseek(f, 0, SEEK_END) != 0) {
+    fclose(f);
+    return -1;
+  }
+  long len = ftell(f);
+  if (len < 0 || fseek(f, 0, SEEK_SET) != 0) {
+    fclose(f);
+    return -1;
+  }
+  void *buf = malloc(len ? (size_t)len : 1);
+  if (!buf || fread(buf, 1, (size_t)len, f) != (size_t)len) {
+    free(buf);
+    fclose(f);
+    return -1;
+  }
+  fclose(f);
+  *data = buf;
+  *size = (size_t)len;
+  return 0;
+}
+
+void remove_scratch_dir(const char *dir) {
+  DIR *d = opendir(dir);
+  if (d) {
+    struct dirent *e;
+    while ((e = readdir(d))) {
+      if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+      char path[4096];
+      snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+      unlink(path);
+    }
+    closedir(d);
+  }
+  rmdir(dir);
+}

@@ -1,0 +1,14 @@
+/* Small file helpers for the compiler's scratch directory. */
+#ifndef AQUILA_COMPILER_UTIL_H
+#define AQUILA_COMPILER_UTIL_H
+
+#include <stddef.h>
+#include <unistd.h>
+
+int write_file(const char *path, const void *data, size_t size);
+/* Reads a whole file into a malloc'd buffer. */
+int read_file(const char *path, void **data, size_t *size);
+/* Removes a scratch directory and the files in it (not recursive). */
+void remove_scratch_dir(const char *dir);
+
+#endif

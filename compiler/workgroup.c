@@ -1,0 +1,635 @@
+/* The work-group compiler. Each OpenCL kernel K becomes:
+ *
+ *   K.wi(kernarg, wg, x, y, z)  one work-item: unpacks the arguments from the
+ *                               kernarg segment and runs K's body with the
+ *                               work-item builtins bound to x, y, z and wg;
+ *   K.wg(kernarg, wg)           one work-group: for a kernel without barriers,
+ *                               a z/y/x loop nest around the inlined K.wi, which
+ *                               LLVM's loop vectorizer vectorizes across
+ *                               work-items; for a kernel with barriers, a call
+ *                               to the agent's run_workitems service, which
+ *                               runs K.wi as fibers switched at each barrier.
+ *
+ * The builtin library implements the work-item functions with __aquila_*
+ * calls; they are bound here, after every call has been inlined, so each
+ * becomes a register or a load from the work-group descriptor. Static
+ * __local variables become thread-local: a compute unit runs one work-group
+ * at a time, so each compute unit's copy is that work-group's local memory.
+ * The module finally exports __aquila_kernel_table. */
+#include "workgroup.h"
+
+#include <llvm-c/Target.h>
+#include <llvm-c/Transforms/PassBuilder.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aquila/cpu_abi.h"
+
+/* Field numbers of struct aquila_workgroup in the IR type built below. */
+enum {
+  WG_GLOBAL_SIZE = 0,
+  WG_LOCAL_SIZE,
+  WG_ENQUEUED_LOCAL_SIZE,
+  WG_GROUP_ID,
+  WG_NUM_GROUPS,
+  WG_WORK_DIM,
+  WG_RESERVED,
+  WG_GROUP_SEGMENT,
+  WG_SERVICES,
+};
+
+struct wg_types {
+  LLVMContextRef ctx;
+  LLVMTypeRef i8, i32, i64, ptr, void_t;
+  LLVMTypeRef workgroup; /* struct aquila_workgroup */
+  LLVMTypeRef services;  /* struct aquila_cpu_services */
+  LLVMTypeRef wi_fn;     /* aquila_workitem_fn */
+  LLVMTypeRef wg_fn;     /* aquila_workgroup_fn */
+  LLVMTargetDataRef td;
+};
+
+struct kernel_build {
+  char *name;
+  LLVMValueRef kernel, wi, wg;
+  struct aquila_fatbin_kernel *meta;
+  uint32_t hidden_offset, kernarg_size, kernarg_align;
+  uint32_t reqd[3];
+  int uses_barrier;
+  uint64_t local_mem;
+};
+
+static void init_types(struct wg_types *t, LLVMModuleRef m) {
+  t->ctx = LLVMGetModuleContext(m);
+  t->i8 = LLVMInt8TypeInContext(t->ctx);
+  t->i32 = LLVMInt32TypeInContext(t->ctx);
+  t->i64 = LLVMInt64TypeInContext(t->ctx);
+  t->ptr = LLVMPointerTypeInContext(t->ctx, 0);
+  t->void_t = LLVMVoidTypeInContext(t->ctx);
+  LLVMTypeRef a3i64 = LLVMArrayType2(t->i64, 3), a3i32 = LLVMArrayType2(t->i32, 3);
+  LLVMTypeRef fields[] = {a3i64, a3i32, a3i32, a3i32, a3i32, t->i32, t->i32, t->ptr, t->ptr};
+  t->workgroup = LLVMStructTypeInContext(t->ctx, fields, 9, 0);
+  LLVMTypeRef sfields[] = {t->i32, t->ptr, t->ptr};
+  t->services = LLVMStructTypeInContext(t->ctx, sfields, 3, 0);
+  LLVMTypeRef wi_params[] = {t->ptr, t->ptr, t->i32, t->i32, t->i32};
+  t->wi_fn = LLVMFunctionType(t->void_t, wi_params, 5, 0);
+  LLVMTypeRef wg_params[] = {t->ptr, t->ptr};
+  t->wg_fn = LLVMFunctionType(t->void_t, wg_params, 2, 0);
+  t->td = LLVMGetModuleDataLayout(m);
+}
+
+static unsigned attr_kind(const char *name) {
+  return LLVMGetEnumAttributeKindForName(name, strlen(name));
+}
+
+static void add_fn_attr(LLVMValueRef f, const char *name) {
+  LLVMContextRef ctx = LLVMGetModuleContext(LLVMGetGlobalParent(f));
+  LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex,
+                          LLVMCreateEnumAttribute(ctx, attr_kind(name), 0));
+}
+
+static void add_param_attr(LLVMValueRef f, unsigned param, const char *name) {
+  LLVMContextRef ctx = LLVMGetModuleContext(LLVMGetGlobalParent(f));
+  LLVMAddAttributeAtIndex(f, param + 1, LLVMCreateEnumAttribute(ctx, attr_kind(name), 0));
+}
+
+static uint32_t align_up(uint32_t v, uint32_t a) {
+  return (v + a - 1) & ~(a - 1);
+}
+
+/* Reads an integer operand list such as !reqd_work_group_size !{i32 8, i32 8, i32 1}. */
+static void read_function_md_ints(LLVMContextRef ctx, LLVMValueRef f, const char *kind_name,
+                                  uint32_t out[3]) {
+  unsigned kind = LLVMGetMDKindIDInContext(ctx, kind_name, (unsigned)strlen(kind_name));
+  size_t n = 0;
+  LLVMValueMetadataEntry *entries = LLVMGlobalCopyAllMetadata(f, &n);
+  for (size_t i = 0; i < n; i++) {
+    if (LLVMValueMetadataEntriesGetKind(entries, (unsigned)i) != kind) continue;
+    LLVMValueRef node = LLVMMetadataAsValue(ctx, LLVMValueMetadataEntriesGetMetadata(entries, (unsigned)i));
+    unsigned num = LLVMGetMDNodeNumOperands(node);
+    LLVMValueRef ops[8];
+    if (num > 8) num = 8;
+    LLVMGetMDNodeOperands(node, ops);
+    for (unsigned j = 0; j < num && j < 3; j++)
+      if (ops[j] && LLVMIsAConstantInt(ops[j])) out[j] = (uint32_t)LLVMConstIntGetZExtValue(ops[j]);
+  }
+  if (entries) LLVMDisposeValueMetadataEntries(entries);
+}
+
+/* vec_type_hint(T) arrives as !vec_type_hint !{T undef, i32 signed}. */
+static char *read_vec_type_hint(LLVMContextRef ctx, LLVMValueRef f) {
+  unsigned kind = LLVMGetMDKindIDInContext(ctx, "vec_type_hint", 13);
+  size_t n = 0;
+  char *result = NULL;
+  LLVMValueMetadataEntry *entries = LLVMGlobalCopyAllMetadata(f, &n);
+  for (size_t i = 0; i < n && !result; i++) {
+    if (LLVMValueMetadataEntriesGetKind(entries, (unsigned)i) != kind) continue;
+    LLVMValueRef node = LLVMMetadataAsValue(ctx, LLVMValueMetadataEntriesGetMetadata(entries, (unsigned)i));
+    if (LLVMGetMDNodeNumOperands(node) != 2) continue;
+    LLVMValueRef ops[2];
+    LLVMGetMDNodeOperands(node, ops);
+    if (!ops[0] || !ops[1] || !LLVMIsAConstantInt(ops[1])) continue;
+    int is_signed = LLVMConstIntGetZExtValue(ops[1]) != 0;
+    LLVMTypeRef t = LLVMTypeOf(ops[0]);
+    unsigned lanes = 1;
+    if (LLVMGetTypeKind(t) == LLVMVectorTypeKind) {
+      lanes = LLVMGetVectorSize(t);
+      t = LLVMGetElementType(t);
+    }
+    const char *base = "int";
+    switch (LLVMGetTypeKind(t)) {
+    case LLVMHalfTypeKind: base = "half"; break;
+    case LLVMFloatTypeKind: base = "float"; break;
+    case LLVMDoubleTypeKind: base = "double"; break;
+    case LLVMIntegerTypeKind:
+      switch (LLVMGetIntTypeWidth(t)) {
+      case 8: base = is_signed ? "char" : "uchar"; break;
+      case 16: base = is_signed ? "short" : "ushort"; break;
+      case 64: base = is_signed ? "long" : "ulong"; break;
+      default: base = is_signed ? "int" : "uint"; break;
+      }
+      break;
+    default: break;
+    }
+    struct strbuf sb = {0};
+    if (lanes > 1) strbuf_printf(&sb, "%s%u", base, lanes);
+    else strbuf_append(&sb, base);
+    result = strbuf_take(&sb);
+  }
+  if (entries) LLVMDisposeValueMetadataEntries(entries);
+  return result;
+}
+
+static LLVMValueRef wg_field_ptr(struct wg_types *t, LLVMBuilderRef b, LLVMValueRef wg,
+                                 unsigned field, LLVMValueRef index) {
+  LLVMValueRef idx[3] = {LLVMConstInt(t->i32, 0, 0), LLVMConstInt(t->i32, field, 0), index};
+  return LLVMBuildInBoundsGEP2(b, t->workgroup, wg, idx, index ? 3 : 2, "");
+}
+
+static LLVMValueRef load_wg_field(struct wg_types *t, LLVMBuilderRef b, LLVMValueRef wg,
+                                  unsigned field, LLVMValueRef index, LLVMTypeRef type) {
+  LLVMValueRef v = LLVMBuildLoad2(b, type, wg_field_ptr(t, b, wg, field, index), "");
+  LLVMSetAlignment(v, LLVMABIAlignmentOfType(t->td, type));
+  return v;
+}
+
+/* Builds K.wi: unpacks K's arguments from the kernarg segment and calls K. */
+static int build_workitem_function(struct wg_types *t, LLVMModuleRef m, struct kernel_build *kb,
+                                   struct strbuf *log) {
+  LLVMValueRef k = kb->kernel;
+  const char *name = kb->name;
+  struct strbuf wi_name = {0};
+  strbuf_printf(&wi_name, "%s.wi", name);
+  kb->wi = LLVMAddFunction(m, wi_name.data, t->wi_fn);
+  strbuf_free(&wi_name);
+  LLVMSetLinkage(kb->wi, LLVMInternalLinkage);
+  add_param_attr(kb->wi, 0, "noalias");
+  add_param_attr(kb->wi, 0, "readonly");
+  add_param_attr(kb->wi, 1, "noalias");
+  add_param_attr(kb->wi, 1, "readonly");
+  add_fn_attr(kb->wi, "nounwind");
+
+  LLVMBuilderRef b = LLVMCreateBuilderInContext(t->ctx);
+  LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(t->ctx, kb->wi, "entry");
+  LLVMPositionBuilderAtEnd(b, entry);
+  LLVMValueRef kernarg = LLVMGetParam(kb->wi, 0), wg = LLVMGetParam(kb->wi, 1);
+
+  unsigned nparams = LLVMCountParams(k);
+  if (kb->meta && kb->meta->num_args != nparams) {
+    strbuf_printf(log, "error: kernel '%s': front end saw %u arguments, code has %u\n", name,
+                  kb->meta->num_args, nparams);
+    LLVMDisposeBuilder(b);
+    return -1;
+  }
+  LLVMValueRef *args = calloc(nparams ? nparams : 1, sizeof *args);
+  if (!args) abort();
+  uint32_t offset = 0, max_align = 16;
+  unsigned byval_kind = attr_kind("byval");
+  for (unsigned i = 0; i < nparams; i++) {
+    LLVMValueRef p = LLVMGetParam(k, i);
+    LLVMTypeRef pt = LLVMTypeOf(p);
+    LLVMAttributeRef byval = LLVMGetEnumAttributeAtIndex(k, i + 1, byval_kind);
+    uint32_t size, align;
+    int is_local_ptr = LLVMGetTypeKind(pt) == LLVMPointerTypeKind && LLVMGetPointerAddressSpace(pt) == 3;
+    LLVMTypeRef value_type = byval ? LLVMGetTypeAttributeValue(byval) : pt;
+    if (is_local_ptr) {
+      size = align = 8; /* a byte offset into the group segment */
+    } else {
+      size = (uint32_t)LLVMABISizeOfType(t->td, value_type);
+      align = LLVMABIAlignmentOfType(t->td, value_type);
+    }
+    if (align == 0) align = 1;
+    offset = align_up(offset, align);
+    if (align > max_align) max_align = align;
+    LLVMValueRef off = LLVMConstInt(t->i64, offset, 0);
+    LLVMValueRef slot = LLVMBuildInBoundsGEP2(b, t->i8, kernarg, &off, 1, "");
+    if (is_local_ptr) {
+      LLVMValueRef rel = LLVMBuildLoad2(b, t->i64, slot, "");
+      LLVMSetAlignment(rel, 8);
+      LLVMValueRef base = load_wg_field(t, b, wg, WG_GROUP_SEGMENT, NULL, t->ptr);
+      LLVMValueRef addr = LLVMBuildInBoundsGEP2(b, t->i8, base, &rel, 1, "");
+      args[i] = LLVMBuildAddrSpaceCast(b, addr, pt, "");
+    } else if (byval) {
+      LLVMBasicBlockRef cur = LLVMGetInsertBlock(b);
+      LLVMValueRef copy = LLVMBuildAlloca(b, value_type, "");
+      LLVMSetAlignment(copy, align);
+      LLVMPositionBuilderAtEnd(b, cur);
+      LLVMBuildMemCpy(b, copy, align, slot, align, LLVMConstInt(t->i64, size, 0));
+      args[i] = copy;
+    } else {
+      LLVMValueRef v = LLVMBuildLoad2(b, pt, slot, "");
+      LLVMSetAlignment(v, align);
+      args[i] = v;
+    }
+    if (kb->meta) {
+      kb->meta->args[i].offset = offset;
+      kb->meta->args[i].size = is_local_ptr ? 0 : size;
+      kb->meta->args[i].alignment = align;
+      /* A pointer's host-side value is a cl_mem handle, whatever its width here. */
+      if (kb->meta->args[i].kind == AQUILA_ARG_GLOBAL_PTR ||
+          kb->meta->args[i].kind == AQUILA_ARG_CONSTANT_PTR ||
+          kb->meta->args[i].kind == AQUILA_ARG_IMAGE)
+        kb->meta->args[i].size = 8;
+    }
+    offset += size;
+  }
+  kb->hidden_offset = align_up(offset, 8);
+  kb->kernarg_size = kb->hidden_offset + (uint32_t)sizeof(struct aquila_hidden_kernargs);
+  kb->kernarg_align = max_align;
+  LLVMValueRef call = LLVMBuildCall2(b, LLVMGlobalGetValueType(k), k, args, nparams, "");
+  LLVMSetInstructionCallConv(call, LLVMCCallConv);
+  LLVMBuildRetVoid(b);
+  free(args);
+  LLVMDisposeBuilder(b);
+  return 0;
+}
+
+/* Selects x, y or z by a dimension that may not be a constant. */
+static LLVMValueRef select_local_id(struct wg_types *t, LLVMBuilderRef b, LLVMValueRef fn,
+                                    LLVMValueRef dim) {
+  LLVMValueRef x = LLVMGetParam(fn, 2), y = LLVMGetParam(fn, 3), z = LLVMGetParam(fn, 4);
+  LLVMValueRef v;
+  if (LLVMIsAConstantInt(dim)) {
+    uint64_t d = LLVMConstIntGetZExtValue(dim);
+    v = d == 0 ? x : d == 1 ? y : z;
+  } else {
+    LLVMValueRef is0 = LLVMBuildICmp(b, LLVMIntEQ, dim, LLVMConstInt(LLVMTypeOf(dim), 0, 0), "");
+    LLVMValueRef is1 = LLVMBuildICmp(b, LLVMIntEQ, dim, LLVMConstInt(LLVMTypeOf(dim), 1, 0), "");
+    v = LLVMBuildSelect(b, is0, x, LLVMBuildSelect(b, is1, y, z, ""), "");
+  }
+  return LLVMBuildZExt(b, v, t->i64, "");
+}
+
+/* Binds every __aquila_* call in K.wi. Returns -1 on an unknown one. */
+static int bind_workitem_builtins(struct wg_types *t, struct kernel_build *kb, struct strbuf *log) {
+  LLVMBuilderRef b = LLVMCreateBuilderInContext(t->ctx);
+  LLVMValueRef fn = kb->wi, kernarg = LLVMGetParam(fn, 0), wg = LLVMGetParam(fn, 1);
+  int status = 0;
+  for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(fn); bb; bb = LLVMGetNextBasicBlock(bb)) {
+    LLVMValueRef inst = LLVMGetFirstInstruction(bb);
+    while (inst) {
+      LLVMValueRef next = LLVMGetNextInstruction(inst);
+      LLVMValueRef callee = LLVMIsACallInst(inst) ? LLVMGetCalledValue(inst) : NULL;
+      size_t len = 0;
+      const char *cname = callee && LLVMIsAFunction(callee) ? LLVMGetValueName2(callee, &len) : "";
+      if (strncmp(cname, "__aquila_", 9) != 0) {
+        inst = next;
+        continue;
+      }
+      const char *what = cname + 9;
+      LLVMPositionBuilderBefore(b, inst);
+      LLVMValueRef dim = LLVMGetNumArgOperands(inst) > 0 ? LLVMGetOperand(inst, 0) : NULL;
+      LLVMValueRef dim64 = dim ? LLVMBuildZExt(b, dim, t->i64, "") : NULL;
+      LLVMValueRef v = NULL;
+      if (!strcmp(what, "local_id") && dim) {
+        v = select_local_id(t, b, fn, dim);
+      } else if (!strcmp(what, "group_id") && dim) {
+        v = LLVMBuildZExt(b, load_wg_field(t, b, wg, WG_GROUP_ID, dim64, t->i32), t->i64, "");
+      } else if (!strcmp(what, "local_size") && dim) {
+        v = LLVMBuildZExt(b, load_wg_field(t, b, wg, WG_LOCAL_SIZE, dim64, t->i32), t->i64, "");
+      } else if (!strcmp(what, "enqueued_local_size") && dim) {
+        v = LLVMBuildZExt(b, load_wg_field(t, b, wg, WG_ENQUEUED_LOCAL_SIZE, dim64, t->i32),
+                          t->i64, "");
+      } else if (!strcmp(what, "num_groups") && dim) {
+        v = LLVMBuildZExt(b, load_wg_field(t, b, wg, WG_NUM_GROUPS, dim64, t->i32), t->i64, "");
+      } else if (!strcmp(what, "global_size") && dim) {
+        v = load_wg_field(t, b, wg, WG_GLOBAL_SIZE, dim64, t->i64);
+      } else if (!strcmp(what, "work_dim")) {
+        v = load_wg_field(t, b, wg, WG_WORK_DIM, NULL, t->i32);
+      } else if (!strcmp(what, "global_offset") && dim) {
+        LLVMValueRef off = LLVMBuildAdd(
+            b, LLVMConstInt(t->i64, kb->hidden_offset, 0),
+            LLVMBuildMul(b, dim64, LLVMConstInt(t->i64, 8, 0), ""), "");
+        LLVMValueRef slot = LLVMBuildInBoundsGEP2(b, t->i8, kernarg, &off, 1, "");
+        v = LLVMBuildLoad2(b, t->i64, slot, "");
+        LLVMSetAlignment(v, 8);
+      } else if (!strcmp(what, "barrier")) {
+        kb->uses_barrier = 1;
+        LLVMValueRef services = load_wg_field(t, b, wg, WG_SERVICES, NULL, t->ptr);
+        LLVMValueRef idx[2] = {LLVMConstInt(t->i32, 0, 0), LLVMConstInt(t->i32, 2, 0)};
+        LLVMValueRef slot = LLVMBuildInBoundsGEP2(b, t->services, services, idx, 2, "");
+        LLVMValueRef barrier_fn = LLVMBuildLoad2(b, t->ptr, slot, "");
+        LLVMTypeRef barrier_type = LLVMFunctionType(t->void_t, NULL, 0, 0);
+        LLVMValueRef call = LLVMBuildCall2(b, barrier_type, barrier_fn, NULL, 0, "");
+        LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex,
+                                 LLVMCreateEnumAttribute(t->ctx, attr_kind("convergent"), 0));
+      } else {
+        strbuf_printf(log, "error: internal: unknown work-item builtin '%s'\n", cname);
+        status = -1;
+        break;
+      }
+      if (v) {
+        if (LLVMTypeOf(v) != LLVMTypeOf(inst)) v = LLVMBuildIntCast2(b, v, LLVMTypeOf(inst), 0, "");
+        LLVMReplaceAllUsesWith(inst, v);
+      }
+      LLVMInstructionEraseFromParent(inst);
+      inst = next;
+    }
+    if (status) break;
+  }
+  LLVMDisposeBuilder(b);
+  return status;
+}
+
+/* Builds K.wg for a kernel without barriers: a do-while nest over z, y, x
+ * (every local size is at least 1) around a call of K.wi. */
+static void build_loop_workgroup(struct wg_types *t, LLVMBuilderRef b, struct kernel_build *kb) {
+  LLVMValueRef fn = kb->wg, kernarg = LLVMGetParam(fn, 0), wg = LLVMGetParam(fn, 1);
+  LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(t->ctx, fn, "entry");
+  LLVMBasicBlockRef zh = LLVMAppendBasicBlockInContext(t->ctx, fn, "z.header");
+  LLVMBasicBlockRef yh = LLVMAppendBasicBlockInContext(t->ctx, fn, "y.header");
+  LLVMBasicBlockRef xb = LLVMAppendBasicBlockInContext(t->ctx, fn, "x.body");
+  LLVMBasicBlockRef xl = LLVMAppendBasicBlockInContext(t->ctx, fn, "x.latch");
+  LLVMBasicBlockRef yl = LLVMAppendBasicBlockInContext(t->ctx, fn, "y.latch");
+  LLVMBasicBlockRef zl = LLVMAppendBasicBlockInContext(t->ctx, fn, "z.latch");
+  LLVMBasicBlockRef exit = LLVMAppendBasicBlockInContext(t->ctx, fn, "exit");
+  LLVMValueRef zero = LLVMConstInt(t->i32, 0, 0), one = LLVMConstInt(t->i32, 1, 0);
+
+  LLVMPositionBuilderAtEnd(b, entry);
+  LLVMValueRef size[3];
+  for (unsigned d = 0; d < 3; d++)
+    size[d] = load_wg_field(t, b, wg, WG_LOCAL_SIZE, LLVMConstInt(t->i64, d, 0), t->i32);
+  LLVMBuildBr(b, zh);
+
+  LLVMPositionBuilderAtEnd(b, zh);
+  LLVMValueRef z = LLVMBuildPhi(b, t->i32, "z");
+  LLVMBuildBr(b, yh);
+  LLVMPositionBuilderAtEnd(b, yh);
+  LLVMValueRef y = LLVMBuildPhi(b, t->i32, "y");
+  LLVMBuildBr(b, xb);
+  LLVMPositionBuilderAtEnd(b, xb);
+  LLVMValueRef x = LLVMBuildPhi(b, t->i32, "x");
+  LLVMValueRef call_args[5] = {kernarg, wg, x, y, z};
+  LLVMBuildCall2(b, t->wi_fn, kb->wi, call_args, 5, "");
+  LLVMBuildBr(b, xl);
+
+  LLVMPositionBuilderAtEnd(b, xl);
+  LLVMValueRef xn = LLVMBuildNUWAdd(b, x, one, "x.next");
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntULT, xn, size[0], ""), xb, yl);
+  LLVMPositionBuilderAtEnd(b, yl);
+  LLVMValueRef yn = LLVMBuildNUWAdd(b, y, one, "y.next");
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntULT, yn, size[1], ""), yh, zl);
+  LLVMPositionBuilderAtEnd(b, zl);
+  LLVMValueRef zn = LLVMBuildNUWAdd(b, z, one, "z.next");
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntULT, zn, size[2], ""), zh, exit);
+  LLVMPositionBuilderAtEnd(b, exit);
+  LLVMBuildRetVoid(b);
+
+  LLVMValueRef zin[2] = {zero, zn}, yin[2] = {zero, yn}, xin[2] = {zero, xn};
+  LLVMBasicBlockRef zfrom[2] = {entry, zl}, yfrom[2] = {zh, yl}, xfrom[2] = {yh, xl};
+  LLVMAddIncoming(z, zin, zfrom, 2);
+  LLVMAddIncoming(y, yin, yfrom, 2);
+  LLVMAddIncoming(x, xin, xfrom, 2);
+}
+
+/* Builds K.wg for a kernel with barriers: the agent runs K.wi as fibers. */
+static void build_fiber_workgroup(struct wg_types *t, LLVMBuilderRef b, struct kernel_build *kb) {
+  LLVMValueRef fn = kb->wg, kernarg = LLVMGetParam(fn, 0), wg = LLVMGetParam(fn, 1);
+  LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(t->ctx, fn, "entry"));
+  LLVMValueRef services = load_wg_field(t, b, wg, WG_SERVICES, NULL, t->ptr);
+  LLVMValueRef idx[2] = {LLVMConstInt(t->i32, 0, 0), LLVMConstInt(t->i32, 1, 0)};
+  LLVMValueRef slot = LLVMBuildInBoundsGEP2(b, t->services, services, idx, 2, "");
+  LLVMValueRef run = LLVMBuildLoad2(b, t->ptr, slot, "");
+  LLVMTypeRef run_params[] = {t->ptr, t->ptr, t->ptr};
+  LLVMTypeRef run_type = LLVMFunctionType(t->void_t, run_params, 3, 0);
+  LLVMValueRef args[3] = {kb->wi, kernarg, wg};
+  LLVMBuildCall2(b, run_type, run, args, 3, "");
+  LLVMBuildRetVoid(b);
+}
+
+/* Whether v is used by an instruction of fn, looking through constant
+ * expressions. */
+static int value_used_in(LLVMValueRef v, LLVMValueRef fn, int depth) {
+  for (LLVMUseRef u = LLVMGetFirstUse(v); u; u = LLVMGetNextUse(u)) {
+    LLVMValueRef user = LLVMGetUser(u);
+    if (LLVMIsAInstruction(user)) {
+      if (LLVMGetBasicBlockParent(LLVMGetInstructionParent(user)) == fn) return 1;
+    } else if (depth < 4 && value_used_in(user, fn, depth + 1)) {
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* Static __local variables: one copy per compute unit thread. Also sums each
+ * kernel's static local memory for CL_KERNEL_LOCAL_MEM_SIZE. */
+static void localize_group_variables(struct wg_types *t, LLVMModuleRef m, struct kernel_build *kbs,
+                                     unsigned n) {
+  for (LLVMValueRef g = LLVMGetFirstGlobal(m); g; g = LLVMGetNextGlobal(g)) {
+    if (LLVMGetPointerAddressSpace(LLVMTypeOf(g)) != 3) continue;
+    LLVMSetThreadLocalMode(g, LLVMLocalDynamicTLSModel);
+    LLVMSetLinkage(g, LLVMInternalLinkage);
+    uint64_t size = LLVMABISizeOfType(t->td, LLVMGlobalGetValueType(g));
+    for (unsigned i = 0; i < n; i++)
+      if (value_used_in(g, kbs[i].wi, 0)) kbs[i].local_mem += size;
+  }
+}
+
+static LLVMValueRef const_string(struct wg_types *t, LLVMModuleRef m, const char *s) {
+  LLVMValueRef init = LLVMConstStringInContext(t->ctx, s, (unsigned)strlen(s), 0);
+  LLVMValueRef g = LLVMAddGlobal(m, LLVMTypeOf(init), "");
+  LLVMSetInitializer(g, init);
+  LLVMSetGlobalConstant(g, 1);
+  LLVMSetLinkage(g, LLVMPrivateLinkage);
+  LLVMSetUnnamedAddress(g, LLVMGlobalUnnamedAddr);
+  return g;
+}
+
+static void emit_kernel_table(struct wg_types *t, LLVMModuleRef m, struct kernel_build *kbs,
+                              unsigned n) {
+  LLVMTypeRef a3i32 = LLVMArrayType2(t->i32, 3);
+  LLVMTypeRef dfields[] = {t->i32, t->i32, t->i32, t->i32, t->i32, t->i32, t->i32, a3i32, t->ptr, t->ptr};
+  LLVMTypeRef desc_type = LLVMStructTypeInContext(t->ctx, dfields, 10, 0);
+  LLVMValueRef *descs = calloc(n ? n : 1, sizeof *descs);
+  if (!descs) abort();
+  for (unsigned i = 0; i < n; i++) {
+    struct kernel_build *kb = &kbs[i];
+    const char *name = kb->name;
+    LLVMValueRef reqd[3];
+    for (int d = 0; d < 3; d++) reqd[d] = LLVMConstInt(t->i32, kb->reqd[d], 0);
+    LLVMValueRef fields[] = {
+        LLVMConstInt(t->i32, AQUILA_CPU_ABI_VERSION, 0),
+        LLVMConstInt(t->i32, kb->uses_barrier ? AQUILA_KERNEL_USES_BARRIER : 0, 0),
+        LLVMConstInt(t->i32, kb->kernarg_size, 0),
+        LLVMConstInt(t->i32, kb->kernarg_align, 0),
+        LLVMConstInt(t->i32, kb->hidden_offset, 0),
+        LLVMConstInt(t->i32, kb->local_mem, 0),
+        LLVMConstInt(t->i32, 0, 0),
+        LLVMConstArray2(t->i32, reqd, 3),
+        kb->wg,
+        const_string(t, m, name),
+    };
+    LLVMValueRef init = LLVMConstNamedStruct(desc_type, fields, 10);
+    struct strbuf gname = {0};
+    strbuf_printf(&gname, "%s.kd", name);
+    LLVMValueRef g = LLVMAddGlobal(m, desc_type, gname.data);
+    strbuf_free(&gname);
+    LLVMSetInitializer(g, init);
+    LLVMSetGlobalConstant(g, 1);
+    LLVMSetLinkage(g, LLVMInternalLinkage);
+    descs[i] = g;
+  }
+  LLVMValueRef arr_init = LLVMConstArray2(t->ptr, descs, n);
+  LLVMValueRef arr = LLVMAddGlobal(m, LLVMTypeOf(arr_init), "__aquila_kernels");
+  LLVMSetInitializer(arr, arr_init);
+  LLVMSetGlobalConstant(arr, 1);
+  LLVMSetLinkage(arr, LLVMInternalLinkage);
+  LLVMTypeRef tfields[] = {t->i32, t->i32, t->ptr};
+  LLVMTypeRef table_type = LLVMStructTypeInContext(t->ctx, tfields, 3, 0);
+  LLVMValueRef tvals[] = {LLVMConstInt(t->i32, AQUILA_CPU_ABI_VERSION, 0),
+                          LLVMConstInt(t->i32, n, 0), arr};
+  LLVMValueRef table = LLVMAddGlobal(m, table_type, AQUILA_KERNEL_TABLE_SYMBOL);
+  LLVMSetInitializer(table, LLVMConstNamedStruct(table_type, tvals, 3));
+  LLVMSetGlobalConstant(table, 1);
+  LLVMSetVisibility(table, LLVMDefaultVisibility);
+  free(descs);
+}
+
+/* Clang marks everything noinline at -O0 and pins a CPU: undo both so the
+ * work-group function can absorb the whole call tree and the target machine
+ * chooses the instruction set. */
+static void prepare_functions(LLVMModuleRef m) {
+  static const char *const drop_strings[] = {"target-cpu", "target-features", "tune-cpu",
+                                             "frame-pointer", NULL};
+  unsigned noinline = attr_kind("noinline"), optnone = attr_kind("optnone");
+  /* -mlink-builtin-bitcode marks every library function convergent, which
+   * keeps the loop vectorizer away from loops that call them. Only barriers
+   * must stay convergent, and they are bound to the agent's service below. */
+  unsigned convergent = attr_kind("convergent");
+  for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f)) {
+    if (LLVMGetFunctionCallConv(f) == LLVMSPIRKERNELCallConv ||
+        LLVMGetFunctionCallConv(f) == LLVMSPIRFUNCCallConv)
+      LLVMSetFunctionCallConv(f, LLVMCCallConv);
+    for (int i = 0; drop_strings[i]; i++)
+      LLVMRemoveStringAttributeAtIndex(f, LLVMAttributeFunctionIndex, drop_strings[i],
+                                       (unsigned)strlen(drop_strings[i]));
+    size_t len;
+    int is_barrier = !strcmp(LLVMGetValueName2(f, &len), "__aquila_barrier");
+    if (!is_barrier) LLVMRemoveEnumAttributeAtIndex(f, LLVMAttributeFunctionIndex, convergent);
+    if (LLVMIsDeclaration(f)) continue;
+    LLVMRemoveEnumAttributeAtIndex(f, LLVMAttributeFunctionIndex, noinline);
+    LLVMRemoveEnumAttributeAtIndex(f, LLVMAttributeFunctionIndex, optnone);
+    for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(f); bb; bb = LLVMGetNextBasicBlock(bb))
+      for (LLVMValueRef in = LLVMGetFirstInstruction(bb); in; in = LLVMGetNextInstruction(in))
+        if (LLVMIsACallInst(in)) {
+          LLVMSetInstructionCallConv(in, LLVMCCallConv);
+          LLVMRemoveCallSiteEnumAttribute(in, LLVMAttributeFunctionIndex, noinline);
+          LLVMValueRef callee = LLVMGetCalledValue(in);
+          size_t clen = 0;
+          const char *cname = callee && LLVMIsAFunction(callee) ? LLVMGetValueName2(callee, &clen) : "";
+          if (strcmp(cname, "__aquila_barrier") != 0)
+            LLVMRemoveCallSiteEnumAttribute(in, LLVMAttributeFunctionIndex, convergent);
+        }
+  }
+}
+
+int workgroup_compile(LLVMModuleRef m, struct aquila_fatbin_kernel *kernels,
+                      unsigned num_kernels, struct strbuf *log) {
+  struct wg_types t;
+  init_types(&t, m);
+  unsigned n = 0;
+  for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f))
+    if (LLVMGetFunctionCallConv(f) == LLVMSPIRKERNELCallConv && !LLVMIsDeclaration(f)) n++;
+  struct kernel_build *kbs = calloc(n ? n : 1, sizeof *kbs);
+  if (!kbs) abort();
+  n = 0;
+  for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f)) {
+    if (LLVMGetFunctionCallConv(f) != LLVMSPIRKERNELCallConv || LLVMIsDeclaration(f)) continue;
+    struct kernel_build *kb = &kbs[n++];
+    kb->kernel = f;
+    size_t len;
+    const char *name = LLVMGetValueName2(f, &len);
+    kb->name = strdup(name);
+    if (!kb->name) abort();
+    for (unsigned i = 0; i < num_kernels; i++)
+      if (!strcmp(kernels[i].name, name)) kb->meta = &kernels[i];
+    read_function_md_ints(t.ctx, f, "reqd_work_group_size", kb->reqd);
+    if (kb->meta) {
+      memcpy(kb->meta->reqd_work_group_size, kb->reqd, sizeof kb->reqd);
+      read_function_md_ints(t.ctx, f, "work_group_size_hint", kb->meta->work_group_size_hint);
+      free(kb->meta->vec_type_hint);
+      kb->meta->vec_type_hint = read_vec_type_hint(t.ctx, f);
+    }
+  }
+  prepare_functions(m);
+
+  int status = 0;
+  for (unsigned i = 0; i < n && !status; i++) status = build_workitem_function(&t, m, &kbs[i], log);
+  if (status) goto out;
+
+  /* Inline the whole call tree of each kernel into its K.wi. */
+  for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f)) {
+    if (LLVMIsDeclaration(f)) continue;
+    int is_wi = 0;
+    for (unsigned i = 0; i < n; i++) is_wi |= kbs[i].wi == f;
+    if (is_wi) continue;
+    add_fn_attr(f, "alwaysinline");
+    LLVMSetLinkage(f, LLVMInternalLinkage);
+  }
+  LLVMPassBuilderOptionsRef pbo = LLVMCreatePassBuilderOptions();
+  LLVMErrorRef err = LLVMRunPasses(m, "always-inline", NULL, pbo);
+  LLVMDisposePassBuilderOptions(pbo);
+  if (err) {
+    char *msg = LLVMGetErrorMessage(err);
+    strbuf_printf(log, "error: internal: inlining failed: %s\n", msg);
+    LLVMDisposeErrorMessage(msg);
+    status = -1;
+    goto out;
+  }
+
+  for (unsigned i = 0; i < n && !status; i++) status = bind_workitem_builtins(&t, &kbs[i], log);
+  if (status) goto out;
+
+  LLVMBuilderRef b = LLVMCreateBuilderInContext(t.ctx);
+  for (unsigned i = 0; i < n; i++) {
+    struct kernel_build *kb = &kbs[i];
+    struct strbuf wg_name = {0};
+    strbuf_printf(&wg_name, "%s.wg", kb->name);
+    kb->wg = LLVMAddFunction(m, wg_name.data, t.wg_fn);
+    strbuf_free(&wg_name);
+    LLVMSetLinkage(kb->wg, LLVMInternalLinkage);
+    add_param_attr(kb->wg, 0, "noalias");
+    add_param_attr(kb->wg, 1, "noalias");
+    add_fn_attr(kb->wg, "nounwind");
+    if (kb->uses_barrier) {
+      build_fiber_workgroup(&t, b, kb);
+      add_fn_attr(kb->wi, "noinline");
+    } else {
+      build_loop_workgroup(&t, b, kb);
+      add_fn_attr(kb->wi, "alwaysinline");
+    }
+  }
+  LLVMDisposeBuilder(b);
+  localize_group_variables(&t, m, kbs, n);
+  for (unsigned i = 0; i < n; i++) {
+    if (!kbs[i].meta) continue;
+    kbs[i].meta->kernarg_size = kbs[i].kernarg_size;
+    kbs[i].meta->kernarg_alignment = kbs[i].kernarg_align;
+    kbs[i].meta->hidden_kernarg_offset = kbs[i].hidden_offset;
+    kbs[i].meta->local_mem_size = kbs[i].local_mem;
+  }
+  emit_kernel_table(&t, m, kbs, n);
+out:
+  for (unsigned i = 0; i < n; i++) free(kbs[i].name);
+  free(kbs);
+  return status;
+}

@@ -1,0 +1,16 @@
+/* The work-group compiler: turns OpenCL kernels in an LLVM module into CPU
+ * work-group functions and the kernel table of aquila/cpu_abi.h. */
+#ifndef AQUILA_COMPILER_WORKGROUP_H
+#define AQUILA_COMPILER_WORKGROUP_H
+
+#include <llvm-c/Core.h>
+#include "aquila/fatbin.h"
+#include "strbuf.h"
+
+/* Rewrites m in place. kernels[i] (from the front end, matched by name) get
+ * their kernarg layout, attributes and local memory size filled in. Returns 0,
+ * or -1 with the reason in log. */
+int workgroup_compile(LLVMModuleRef m, struct aquila_fatbin_kernel *kernels,
+                      unsigned num_kernels, struct strbuf *log);
+
+#endif

@@ -1,0 +1,84 @@
+# fatbin-tools: the fat binary library (libaquila_fatbin.a), the clfatbin
+# tool, its tests, and `make fuzz` (libFuzzer on the reader).
+
+FATBIN_LIB := $(BUILD)/libaquila_fatbin.a
+FATBIN_LIB_SRCS := fatbin-tools/fatbin.c fatbin-tools/fatbin_write.c fatbin-tools/fatbin_read.c
+FATBIN_LIB_OBJS := $(FATBIN_LIB_SRCS:%.c=$(BUILD)/obj/%.o)
+FATBIN_LDLIBS := -lelf -pthread
+
+$(FATBIN_LIB): $(FATBIN_LIB_OBJS)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+LIBS += $(FATBIN_LIB)
+
+# clfatbin links the compiler library when it has been built; until then its
+# `build` subcommand says so and exits 2. The object names differ so that a
+# switch from one to the other always rebuilds. AQUILA_COMPILER_LDLIBS (set by
+# compiler/module.mk) carries what the compiler library itself needs.
+CLFATBIN_COMPILER_LIB := $(wildcard $(BUILD)/libaquila_compiler.a)
+ifneq ($(CLFATBIN_COMPILER_LIB),)
+CLFATBIN_BUILD_OBJ := $(BUILD)/obj/fatbin-tools/clfatbin_build.o
+else
+CLFATBIN_BUILD_OBJ := $(BUILD)/obj/fatbin-tools/clfatbin_build_nocompiler.o
+$(CLFATBIN_BUILD_OBJ): fatbin-tools/clfatbin_build.c | deps
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -DAQUILA_NO_COMPILER $(CFLAGS) -fvisibility=hidden -MMD -MP -c $< -o $@
+endif
+
+CLFATBIN_OBJS := $(BUILD)/obj/fatbin-tools/clfatbin.o $(CLFATBIN_BUILD_OBJ)
+
+$(BUILD)/clfatbin: $(CLFATBIN_OBJS) $(CLFATBIN_COMPILER_LIB) $(FATBIN_LIB)
+	$(CC) $(CFLAGS) -o $@ $(CLFATBIN_OBJS) $(CLFATBIN_COMPILER_LIB) $(FATBIN_LIB) \
+	  $(AQUILA_COMPILER_LDLIBS) $(FATBIN_LDLIBS) $(LDLIBS_SYS)
+
+PROGS += $(BUILD)/clfatbin
+
+# Tests: the library's unit tests, and a shell test of clfatbin that makes its
+# inputs (good and bad fat binaries) with make_sample.
+$(BUILD)/test/fatbin/test_fatbin: $(BUILD)/obj/test/fatbin/test_fatbin.o $(FATBIN_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $^ $(FATBIN_LDLIBS) $(LDLIBS_SYS)
+
+$(BUILD)/test/fatbin/make_sample: $(BUILD)/obj/test/fatbin/make_sample.o $(FATBIN_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $^ $(FATBIN_LDLIBS) $(LDLIBS_SYS)
+
+$(BUILD)/test/fatbin/test_clfatbin: test/fatbin/test_clfatbin.sh $(BUILD)/clfatbin \
+                                    $(BUILD)/test/fatbin/make_sample
+	@mkdir -p $(dir $@)
+	cp $< $@ && chmod +x $@
+
+TESTS += $(BUILD)/test/fatbin/test_fatbin $(BUILD)/test/fatbin/test_clfatbin
+
+# libFuzzer on aquila_fatbin_read. FUZZ_TIME seconds (0: build only).
+FUZZ_CC := clang-19
+FUZZ_TIME ?= 60
+FUZZ_BIN := $(BUILD)/fuzz/fuzz_fatbin_read
+FUZZ_CORPUS := $(BUILD)/fuzz/corpus
+
+.PHONY: fuzz fuzz-deps
+fuzz-deps:
+	@missing=""; for p in clang-19 libclang-rt-19-dev libelf-dev; do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "aquila: installing Debian packages:$$missing"; \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+$(FUZZ_BIN): test/fatbin/fuzz_fatbin_read.c $(FATBIN_LIB_SRCS) fatbin-tools/fatbin_format.h \
+             fatbin-tools/include/aquila/fatbin.h | fuzz-deps
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(CPPFLAGS) -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined \
+	  -fno-sanitize-recover=undefined -o $@ test/fatbin/fuzz_fatbin_read.c $(FATBIN_LIB_SRCS) \
+	  $(FATBIN_LDLIBS)
+
+fuzz: $(FUZZ_BIN) $(BUILD)/test/fatbin/make_sample
+	@mkdir -p $(FUZZ_CORPUS)
+	$(BUILD)/test/fatbin/make_sample --corpus $(FUZZ_CORPUS)
+	@if [ "$(FUZZ_TIME)" -gt 0 ]; then \
+	  $(FUZZ_BIN) -max_total_time=$(FUZZ_TIME) -max_len=65536 \
+	    -artifact_prefix=$(BUILD)/fuzz/ $(FUZZ_CORPUS); \
+	fi

@@ -1,0 +1,553 @@
+/* The CPU agent's packet processor and compute units.
+ *
+ * Each compute unit is a thread with a deque of work-group ranges. There is
+ * no dispatcher thread: a doorbell marks its queue pending and wakes one
+ * sleeping unit (or is seen by the one unit that spins briefly before it
+ * sleeps); that unit pulls the packets itself, turns each kernel dispatch into
+ * one range of work-groups on its own deque, and starts running it. Idle
+ * units steal half of a range from the others. Barrier packets that cannot
+ * complete yet mark their signals as watched and leave the queue stalled; a
+ * change of a watched signal makes the units look at the queue again.
+ *
+ * Queue lifetime: a unit touches a queue only inside a "visit" (scanning the
+ * queue table, or completing a dispatch of that queue). Destroying a queue
+ * removes it from the table, waits for its launched dispatches, then waits
+ * until every unit has left the visit it may have been in. */
+#include "hsa_internal.h"
+
+#include <aquila/cpu_abi.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define AQ_DEQUE_CAPACITY 256u
+/* Packets a unit takes from one queue before it looks at the others. */
+#define AQ_PACKET_BATCH 64u
+/* The one idle unit that polls before sleeping does so for this long, so
+ * back-to-back dispatches avoid the futex wake-up latency. */
+#define AQ_IDLE_SPIN_NS 50000u
+#define AQ_INFLIGHT_DESTROYING 0x80000000u
+
+struct aq_dispatch {
+  const struct aquila_kernel_descriptor *kernel;
+  const void *kernarg;
+  struct aq_queue *queue;
+  struct aq_signal *completion;
+  uint64_t global_size[3];
+  uint32_t workgroup_size[3];
+  uint32_t num_groups[3];
+  uint32_t work_dim;
+  uint32_t group_segment_size;
+  _Atomic uint64_t groups_left;
+};
+
+struct aq_range {
+  struct aq_dispatch *dispatch;
+  uint64_t begin, end; /* flat work-group indices */
+};
+
+struct aq_compute_unit {
+  _Alignas(AQ_CACHE_LINE) pthread_mutex_t deque_lock;
+  struct aq_range deque[AQ_DEQUE_CAPACITY];
+  uint32_t deque_head; /* owner takes from the head, thieves from the tail */
+  _Atomic uint32_t deque_count;
+  _Alignas(AQ_CACHE_LINE) _Atomic uint32_t visit_seq; /* odd while visiting queues */
+  uint32_t visit_depth;
+  uint32_t index;
+  uint32_t seen_event;
+  pthread_t thread;
+  void *group_segment;
+  size_t group_segment_capacity;
+  struct aq_fiber_pool *fibers;
+};
+
+static struct {
+  uint32_t unit_count;
+  struct aq_compute_unit *units;
+  pthread_mutex_t table_lock;
+  _Atomic(struct aq_queue *) queues[AQ_QUEUES_MAX];
+  _Atomic uint32_t queue_slots; /* high-water mark of used slots */
+  /* Bumped by every event that may give an idle unit work; futex word. */
+  _Alignas(AQ_CACHE_LINE) _Atomic uint32_t event_seq;
+  _Atomic uint32_t sleepers;
+  _Atomic uint32_t spinners;
+  _Atomic uint32_t recheck_barriers;
+  _Atomic uint32_t stopping;
+} agent = {.table_lock = PTHREAD_MUTEX_INITIALIZER};
+
+static inline void cpu_relax(void) {
+  __builtin_ia32_pause();
+}
+
+static void agent_event(int wake_count) {
+  atomic_fetch_add(&agent.event_seq, 1);
+  if (atomic_load(&agent.sleepers)) aq_futex_wake(&agent.event_seq, wake_count);
+}
+
+void aq_cpu_agent_ring(struct aq_queue *queue) {
+  atomic_store(&queue->pending, 1);
+  agent_event(1);
+}
+
+void aq_cpu_agent_watched_signal_changed(void) {
+  atomic_store(&agent.recheck_barriers, 1);
+  agent_event(1);
+}
+
+/* Visits nest (a scan may complete an empty dispatch); only the outermost
+ * one moves visit_seq. */
+static void visit_begin(struct aq_compute_unit *cu) {
+  if (cu->visit_depth++ == 0) atomic_fetch_add(&cu->visit_seq, 1);
+}
+static void visit_end(struct aq_compute_unit *cu) {
+  if (--cu->visit_depth == 0) atomic_fetch_add_explicit(&cu->visit_seq, 1, memory_order_release);
+}
+
+/* ---- deques ---- */
+
+static bool deque_push(struct aq_compute_unit *cu, struct aq_range range) {
+  pthread_mutex_lock(&cu->deque_lock);
+  uint32_t count = atomic_load_explicit(&cu->deque_count, memory_order_relaxed);
+  bool pushed = count < AQ_DEQUE_CAPACITY;
+  if (pushed) {
+    cu->deque[(cu->deque_head + count) % AQ_DEQUE_CAPACITY] = range;
+    atomic_store(&cu->deque_count, count + 1);
+  }
+  pthread_mutex_unlock(&cu->deque_lock);
+  return pushed;
+}
+
+static bool deque_is_full(struct aq_compute_unit *cu) {
+  return atomic_load_explicit(&cu->deque_count, memory_order_relaxed) >= AQ_DEQUE_CAPACITY;
+}
+
+/* Takes a chunk of the head range: small enough that others can still steal
+ * the rest when work-groups have uneven cost. */
+static bool deque_take(struct aq_compute_unit *cu, struct aq_range *out) {
+  if (!atomic_load_explicit(&cu->deque_count, memory_order_relaxed)) return false;
+  pthread_mutex_lock(&cu->deque_lock);
+  uint32_t count = atomic_load_explicit(&cu->deque_count, memory_order_relaxed);
+  if (!count) {
+    pthread_mutex_unlock(&cu->deque_lock);
+    return false;
+  }
+  struct aq_range *head = &cu->deque[cu->deque_head];
+  uint64_t size = head->end - head->begin;
+  uint64_t chunk = size / (8u * agent.unit_count);
+  if (chunk < 1) chunk = 1;
+  if (chunk > 64) chunk = 64;
+  *out = *head;
+  if (chunk < size) {
+    out->end = head->begin + chunk;
+    head->begin += chunk;
+  } else {
+    cu->deque_head = (cu->deque_head + 1) % AQ_DEQUE_CAPACITY;
+    atomic_store(&cu->deque_count, count - 1);
+  }
+  pthread_mutex_unlock(&cu->deque_lock);
+  return true;
+}
+
+/* Steals the upper half of the victim's tail range (all of it when it is a
+ * single work-group). */
+static bool deque_steal(struct aq_compute_unit *victim, struct aq_range *out) {
+  if (!atomic_load_explicit(&victim->deque_count, memory_order_relaxed)) return false;
+  pthread_mutex_lock(&victim->deque_lock);
+  uint32_t count = atomic_load_explicit(&victim->deque_count, memory_order_relaxed);
+  if (!count) {
+    pthread_mutex_unlock(&victim->deque_lock);
+    return false;
+  }
+  struct aq_range *tail = &victim->deque[(victim->deque_head + count - 1) % AQ_DEQUE_CAPACITY];
+  uint64_t size = tail->end - tail->begin;
+  *out = *tail;
+  if (size > 1) {
+    uint64_t mid = tail->begin + size / 2;
+    out->begin = mid;
+    tail->end = mid;
+  } else {
+    atomic_store(&victim->deque_count, count - 1);
+  }
+  pthread_mutex_unlock(&victim->deque_lock);
+  return true;
+}
+
+/* ---- running work-groups ---- */
+
+static void *group_segment_for(struct aq_compute_unit *cu, size_t size) {
+  if (size > cu->group_segment_capacity) {
+    size_t capacity = (size + AQ_CACHE_LINE - 1) & ~(size_t)(AQ_CACHE_LINE - 1);
+    void *memory = aligned_alloc(AQ_CACHE_LINE, capacity);
+    if (!memory) return NULL;
+    free(cu->group_segment);
+    cu->group_segment = memory;
+    cu->group_segment_capacity = capacity;
+  }
+  return cu->group_segment;
+}
+
+static void finish_dispatch(struct aq_compute_unit *cu, struct aq_dispatch *d) {
+  struct aq_queue *q = d->queue;
+  visit_begin(cu);
+  if (d->completion) aq_signal_subtract_release(d->completion, 1);
+  uint32_t before = atomic_fetch_sub(&q->inflight, 1);
+  if (before & AQ_INFLIGHT_DESTROYING) {
+    if ((before & ~AQ_INFLIGHT_DESTROYING) == 1) aq_futex_wake(&q->inflight, INT_MAX);
+  } else if (before == 1 && atomic_load(&q->read_index) != atomic_load(&q->write_index)) {
+    /* A packet with the barrier bit may be waiting for this completion. */
+    aq_cpu_agent_ring(q);
+  }
+  visit_end(cu);
+  free(d);
+}
+
+static void run_range(struct aq_compute_unit *cu, struct aq_range range) {
+  struct aq_dispatch *d = range.dispatch;
+  struct aquila_workgroup wg;
+  memset(&wg, 0, sizeof(wg));
+  for (int i = 0; i < 3; i++) {
+    wg.global_size[i] = d->global_size[i];
+    wg.enqueued_local_size[i] = d->workgroup_size[i];
+    wg.num_groups[i] = d->num_groups[i];
+  }
+  wg.work_dim = d->work_dim;
+  wg.services = &aq_cpu_services;
+  wg.group_segment = group_segment_for(cu, d->group_segment_size ? d->group_segment_size : 64);
+  uint64_t plane = (uint64_t)d->num_groups[0] * d->num_groups[1];
+  for (uint64_t index = range.begin; index < range.end; index++) {
+    uint64_t z = index / plane, rest = index % plane;
+    wg.group_id[0] = (uint32_t)(rest % d->num_groups[0]);
+    wg.group_id[1] = (uint32_t)(rest / d->num_groups[0]);
+    wg.group_id[2] = (uint32_t)z;
+    for (int i = 0; i < 3; i++) {
+      uint64_t first = (uint64_t)wg.group_id[i] * d->workgroup_size[i];
+      uint64_t left = d->global_size[i] - first;
+      wg.local_size[i] = left < d->workgroup_size[i] ? (uint32_t)left : d->workgroup_size[i];
+    }
+    d->kernel->run_workgroup(d->kernarg, &wg);
+  }
+  uint64_t done = range.end - range.begin;
+  if (atomic_fetch_sub_explicit(&d->groups_left, done, memory_order_acq_rel) == done)
+    finish_dispatch(cu, d);
+}
+
+/* ---- packet processing ---- */
+
+static void queue_error(struct aq_queue *q, hsa_status_t status) {
+  atomic_store(&q->active, 0);
+  if (q->error_callback) q->error_callback(status, &q->public_queue, q->error_data);
+}
+
+static void unwatch_barrier(struct aq_queue *q) {
+  if (!q->barrier_watching) return;
+  for (uint32_t i = 0; i < q->watched_count; i++)
+    aq_signal_unwatch(q->watched[i]);
+  q->watched_count = 0;
+  q->barrier_watching = 0;
+}
+
+/* Returns 1 when the barrier packet is satisfied, 0 when it must wait, -1
+ * when it names an invalid signal. */
+static int barrier_ready(struct aq_queue *q, const hsa_barrier_and_packet_t *packet, bool any) {
+  struct aq_signal *deps[5];
+  uint32_t count = 0;
+  for (int i = 0; i < 5; i++) {
+    if (!packet->dep_signal[i].handle) continue;
+    struct aq_signal *s = aq_signal_from_handle(packet->dep_signal[i]);
+    if (!s) return -1;
+    deps[count++] = s;
+  }
+  if (count == 0) return 1;
+  /* Watch first, then check: a change after the check is then seen. */
+  if (!q->barrier_watching) {
+    for (uint32_t i = 0; i < count; i++) {
+      aq_signal_watch(deps[i]);
+      q->watched[i] = deps[i];
+    }
+    q->watched_count = count;
+    q->barrier_watching = 1;
+  }
+  uint32_t zero = 0;
+  for (uint32_t i = 0; i < count; i++)
+    if (atomic_load_explicit(&deps[i]->value, memory_order_acquire) == 0) zero++;
+  return any ? zero > 0 : zero == count;
+}
+
+static hsa_status_t make_dispatch(struct aq_queue *q, const hsa_kernel_dispatch_packet_t *p,
+                                  struct aq_dispatch **out) {
+  uint32_t dims = (p->setup >> HSA_KERNEL_DISPATCH_PACKET_SETUP_DIMENSIONS) & 3u;
+  if (dims < 1 || !p->kernel_object) return HSA_STATUS_ERROR_INVALID_PACKET_FORMAT;
+  const struct aquila_kernel_descriptor *kernel =
+      (const struct aquila_kernel_descriptor *)(uintptr_t)p->kernel_object;
+  if (kernel->abi_version != AQUILA_CPU_ABI_VERSION || !kernel->run_workgroup)
+    return HSA_STATUS_ERROR_INVALID_PACKET_FORMAT;
+  uint32_t wg[3] = {p->workgroup_size_x, dims > 1 ? p->workgroup_size_y : 1u,
+                    dims > 2 ? p->workgroup_size_z : 1u};
+  uint64_t grid[3] = {p->grid_size_x, dims > 1 ? p->grid_size_y : 1u,
+                      dims > 2 ? p->grid_size_z : 1u};
+  if (!wg[0] || !wg[1] || !wg[2] || (uint64_t)wg[0] * wg[1] * wg[2] > AQ_WORKGROUP_MAX_SIZE)
+    return HSA_STATUS_ERROR_INVALID_PACKET_FORMAT;
+  if (p->group_segment_size > AQ_GROUP_SEGMENT_MAX) return HSA_STATUS_ERROR_INVALID_ALLOCATION;
+  struct aq_signal *completion = NULL;
+  if (p->completion_signal.handle) {
+    completion = aq_signal_from_handle(p->completion_signal);
+    if (!completion) return HSA_STATUS_ERROR_INVALID_SIGNAL;
+  }
+  struct aq_dispatch *d = malloc(sizeof(*d));
+  if (!d) return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
+  d->kernel = kernel;
+  d->kernarg = p->kernarg_address;
+  d->queue = q;
+  d->completion = completion;
+  d->work_dim = dims;
+  d->group_segment_size = p->group_segment_size;
+  uint64_t groups = 1;
+  for (int i = 0; i < 3; i++) {
+    d->global_size[i] = grid[i];
+    d->workgroup_size[i] = wg[i];
+    d->num_groups[i] = (uint32_t)((grid[i] + wg[i] - 1) / wg[i]);
+    groups *= d->num_groups[i];
+  }
+  atomic_init(&d->groups_left, groups);
+  *out = d;
+  return HSA_STATUS_SUCCESS;
+}
+
+static void consume_packet(struct aq_queue *q, _Atomic uint16_t *header, uint64_t index) {
+  atomic_store_explicit(header, HSA_PACKET_TYPE_INVALID << HSA_PACKET_HEADER_TYPE,
+                        memory_order_relaxed);
+  atomic_store_explicit(&q->read_index, index + 1, memory_order_release);
+}
+
+/* Caller holds q->processing. Returns true when it launched work. */
+static bool process_queue(struct aq_compute_unit *cu, struct aq_queue *q) {
+  atomic_store(&q->pending, 0);
+  bool launched = false;
+  uint32_t mask = q->public_queue.size - 1;
+  for (uint32_t n = 0; n < AQ_PACKET_BATCH; n++) {
+    if (!atomic_load(&q->active)) break;
+    uint64_t index = atomic_load_explicit(&q->read_index, memory_order_relaxed);
+    if (index == atomic_load_explicit(&q->write_index, memory_order_acquire)) break;
+    char *slot = (char *)q->ring + (size_t)(index & mask) * 64u;
+    _Atomic uint16_t *header = (_Atomic uint16_t *)slot;
+    uint16_t h = atomic_load_explicit(header, memory_order_acquire);
+    uint32_t type = (h >> HSA_PACKET_HEADER_TYPE) & 0xffu;
+    if (type == HSA_PACKET_TYPE_INVALID) break; /* the producer has not published it yet */
+    if (((h >> HSA_PACKET_HEADER_BARRIER) & 1u) && atomic_load(&q->inflight) != 0)
+      break; /* resumed by the completion that empties the queue */
+    if (type == HSA_PACKET_TYPE_KERNEL_DISPATCH) {
+      if (deque_is_full(cu)) {
+        atomic_store(&q->pending, 1);
+        break;
+      }
+      struct aq_dispatch *d = NULL;
+      hsa_status_t status = make_dispatch(q, (const hsa_kernel_dispatch_packet_t *)slot, &d);
+      if (status != HSA_STATUS_SUCCESS) {
+        queue_error(q, status);
+        break;
+      }
+      consume_packet(q, header, index);
+      uint64_t groups = atomic_load_explicit(&d->groups_left, memory_order_relaxed);
+      if (groups == 0) {
+        atomic_fetch_add(&q->inflight, 1);
+        finish_dispatch(cu, d);
+        continue;
+      }
+      atomic_fetch_add(&q->inflight, 1);
+      struct aq_range range = {d, 0, groups};
+      deque_push(cu, range);
+      launched = true;
+      if (groups > 1) agent_event(agent.unit_count > 1 ? (int)agent.unit_count - 1 : 1);
+    } else if (type == HSA_PACKET_TYPE_BARRIER_AND || type == HSA_PACKET_TYPE_BARRIER_OR) {
+      const hsa_barrier_and_packet_t *packet = (const hsa_barrier_and_packet_t *)slot;
+      int ready = barrier_ready(q, packet, type == HSA_PACKET_TYPE_BARRIER_OR);
+      if (ready < 0) {
+        unwatch_barrier(q);
+        queue_error(q, HSA_STATUS_ERROR_INVALID_SIGNAL);
+        break;
+      }
+      if (!ready) break; /* resumed when a watched signal changes */
+      unwatch_barrier(q);
+      struct aq_signal *completion = aq_signal_from_handle(packet->completion_signal);
+      consume_packet(q, header, index);
+      if (completion) aq_signal_subtract_release(completion, 1);
+    } else {
+      /* Agent dispatch is not a feature of this agent; vendor-specific and
+       * unknown packet types have no meaning here. */
+      queue_error(q, HSA_STATUS_ERROR_INVALID_PACKET_FORMAT);
+      break;
+    }
+  }
+  return launched;
+}
+
+static bool scan_queues(struct aq_compute_unit *cu) {
+  uint32_t event = atomic_load(&agent.event_seq);
+  if (event == cu->seen_event) return false;
+  cu->seen_event = event;
+  bool recheck = atomic_exchange(&agent.recheck_barriers, 0);
+  bool launched = false;
+  visit_begin(cu);
+  uint32_t slots = atomic_load(&agent.queue_slots);
+  for (uint32_t k = 0; k < slots; k++) {
+    uint32_t i = (k + cu->index) % slots;
+    struct aq_queue *q = atomic_load(&agent.queues[i]);
+    if (!q) continue;
+    if (recheck && q->barrier_watching) atomic_store(&q->pending, 1);
+    if (!atomic_load(&q->pending)) continue;
+    if (atomic_exchange(&q->processing, 1)) {
+      cu->seen_event = event - 1; /* another unit has it: look again later */
+      continue;
+    }
+    launched |= process_queue(cu, q);
+    atomic_store_explicit(&q->processing, 0, memory_order_release);
+    if (atomic_load(&q->pending)) cu->seen_event = event - 1;
+  }
+  visit_end(cu);
+  return launched;
+}
+
+static bool steal_work(struct aq_compute_unit *cu) {
+  for (uint32_t k = 1; k < agent.unit_count; k++) {
+    struct aq_compute_unit *victim = &agent.units[(cu->index + k) % agent.unit_count];
+    struct aq_range range;
+    if (deque_steal(victim, &range)) {
+      deque_push(cu, range);
+      return true;
+    }
+  }
+  return false;
+}
+
+static bool work_visible(struct aq_compute_unit *cu) {
+  if (atomic_load(&agent.event_seq) != cu->seen_event) return true;
+  for (uint32_t k = 0; k < agent.unit_count; k++)
+    if (atomic_load(&agent.units[k].deque_count)) return true;
+  return false;
+}
+
+static void idle(struct aq_compute_unit *cu) {
+  /* Only one unit polls at a time, so idle units do not crowd out the
+   * application's threads. */
+  if (atomic_fetch_add(&agent.spinners, 1) == 0) {
+    uint64_t end = aq_now_ns() + AQ_IDLE_SPIN_NS;
+    bool found = false;
+    while (!found && aq_now_ns() < end) {
+      for (int i = 0; i < 64 && !found; i++) {
+        found = work_visible(cu) || atomic_load(&agent.stopping);
+        cpu_relax();
+      }
+    }
+    atomic_fetch_sub(&agent.spinners, 1);
+    if (found) return;
+  } else {
+    atomic_fetch_sub(&agent.spinners, 1);
+  }
+  atomic_fetch_add(&agent.sleepers, 1);
+  uint32_t event = atomic_load(&agent.event_seq);
+  if (!work_visible(cu) && !atomic_load(&agent.stopping))
+    aq_futex_wait(&agent.event_seq, event, UINT64_MAX);
+  atomic_fetch_sub(&agent.sleepers, 1);
+}
+
+static void *compute_unit_main(void *arg) {
+  struct aq_compute_unit *cu = arg;
+  aq_fiber_pool_bind_thread(cu->fibers);
+  while (!atomic_load_explicit(&agent.stopping, memory_order_relaxed)) {
+    bool progressed = scan_queues(cu);
+    struct aq_range range;
+    if (deque_take(cu, &range)) {
+      run_range(cu, range);
+      continue;
+    }
+    if (progressed || steal_work(cu)) continue;
+    idle(cu);
+  }
+  return NULL;
+}
+
+/* ---- lifetime ---- */
+
+hsa_status_t aq_cpu_agent_start(void) {
+  uint32_t count = aq_agent_compute_unit_count();
+  agent.units = aligned_alloc(AQ_CACHE_LINE, sizeof(struct aq_compute_unit) * count);
+  if (!agent.units) return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
+  memset(agent.units, 0, sizeof(struct aq_compute_unit) * count);
+  agent.unit_count = count;
+  atomic_store(&agent.stopping, 0);
+  atomic_store(&agent.queue_slots, 0);
+  for (uint32_t i = 0; i < AQ_QUEUES_MAX; i++)
+    atomic_store(&agent.queues[i], NULL);
+  uint32_t started = 0;
+  for (; started < count; started++) {
+    struct aq_compute_unit *cu = &agent.units[started];
+    pthread_mutex_init(&cu->deque_lock, NULL);
+    cu->index = started;
+    cu->seen_event = atomic_load(&agent.event_seq) - 1;
+    cu->fibers = aq_fiber_pool_create();
+    if (!cu->fibers || pthread_create(&cu->thread, NULL, compute_unit_main, cu) != 0) {
+      aq_fiber_pool_destroy(cu->fibers);
+      break;
+    }
+  }
+  if (started < count) {
+    agent.unit_count = started;
+    aq_cpu_agent_stop();
+    return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
+  }
+  return HSA_STATUS_SUCCESS;
+}
+
+void aq_cpu_agent_stop(void) {
+  atomic_store(&agent.stopping, 1);
+  atomic_fetch_add(&agent.event_seq, 1);
+  aq_futex_wake(&agent.event_seq, INT_MAX);
+  for (uint32_t i = 0; i < agent.unit_count; i++) {
+    struct aq_compute_unit *cu = &agent.units[i];
+    pthread_join(cu->thread, NULL);
+    aq_fiber_pool_destroy(cu->fibers);
+    free(cu->group_segment);
+    pthread_mutex_destroy(&cu->deque_lock);
+  }
+  free(agent.units);
+  agent.units = NULL;
+  agent.unit_count = 0;
+}
+
+hsa_status_t aq_cpu_agent_add_queue(struct aq_queue *queue) {
+  pthread_mutex_lock(&agent.table_lock);
+  uint32_t slot = 0;
+  while (slot < AQ_QUEUES_MAX && atomic_load(&agent.queues[slot]))
+    slot++;
+  if (slot == AQ_QUEUES_MAX) {
+    pthread_mutex_unlock(&agent.table_lock);
+    return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
+  }
+  queue->slot = slot;
+  atomic_store(&agent.queues[slot], queue);
+  if (slot >= atomic_load(&agent.queue_slots)) atomic_store(&agent.queue_slots, slot + 1);
+  pthread_mutex_unlock(&agent.table_lock);
+  return HSA_STATUS_SUCCESS;
+}
+
+void aq_cpu_agent_remove_queue(struct aq_queue *queue) {
+  atomic_store(&queue->active, 0);
+  pthread_mutex_lock(&agent.table_lock);
+  atomic_store(&agent.queues[queue->slot], NULL);
+  pthread_mutex_unlock(&agent.table_lock);
+
+  uint32_t inflight = atomic_fetch_or(&queue->inflight, AQ_INFLIGHT_DESTROYING);
+  while ((inflight & ~AQ_INFLIGHT_DESTROYING) != 0) {
+    aq_futex_wait(&queue->inflight, inflight | AQ_INFLIGHT_DESTROYING, UINT64_MAX);
+    inflight = atomic_load(&queue->inflight);
+  }
+  for (uint32_t i = 0; i < agent.unit_count; i++) {
+    struct aq_compute_unit *cu = &agent.units[i];
+    uint32_t seq = atomic_load(&cu->visit_seq);
+    while ((seq & 1u) && atomic_load(&cu->visit_seq) == seq)
+      sched_yield();
+  }
+  unwatch_barrier(queue);
+}

@@ -1,0 +1,123 @@
+/* Declarations shared between the modules of Aquila's HSA runtime: the
+ * internal shapes behind the opaque HSA handles, and the few calls modules
+ * make into each other. Nothing here is visible to HSA clients. */
+#ifndef AQUILA_HSA_INTERNAL_H
+#define AQUILA_HSA_INTERNAL_H
+
+#include <hsa/hsa.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define AQ_CACHE_LINE 64
+
+/* Handles are addresses of runtime objects. Before reading an object's magic
+ * number, reject values no object can have: the first 64 KiB (never mapped,
+ * where small integers and NULL land), misaligned or non-canonical values.
+ * Destroyed objects stay mapped (freed to the heap or pooled), so a stale
+ * handle fails the magic check instead of faulting. */
+static inline bool aq_handle_plausible(uint64_t handle, uint64_t alignment) {
+  return handle >= 65536 && handle < (1ull << 47) && !(handle & (alignment - 1));
+}
+
+/* ---- runtime.c ---- */
+bool aq_runtime_is_initialized(void);
+uint64_t aq_now_ns(void);
+
+/* ---- futex helpers (signal.c) ---- */
+/* Returns 0 when woken or the value differed, -1 on timeout. timeout_ns
+ * UINT64_MAX waits forever. */
+int aq_futex_wait(_Atomic uint32_t *word, uint32_t expected, uint64_t timeout_ns);
+void aq_futex_wake(_Atomic uint32_t *word, int count);
+
+/* ---- signal.c ---- */
+struct aq_queue;
+
+struct aq_signal {
+  _Alignas(AQ_CACHE_LINE) _Atomic int64_t value;
+  /* Bumped on every change while someone sleeps on it; the futex word. */
+  _Atomic uint32_t change_seq;
+  /* Threads inside a futex wait on change_seq. */
+  _Atomic uint32_t sleepers;
+  /* Barrier packets stalled on this signal; the agent rechecks them. */
+  _Atomic uint32_t watchers;
+  uint32_t magic;
+  /* Set for a queue's doorbell: a store wakes the agent for that queue. */
+  struct aq_queue *doorbell_queue;
+  struct aq_signal *next_free; /* in the pool of destroyed signals */
+};
+
+struct aq_signal *aq_signal_from_handle(hsa_signal_t signal);
+hsa_signal_t aq_signal_to_handle(struct aq_signal *signal);
+struct aq_signal *aq_signal_new(int64_t initial_value);
+void aq_signal_free(struct aq_signal *signal);
+/* True when value satisfies condition against compare_value. */
+bool aq_signal_condition_holds(int64_t value, hsa_signal_condition_t condition,
+                               int64_t compare_value);
+void aq_signal_subtract_release(struct aq_signal *signal, int64_t amount);
+/* Marks signal as watched: its changes bump the watch epoch and call
+ * aq_cpu_agent_watched_signal_changed. */
+void aq_signal_watch(struct aq_signal *signal);
+void aq_signal_unwatch(struct aq_signal *signal);
+
+/* ---- agent.c ---- */
+uint32_t aq_agent_compute_unit_count(void);
+bool aq_agent_is_valid(hsa_agent_t agent);
+hsa_agent_t aq_cpu_agent_handle(void);
+#define AQ_WORKGROUP_MAX_SIZE 4096u
+#define AQ_QUEUE_MIN_SIZE 64u
+#define AQ_QUEUE_MAX_SIZE (1u << 20)
+#define AQ_QUEUES_MAX 1024u
+#define AQ_GROUP_SEGMENT_MAX (64u * 1024u)
+
+/* ---- memory.c ---- */
+void aq_memory_release_all(void);
+
+/* ---- queue.c ---- */
+struct aq_queue {
+  hsa_queue_t public_queue; /* first: the public pointer is this struct */
+  _Alignas(AQ_CACHE_LINE) _Atomic uint64_t write_index;
+  _Alignas(AQ_CACHE_LINE) _Atomic uint64_t read_index;
+  /* Set by doorbells; cleared by the compute unit that processes the queue. */
+  _Alignas(AQ_CACHE_LINE) _Atomic uint32_t pending;
+  /* 1 while a compute unit is processing packets of this queue. */
+  _Atomic uint32_t processing;
+  /* Launched packets that have not completed yet (futex word for destroy). */
+  _Atomic uint32_t inflight;
+  _Atomic uint32_t active;     /* 0 after inactivate, destroy or an error */
+  _Atomic uint32_t destroying; /* destroy waits for inflight to reach 0 */
+  /* A barrier packet at read_index registered itself as watcher. */
+  uint32_t barrier_watching;
+  uint32_t watched_count;
+  struct aq_signal *watched[5];
+  struct aq_signal *doorbell;
+  bool owns_doorbell;
+  bool soft; /* processed by the application, not by the CPU agent */
+  void (*error_callback)(hsa_status_t status, hsa_queue_t *source, void *data);
+  void *error_data;
+  void *ring;
+  uint32_t magic;
+  uint32_t slot; /* index in the agent's queue table */
+};
+
+struct aq_queue *aq_queue_from_public(const hsa_queue_t *queue);
+
+/* ---- cpu_agent.c ---- */
+hsa_status_t aq_cpu_agent_start(void);
+void aq_cpu_agent_stop(void);
+hsa_status_t aq_cpu_agent_add_queue(struct aq_queue *queue);
+void aq_cpu_agent_remove_queue(struct aq_queue *queue);
+/* A doorbell of queue was rung. */
+void aq_cpu_agent_ring(struct aq_queue *queue);
+/* A signal watched by a stalled barrier packet changed. */
+void aq_cpu_agent_watched_signal_changed(void);
+
+/* ---- fiber.c ---- */
+struct aq_fiber_pool;
+struct aq_fiber_pool *aq_fiber_pool_create(void);
+void aq_fiber_pool_destroy(struct aq_fiber_pool *pool);
+/* Makes pool the one that run_workitems uses on the calling thread. */
+void aq_fiber_pool_bind_thread(struct aq_fiber_pool *pool);
+extern const struct aquila_cpu_services aq_cpu_services;
+
+#endif

@@ -1,0 +1,85 @@
+/* The contract between CPU code objects and the HSA CPU agent.
+ *
+ * A CPU code object is an x86-64 ELF shared object, built by compiler/ (or by
+ * hand for tests), that the CPU agent loads in-process. It exports:
+ *
+ *   const struct aquila_kernel_table __aquila_kernel_table;
+ *
+ * listing one descriptor per kernel. A kernel's HSA kernel object (the 64-bit
+ * value in a kernel dispatch packet) is the address of its descriptor.
+ *
+ * Kernarg layout: the explicit arguments as the compiler lays them out
+ * (natural alignment, pointers 8 bytes; a __local pointer argument is a
+ * 64-bit byte offset into the dispatch's dynamic group segment), then, at
+ * hidden_kernarg_offset (a multiple of 8), the hidden arguments of
+ * struct aquila_hidden_kernargs. kernarg_size covers both.
+ *
+ * Version history: 1 = first version. */
+#ifndef AQUILA_CPU_ABI_H
+#define AQUILA_CPU_ABI_H
+
+#include <stdint.h>
+
+#define AQUILA_CPU_ABI_VERSION 1
+#define AQUILA_KERNEL_TABLE_SYMBOL "__aquila_kernel_table"
+
+/* Written by whoever builds the kernarg segment (runtime/ for OpenCL). */
+struct aquila_hidden_kernargs {
+  uint64_t global_offset[3];
+  uint64_t printf_buffer; /* address of a printf buffer, 0 when none */
+};
+
+/* Filled by the CPU agent for each work-group it runs. Read-only to code. */
+struct aquila_workgroup {
+  uint64_t global_size[3];         /* grid size in work-items, 1 in unused dims */
+  uint32_t local_size[3];          /* size of this work-group (partial at the edge) */
+  uint32_t enqueued_local_size[3]; /* workgroup_size_* of the packet */
+  uint32_t group_id[3];
+  uint32_t num_groups[3];
+  uint32_t work_dim;
+  uint32_t reserved;
+  void *group_segment; /* this compute unit's dynamic group (local) memory */
+  const struct aquila_cpu_services *services;
+};
+
+/* Runs every work-item of one work-group. */
+typedef void (*aquila_workgroup_fn)(const void *kernarg, const struct aquila_workgroup *wg);
+
+/* Runs one work-item; used by kernels that need the agent's barrier service. */
+typedef void (*aquila_workitem_fn)(const void *kernarg, const struct aquila_workgroup *wg,
+                                   uint32_t local_x, uint32_t local_y, uint32_t local_z);
+
+/* Services the agent offers to code. */
+struct aquila_cpu_services {
+  uint32_t version;
+  /* Runs fn once per work-item of wg as cooperative fibers on the calling
+   * thread; returns when every work-item has returned. */
+  void (*run_workitems)(aquila_workitem_fn fn, const void *kernarg,
+                        const struct aquila_workgroup *wg);
+  /* Called by a work-item running under run_workitems: returns once every
+   * work-item of the work-group has called it. */
+  void (*barrier)(void);
+};
+
+#define AQUILA_KERNEL_USES_BARRIER 0x1u
+
+struct aquila_kernel_descriptor {
+  uint32_t abi_version; /* AQUILA_CPU_ABI_VERSION */
+  uint32_t flags;
+  uint32_t kernarg_size; /* explicit + hidden */
+  uint32_t kernarg_alignment;
+  uint32_t hidden_kernarg_offset;
+  uint32_t group_segment_size;   /* static __local bytes (kept per compute unit by the code) */
+  uint32_t private_segment_size; /* estimate of per-work-item stack bytes */
+  uint32_t reqd_workgroup_size[3]; /* 0,0,0 when not required */
+  aquila_workgroup_fn run_workgroup;
+  const char *name;
+};
+
+struct aquila_kernel_table {
+  uint32_t abi_version;
+  uint32_t kernel_count;
+  const struct aquila_kernel_descriptor *const *kernels;
+};
+
+#endif

@@ -1,0 +1,45 @@
+# hsa: Aquila's HSA 1.1 runtime with the CPU agent.
+#   $(BUILD)/libaquila_hsa.a   hidden-visibility objects, linked into the ICD library
+#   $(BUILD)/libaquila-hsa.so  standalone runtime exporting only hsa_* (soname libaquila-hsa.so.1)
+
+HSA_SOURCES := hsa/runtime.c hsa/agent.c hsa/memory.c hsa/signal.c hsa/queue.c \
+               hsa/cpu_agent.c hsa/fiber.c hsa/fiber_x86_64.S hsa/code_object.c \
+               hsa/code_object_v1.c hsa/executable.c
+HSA_OBJS        := $(patsubst %,$(BUILD)/obj/%.o,$(basename $(HSA_SOURCES)))
+HSA_SHARED_OBJS := $(patsubst %,$(BUILD)/obj-shared/%.o,$(basename $(HSA_SOURCES)))
+HSA_LIBS_SYS    := -pthread -ldl
+
+$(BUILD)/libaquila_hsa.a: $(HSA_OBJS)
+	@mkdir -p $(dir $@)
+	rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/libaquila-hsa.so: $(HSA_SHARED_OBJS) hsa/libaquila-hsa.map
+	@mkdir -p $(dir $@)
+	$(CC) -shared -Wl,-soname,libaquila-hsa.so.1 -Wl,--version-script=hsa/libaquila-hsa.map \
+	  -Wl,-z,defs -o $@ $(HSA_SHARED_OBJS) $(HSA_LIBS_SYS)
+	ln -sf libaquila-hsa.so $(BUILD)/libaquila-hsa.so.1
+
+LIBS += $(BUILD)/libaquila_hsa.a $(BUILD)/libaquila-hsa.so
+
+# Tests: hand-written CPU code objects, and programs using only the public API.
+HSA_TEST_KERNELS := $(patsubst test/hsa/kernels/%.c,$(BUILD)/test/hsa/%.so,$(wildcard test/hsa/kernels/*.c))
+HSA_TEST_NAMES   := test_runtime test_signal test_queue test_dispatch test_executable
+HSA_TESTS        := $(addprefix $(BUILD)/test/hsa/,$(HSA_TEST_NAMES))
+HSA_BENCH        := $(BUILD)/test/hsa/bench_dispatch
+
+$(BUILD)/test/hsa/%.so: test/hsa/kernels/%.c hsa/include/aquila/cpu_abi.h
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O2 -g -Wall -Wextra -Wno-unused-parameter -fPIC -shared -Ihsa/include -o $@ $<
+
+$(BUILD)/test/hsa/%: test/hsa/%.c test/hsa/hsa_test_util.h test/check.h $(BUILD)/libaquila-hsa.so $(HSA_TEST_KERNELS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -Itest -Itest/hsa -DHSA_TEST_KERNEL_DIR='"$(abspath $(BUILD)/test/hsa)"' \
+	  -o $@ $< -L$(BUILD) -laquila-hsa -Wl,-rpath,$(abspath $(BUILD)) $(LDLIBS_SYS)
+
+TESTS += $(HSA_TESTS)
+PROGS += $(HSA_BENCH)
+
+.PHONY: hsa-check
+hsa-check: $(HSA_TESTS)
+	@sh test/run-tests.sh $(HSA_TESTS)

@@ -1,0 +1,573 @@
+/* The clEnqueue* entry points: each validates its arguments in the order the
+ * specification lists the errors, captures what the command needs (addresses,
+ * a kernarg snapshot, references on the memory objects it touches) in an
+ * event, and hands it to the scheduler. Host-side commands (copies, fills,
+ * maps) run in command_execute on a scheduler worker; kernels become HSA
+ * kernel dispatch packets in ndrange_submit. */
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aquila/cpu_abi.h"
+#include "runtime.h"
+
+#define GROUP_SEGMENT_ALIGNMENT 128
+
+/* Checks shared by every enqueue: the queue, then (later) the wait list. */
+static cl_int check_wait_list(cl_command_queue q, cl_uint n, const cl_event *list) {
+  return event_check_wait_list(q->context, n, list);
+}
+
+static cl_int retain_mem(cl_event ev, cl_mem m) {
+  cl_mem *mems = realloc(ev->retained_mems, (ev->num_retained_mems + 1) * sizeof *mems);
+  if (!mems) return CL_OUT_OF_HOST_MEMORY;
+  ev->retained_mems = mems;
+  mems[ev->num_retained_mems++] = m;
+  object_retain(&m->header);
+  return CL_SUCCESS;
+}
+
+/* Submits ev and, for blocking calls, waits for it. */
+static cl_int finish_enqueue(cl_event ev, cl_uint num_wait, const cl_event *wait_list,
+                             cl_bool blocking, cl_event *event) {
+  event_hand_out(ev, event);
+  if (blocking) object_retain(&ev->header);
+  command_submit(ev, num_wait, wait_list);
+  if (!blocking) return CL_SUCCESS;
+  cl_int st = event_wait(ev);
+  event_release_internal(ev);
+  return st < 0 ? CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST : CL_SUCCESS;
+}
+
+void command_execute(cl_event ev) {
+  event_set_status(ev, CL_RUNNING);
+  switch (ev->kind) {
+  case COMMAND_COPY_RECT: {
+    __typeof__(ev->u.copy) *c = &ev->u.copy;
+    for (size_t z = 0; z < c->region[2]; z++)
+      for (size_t y = 0; y < c->region[1]; y++)
+        memmove(c->dst + z * c->dst_slice + y * c->dst_row,
+                c->src + z * c->src_slice + y * c->src_row, c->region[0]);
+    break;
+  }
+  case COMMAND_FILL: {
+    __typeof__(ev->u.fill) *f = &ev->u.fill;
+    if (f->pattern_size == 1) {
+      memset(f->dst, f->pattern[0], f->size);
+    } else {
+      for (size_t off = 0; off < f->size; off += f->pattern_size)
+        memcpy(f->dst + off, f->pattern, f->pattern_size);
+    }
+    break;
+  }
+  default:
+    break;
+  }
+  event_complete(ev, CL_COMPLETE);
+}
+
+/* ---- buffers ---------------------------------------------------------------- */
+
+static int region_in_bounds(size_t size, size_t offset, size_t len) {
+  return offset <= size && len <= size - offset;
+}
+
+static cl_int host_access_check(cl_mem m, int reading) {
+  if (m->flags & CL_MEM_HOST_NO_ACCESS) return CL_INVALID_OPERATION;
+  if (reading && (m->flags & CL_MEM_HOST_WRITE_ONLY)) return CL_INVALID_OPERATION;
+  if (!reading && (m->flags & CL_MEM_HOST_READ_ONLY)) return CL_INVALID_OPERATION;
+  return CL_SUCCESS;
+}
+
+static cl_int enqueue_copy(cl_command_queue q, cl_command_type type, cl_mem m1, cl_mem m2,
+                           char *dst, const char *src, const size_t region[3], size_t dst_row,
+                           size_t dst_slice, size_t src_row, size_t src_slice, cl_bool blocking,
+                           cl_uint num_wait, const cl_event *wait_list, cl_event *event) {
+  cl_event ev = event_create_command(q, type, COMMAND_COPY_RECT);
+  if (!ev) return CL_OUT_OF_HOST_MEMORY;
+  ev->u.copy.dst = dst;
+  ev->u.copy.src = src;
+  memcpy(ev->u.copy.region, region, sizeof ev->u.copy.region);
+  ev->u.copy.dst_row = dst_row;
+  ev->u.copy.dst_slice = dst_slice;
+  ev->u.copy.src_row = src_row;
+  ev->u.copy.src_slice = src_slice;
+  if ((m1 && retain_mem(ev, m1)) || (m2 && retain_mem(ev, m2))) {
+    event_release_internal(ev);
+    return CL_OUT_OF_HOST_MEMORY;
+  }
+  return finish_enqueue(ev, num_wait, wait_list, blocking, event);
+}
+
+AQUILA_API cl_int clEnqueueReadBuffer(cl_command_queue q, cl_mem buffer, cl_bool blocking,
+                                      size_t offset, size_t size, void *ptr, cl_uint num_wait,
+                                      const cl_event *wait_list, cl_event *event) {
+  if (queue_check(q)) return CL_INVALID_COMMAND_QUEUE;
+  if (!mem_is_buffer(buffer)) return CL_INVALID_MEM_OBJECT;
+  if (buffer->context != q->context) return CL_INVALID_CONTEXT;
+  if (!ptr || size == 0 || !region_in_bounds(buffer->size, offset, size)) return CL_INVALID_VALUE;
+  cl_int err = check_wait_list(q, num_wait, wait_list);
+  if (err) return err;
+  if ((err = host_access_check(buffer, 1))) return err;
+  size_t region[3] = {size, 1, 1};
+  return enqueue_copy(q, CL_COMMAND_READ_BUFFER, buffer, NULL, ptr, buffer->data + offset, region,
+                      0, 0, 0, 0, blocking, num_wait, wait_list, event);
+}
+
+AQUILA_API cl_int clEnqueueWriteBuffer(cl_command_queue q, cl_mem buffer, cl_bool blocking,
+                                       size_t offset, size_t size, const void *ptr,
+                                       cl_uint num_wait, const cl_event *wait_list,
+                                       cl_event *event) {
+  if (queue_check(q)) return CL_INVALID_COMMAND_QUEUE;
+  if (!mem_is_buffer(buffer)) return CL_INVALID_MEM_OBJECT;
+  if (buffer->context != q->context) return CL_INVALID_CONTEXT;
+  if (!ptr || size == 0 || !region_in_bounds(buffer->size, offset, size)) return CL_INVALID_VALUE;
+  cl_int err = check_wait_list(q, num_wait, wait_list);
+  if (err) return err;
+  if ((err = host_access_check(buffer, 0))) return err;
+  size_t region[3] = {size, 1, 1};
+  return enqueue_copy(q, CL_COMMAND_WRITE_BUFFER, buffer, NULL, buffer->data + offset, ptr, region,
+                      0, 0, 0, 0, blocking, num_wait, wait_list, event);
+}
+
+AQUILA_API cl_int clEnqueueCopyBuffer(cl_command_queue q, cl_mem src, cl_mem dst, size_t src_offset,
+                                      size_t dst_offset, size_t size, cl_uint num_wait,
+                                      const cl_event *wait_list, cl_event *event) {
+  if (queue_check(q)) return CL_INVALID_COMMAND_QUEUE;
+  if (!mem_is_buffer(src) || !mem_is_buffer(dst)) return CL_INVALID_MEM_OBJECT;
+  if (src->context != q->context || dst->context != q->context) return CL_INVALID_CONTEXT;
+  if (size == 0 || !region_in_bounds(src->size, src_offset, size) ||
+      !region_in_bounds(dst->size, dst_offset, size))
+    return CL_INVALID_VALUE;
+  cl_int err = check_wait_list(q, num_wait, wait_list);
+  if (err) return err;
+  const char *s = src->data + src_offset;
+  const char *d = dst->data + dst_offset;
+  if (s < d + size && d < s + size) return CL_MEM_COPY_OVERLAP;
+  size_t region[3] = {size, 1, 1};
+  return enqueue_copy(q, CL_COMMAND_COPY_BUFFER, src, dst, dst->data + dst_offset, s, region, 0, 0,
+                      0, 0, CL_FALSE, num_wait, wait_list, event);
+}
+
+/* Resolves a rectangle's pitches (0 means tightly packed) and checks it fits
+ * in a buffer of the given size. */
+static int rect_setup(const size_t origin[3], const size_t region[3], size_t *row, size_t *slice,
+                      size_t limit, size_t *offset) {
+  if (!origin || !region || region[0] == 0 || region[1] == 0 || region[2] == 0) return 0;
+  if (*row == 0) *row = region[0];
+  else if (*row < region[0]) return 0;
+  if (*slice == 0) *slice = region[1] * *row;
+  else if (*slice < region[1] * *row || *slice % *row) return 0;
+  *offset = origin[2] * *slice + origin[1] * *row + origin[0];
+  size_t end = *offset + (region[2] - 1) * *slice + (region[1] - 1) * *row + region[0];
+  return end <= limit;
+}
+
+AQUILA_API cl_int clEnqueueReadBufferRect(cl_command_queue q, cl_mem buffer, cl_bool blocking,
+                                          const size_t *buffer_origin, const size_t *host_origin,
+                                          const size_t *region, size_t buffer_row_pitch,
+                                          size_t buffer_slice_pitch, size_t host_row_pitch,
+                                          size_t host_slice_pitch, void *ptr, cl_uint num_wait,
+                                          const cl_event *wait_list, cl_event *event) {
+  if (queue_check(q)) return CL_INVALID_COMMAND_QUEUE;
+  if (!mem_is_buffer(buffer)) return CL_INVALID_MEM_OBJECT;
+  if (buffer->context != q->context) return CL_INVALID_CONTEXT;
+  size_t boff, hoff;
+  if (!ptr || !rect_setup(buffer_origin, region, &buffer_row_pitch, &buffer_slice_pitch,
+                          buffer->size, &boff) ||
+      !rect_setup(host_origin, region, &host_row_pitch, &host_slice_pitch, SIZE_MAX, &hoff))
+    return CL_INVALID_VALUE;
+  cl_int err = check_wait_list(q, num_wait, wait_list);
+  if (err) return err;
+  if ((err = host_access_check(buffer, 1))) return err;
+  return enqueue_copy(q, CL_COMMAND_READ_BUFFER_RECT, buffer, NULL, (char *)ptr + hoff,
+                      buffer->data + boff, region, host_row_pitch, host_slice_pitch,
+                      buffer_row_pitch, buffer_slice_pitch, blocking, num_wait, wait_list, event);
+}
+
+AQUILA_API cl_int clEnqueueWriteBufferRect(cl_command_queue q, cl_mem buffer, cl_bool blocking,
+                                           const size_t *buffer_origin, const size_t *host_origin,
+                                           const size_t *region, size_t buffer_row_pitch,
+                                           size_t buffer_slice_pitch, size_t host_row_pitch,
+                                           size_t host_slice_pitch, const void *ptr,
+                                           cl_uint num_wait, const cl_event *wait_list,
+                                           cl_event *event) {
+  if (queue_check(q)) return CL_INVALID_COMMAND_QUEUE;
+  if (!mem_is_buffer(buffer)) return CL_INVALID_MEM_OBJECT;
+  if (buffer->context != q->context) return CL_INVALID_CONTEXT;
+  size_t boff, hoff;
+  if (!ptr || !rect_setup(buffer_origin, region, &buffer_row_pitch, &buffer_slice_pitch,
+                          buffer->size, &boff) ||
+      !rect_setup(host_origin, region, &host_row_pitch, &host_slice_pitch, SIZE_MAX, &hoff))
+    return CL_INVALID_VALUE;
+  cl_int err = check_wait_list(q, num_wait, wait_list);
+  if (err) return err;
+  if ((err = host_access_check(buffer, 0))) return err;
+  return enqueue_copy(q, CL_COMMAND_WRITE_BUFFER_RECT, buffer, NULL, buffer->data + boff,
+                      (const char *)ptr + hoff, region, buffer_row_pitch, buffer_slice_pitch,
+                      host_row_pitch, host_slice_pitch, blocking, num_wait, wait_list, event);
+}
+
+AQUILA_API cl_int clEnqueueCopyBufferRect(cl_command_queue q, cl_mem src, cl_mem dst,
+                                          const size_t *src_origin, const size_t *dst_origin,
+                                          const size_t *region, size_t src_row_pitch,
+                                          size_t src_slice_pitch, size_t dst_row_pitch,
+                                          size_t dst_slice_pitch, cl_uint num_wait,
+                                          const cl_event *wait_list, cl_event *event) {
+  if (queue_check(q)) return CL_INVALID_COMMAND_QUEUE;
+  if (!mem_is_buffer(src) || !mem_is_buffer(dst)) return CL_INVALID_MEM_OBJECT;
+  if (src->context != q->context || dst->context != q->context) return CL_INVALID_CONTEXT;
+  size_t soff, doff;
+  if (!rect_setup(src_origin, region, &src_row_pitch, &src_slice_pitch, src->size, &soff) ||
+      !rect_setup(dst_origin, region, &dst_row_pitch, &dst_slice_pitch, dst->size, &doff))
+    return CL_INVALID_VALUE;
+  if (src == dst && (src_row_pitch != dst_row_pitch || src_slice_pitch != dst_slice_pitch))
+    return CL_INVALID_VALUE;
+  cl_int err = check_wait_list(q, num_wait, wait_list);
+  if (err) return err;
+  if (src->data + soff < dst->data + doff + (region[2] - 1) * dst_slice_pitch +
+                             (region[1] - 1) * dst_row_pitch + region[0] &&
+      dst->data + doff < src->data + soff + (region[2] - 1) * src_slice_pitch +
+                             (region[1] - 1) * src_row_pitch + region[0] &&
+      src->data == dst->data)
+    return CL_MEM_COPY_OVERLAP;
+  return enqueue_copy(q, CL_COMMAND_COPY_BUFFER_RECT, src, dst, dst->data + doff, src->data + soff,
+                      region, dst_row_pitch, dst_slice_pitch, src_row_pitch, src_slice_pitch,
+                      CL_FALSE, num_wait, wait_list, event);
+}
+
+AQUILA_API cl_int clEnqueueFillBuffer(cl_command_queue q, cl_mem buffer, const void *pattern,
+                                      size_t pattern_size, size_t offset, size_t size,
+                                      cl_uint num_wait, const cl_event *wait_list,
+                                      cl_event *event) {
+  if (queue_check(q)) return CL_INVALID_COMMAND_QUEUE;
+  if (!mem_is_buffer(buffer)) return CL_INVALID_MEM_OBJECT;
+  if (buffer->context != q->context) return CL_INVALID_CONTEXT;
+  if (!pattern || pattern_size == 0 || pattern_size > 128 || (pattern_size & (pattern_size - 1)) ||
+      offset % pattern_size || size % pattern_size || !region_in_bounds(buffer->size, offset, size))
+    return CL_INVALID_VALUE;
+  cl_int err = check_wait_list(q, num_wait, wait_list);
+  if (err) return err;
+  cl_event ev = event_create_command(q, CL_COMMAND_FILL_BUFFER, COMMAND_FILL);
+  if (!ev) return CL_OUT_OF_HOST_MEMORY;
+  ev->u.fill.dst = buffer->data + offset;
+  ev->u.fill.size = size;
+  memcpy(ev->u.fill.pattern, pattern, pattern_size);
+  ev->u.fill.pattern_size = pattern_size;
+  if (retain_mem(ev, buffer)) {
+    event_release_internal(ev);
+    return CL_OUT_OF_HOST_MEMORY;
+  }
+  return finish_enqueue(ev, num_wait, wait_list, CL_FALSE, event);
+}
+
+AQUILA_API void *clEnqueueMapBuffer(cl_command_queue q, cl_mem buffer, cl_bool blocking,
+                                    cl_map_flags map_flags, size_t offset, size_t size,
+                                    cl_uint num_wait, const cl_event *wait_list, cl_event *event,
+                                    cl_int *errcode_ret) {
+  cl_int err = CL_SUCCESS;
+  void *result = NULL;
+  if (queue_check(q)) err = CL_INVALID_COMMAND_QUEUE;
+  else if (!mem_is_buffer(buffer)) err = CL_INVALID_MEM_OBJECT;
+  else if (buffer->context != q->context) err = CL_INVALID_CONTEXT;
+  else if (size == 0 || !region_in_bounds(buffer->size, offset, size) ||
+           (map_flags & ~(cl_map_flags)(CL_MAP_READ | CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION)) ||
+           ((map_flags & CL_MAP_WRITE_INVALIDATE_REGION) && (map_flags & (CL_MAP_READ | CL_MAP_WRITE))))
+    err = CL_INVALID_VALUE;
+  else if ((err = check_wait_list(q, num_wait, wait_list)) != CL_SUCCESS) {
+  } else if ((map_flags & CL_MAP_READ) && (buffer->flags & (CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS)))
+    err = CL_INVALID_OPERATION;
+  else if ((map_flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION)) &&
+           (buffer->flags & (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS)))
+    err = CL_INVALID_OPERATION;
+  else {
+    cl_event ev = event_create_command(q, CL_COMMAND_MAP_BUFFER, COMMAND_MAP);
+    if (!ev || retain_mem(ev, buffer)) {
+      if (ev) event_release_internal(ev);
+      err = CL_OUT_OF_HOST_MEMORY;
+    } else {
+      /* The buffer's own storage is the mapping: no copy either way. */
+      atomic_fetch_add(&buffer->map_count, 1);
+      result = buffer->data + offset;
+      err = finish_enqueue(ev, num_wait, wait_list, blocking, event);
+      if (err) result = NULL;
+    }
+  }
+  if (errcode_ret) *errcode_ret = err;
+  return result;
+}
+
+AQUILA_API cl_int clEnqueueUnmapMemObject(cl_command_queue q, cl_mem memobj, void *mapped_ptr,
+                                          cl_uint num_wait, const cl_event *wait_list,
+                                          cl_event *event) {
+  if (queue_check(q)) return CL_INVALID_COMMAND_QUEUE;
+  if (!object_is(memobj, OBJECT_MEM)) return CL_INVALID_MEM_OBJECT;
+  if (memobj->context != q->context) return CL_INVALID_CONTEXT;
+  if (!mapped_ptr || (char *)mapped_ptr < memobj->data ||
+      (char *)mapped_ptr > memobj->data + memobj->size || atomic_load(&memobj->map_count) == 0)
+    return CL_INVALID_VALUE;
+  cl_int err = check_wait_list(q, num_wait, wait_list);
+  if (err) return err;
+  cl_event ev = event_create_command(q, CL_COMMAND_UNMAP_MEM_OBJECT, COMMAND_UNMAP);
+  if (!ev || retain_mem(ev, memobj)) {
+    if (ev) event_release_internal(ev);
+    return CL_OUT_OF_HOST_MEMORY;
+  }
+  atomic_fetch_sub(&memobj->map_count, 1);
+  return finish_enqueue(ev, num_wait, wait_list, CL_FALSE, event);
+}
+
+AQUILA_API cl_int clEnqueueMigrateMemObjects(cl_command_queue q, cl_uint num_mem_objects,
+                                             const cl_mem *mem_objects, cl_mem_migration_flags flags,
+                                             cl_uint num_wait, const cl_event *wait_list,
+                                             cl_event *event) {
+  if (queue_check(q)) return CL_INVALID_COMMAND_QUEUE;
+  if (num_mem_objects == 0 || !mem_objects) return CL_INVALID_VALUE;
+  for (cl_uint i = 0; i < num_mem_objects; i++) {
+    if (!object_is(mem_objects[i], OBJECT_MEM)) return CL_INVALID_MEM_OBJECT;
+    if (mem_objects[i]->context != q->context) return CL_INVALID_CONTEXT;
+  }
+  if (flags & ~(cl_mem_migration_flags)(CL_MIGRATE_MEM_OBJECT_HOST |
+                                        CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED))
+    return CL_INVALID_VALUE;
+  cl_int err = check_wait_list(q, num_wait, wait_list);
+  if (err) return err;
+  /* Host and device share memory: migration is an ordering point only. */
+  cl_event ev = event_create_command(q, CL_COMMAND_MIGRATE_MEM_OBJECTS, COMMAND_NONE);
+  if (!ev) return CL_OUT_OF_HOST_MEMORY;
+  return finish_enqueue(ev, num_wait, wait_list, CL_FALSE, event);
+}
+
+/* ---- markers and barriers --------------------------------------------------- */
+
+static cl_int enqueue_sync(cl_command_queue q, cl_command_type type, cl_uint num_wait,
+                           const cl_event *wait_list, cl_event *event) {
+  if (queue_check(q)) return CL_INVALID_COMMAND_QUEUE;
+  cl_int err = check_wait_list(q, num_wait, wait_list);
+  if (err) return err;
+  cl_event ev = event_create_command(q, type, COMMAND_NONE);
+  if (!ev) return CL_OUT_OF_HOST_MEMORY;
+  /* Without a wait list a marker or barrier waits for every earlier command,
+   * which in an out-of-order queue means all of those still outstanding. */
+  if (num_wait == 0 && (q->properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE)) {
+    event_hand_out(ev, event);
+    command_submit_after_all(ev);
+    return CL_SUCCESS;
+  }
+  return finish_enqueue(ev, num_wait, wait_list, CL_FALSE, event);
+}
+
+AQUILA_API cl_int clEnqueueMarkerWithWaitList(cl_command_queue q, cl_uint num_wait,
+                                              const cl_event *wait_list, cl_event *event) {
+  return enqueue_sync(q, CL_COMMAND_MARKER, num_wait, wait_list, event);
+}
+
+AQUILA_API cl_int clEnqueueBarrierWithWaitList(cl_command_queue q, cl_uint num_wait,
+                                               const cl_event *wait_list, cl_event *event) {
+  return enqueue_sync(q, CL_COMMAND_BARRIER, num_wait, wait_list, event);
+}
+
+AQUILA_API cl_int clEnqueueMarker(cl_command_queue q, cl_event *event) {
+  if (queue_check(q)) return CL_INVALID_COMMAND_QUEUE;
+  if (!event) return CL_INVALID_VALUE;
+  return enqueue_sync(q, CL_COMMAND_MARKER, 0, NULL, event);
+}
+
+AQUILA_API cl_int clEnqueueBarrier(cl_command_queue q) {
+  return enqueue_sync(q, CL_COMMAND_BARRIER, 0, NULL, NULL);
+}
+
+AQUILA_API cl_int clEnqueueWaitForEvents(cl_command_queue q, cl_uint num_events,
+                                         const cl_event *event_list) {
+  if (queue_check(q)) return CL_INVALID_COMMAND_QUEUE;
+  if (num_events == 0 || !event_list) return CL_INVALID_VALUE;
+  for (cl_uint i = 0; i < num_events; i++)
+    if (!object_is(event_list[i], OBJECT_EVENT)) return CL_INVALID_EVENT;
+    else if (event_list[i]->context != q->context) return CL_INVALID_CONTEXT;
+  return enqueue_sync(q, CL_COMMAND_BARRIER, num_events, event_list, NULL);
+}
+
+/* ---- kernels ------------------------------------------------------------------ */
+
+static int program_device_slot(cl_program p, cl_device_id d) {
+  for (cl_uint i = 0; i < p->num_devices; i++)
+    if (p->devices[i] == d && p->per_device[i].loaded) return (int)i;
+  return -1;
+}
+
+/* A local size for a dimension when the application gave none: the largest
+ * divisor of the global size that still leaves every compute unit several
+ * work-groups, so that stealing can balance them. */
+static size_t pick_local_size(size_t global, size_t limit, uint32_t units) {
+  size_t target = global / (8 * (size_t)units);
+  if (target < 64) target = 64;
+  if (target > limit) target = limit;
+  for (size_t d = target; d > 1; d--)
+    if (global % d == 0) return d;
+  return 1;
+}
+
+AQUILA_API cl_int clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel kernel, cl_uint work_dim,
+                                         const size_t *global_work_offset,
+                                         const size_t *global_work_size,
+                                         const size_t *local_work_size, cl_uint num_wait,
+                                         const cl_event *wait_list, cl_event *event) {
+  if (queue_check(q)) return CL_INVALID_COMMAND_QUEUE;
+  if (!object_is(kernel, OBJECT_KERNEL)) return CL_INVALID_KERNEL;
+  int slot = program_device_slot(kernel->program, q->device);
+  if (slot < 0 || !kernel->kernel_objects[slot]) return CL_INVALID_PROGRAM_EXECUTABLE;
+  if (kernel->program->context != q->context) return CL_INVALID_CONTEXT;
+  const struct aquila_fatbin_kernel *meta = kernel->meta;
+  for (uint32_t i = 0; i < meta->num_args; i++)
+    if (!kernel->args[i].set) {
+      debug_log("clEnqueueNDRangeKernel: argument %u of '%s' is not set", i, meta->name);
+      return CL_INVALID_KERNEL_ARGS;
+    }
+  if (work_dim < 1 || work_dim > 3) return CL_INVALID_WORK_DIMENSION;
+  if (!global_work_size) return CL_INVALID_GLOBAL_WORK_SIZE;
+  for (cl_uint d = 0; d < work_dim; d++)
+    if (global_work_size[d] == 0 || global_work_size[d] > UINT32_MAX)
+      return CL_INVALID_GLOBAL_WORK_SIZE;
+  if (global_work_offset)
+    for (cl_uint d = 0; d < work_dim; d++)
+      if (global_work_size[d] + global_work_offset[d] < global_work_size[d])
+        return CL_INVALID_GLOBAL_OFFSET;
+  cl_device_id dev = q->device;
+  size_t local[3] = {1, 1, 1}, global[3] = {1, 1, 1}, offset[3] = {0, 0, 0};
+  const uint32_t *reqd = meta->reqd_work_group_size;
+  int has_reqd = reqd[0] || reqd[1] || reqd[2];
+  for (cl_uint d = 0; d < work_dim; d++) {
+    global[d] = global_work_size[d];
+    if (global_work_offset) offset[d] = global_work_offset[d];
+  }
+  if (local_work_size) {
+    size_t total = 1;
+    for (cl_uint d = 0; d < work_dim; d++) {
+      if (local_work_size[d] == 0 || global[d] % local_work_size[d]) return CL_INVALID_WORK_GROUP_SIZE;
+      if (has_reqd && local_work_size[d] != reqd[d]) return CL_INVALID_WORK_GROUP_SIZE;
+      local[d] = local_work_size[d];
+      total *= local[d];
+    }
+    if (total > dev->max_work_group_size) return CL_INVALID_WORK_GROUP_SIZE;
+    for (cl_uint d = 0; d < work_dim; d++)
+      if (local[d] > dev->max_work_group_size) return CL_INVALID_WORK_ITEM_SIZE;
+  } else if (has_reqd) {
+    for (cl_uint d = 0; d < work_dim; d++) {
+      if (global[d] % reqd[d]) return CL_INVALID_WORK_GROUP_SIZE;
+      local[d] = reqd[d];
+    }
+  } else {
+    size_t budget = dev->max_work_group_size;
+    for (cl_uint d = 0; d < work_dim; d++) {
+      local[d] = d == 0 ? pick_local_size(global[d], budget, dev->compute_units) : 1;
+      budget /= local[d];
+    }
+  }
+  cl_int err = check_wait_list(q, num_wait, wait_list);
+  if (err) return err;
+
+  cl_event ev = event_create_command(q, CL_COMMAND_NDRANGE_KERNEL, COMMAND_NDRANGE);
+  if (!ev) return CL_OUT_OF_HOST_MEMORY;
+  size_t align = meta->kernarg_alignment < 16 ? 16 : meta->kernarg_alignment;
+  size_t size = (meta->kernarg_size + align - 1) / align * align;
+  unsigned char *kernarg = aligned_alloc(align, size);
+  if (!kernarg) {
+    event_release_internal(ev);
+    return CL_OUT_OF_HOST_MEMORY;
+  }
+  memcpy(kernarg, kernel->arg_values, meta->kernarg_size);
+  uint64_t group_segment = 0;
+  for (uint32_t i = 0; i < meta->num_args; i++) {
+    const struct aquila_fatbin_arg *a = &meta->args[i];
+    if (a->kind == AQUILA_ARG_GLOBAL_PTR || a->kind == AQUILA_ARG_CONSTANT_PTR) {
+      cl_mem m = kernel->args[i].mem;
+      void *addr = m ? m->data : NULL;
+      memcpy(kernarg + a->offset, &addr, sizeof addr);
+      if (m && retain_mem(ev, m)) err = CL_OUT_OF_HOST_MEMORY;
+    } else if (a->kind == AQUILA_ARG_LOCAL_PTR) {
+      group_segment = (group_segment + GROUP_SEGMENT_ALIGNMENT - 1) & ~(uint64_t)(GROUP_SEGMENT_ALIGNMENT - 1);
+      memcpy(kernarg + a->offset, &group_segment, sizeof group_segment);
+      group_segment += kernel->args[i].local_size;
+    }
+  }
+  if (group_segment + meta->local_mem_size > dev->local_mem_size) err = CL_OUT_OF_RESOURCES;
+  struct aquila_hidden_kernargs hidden = {{offset[0], offset[1], offset[2]}, 0};
+  memcpy(kernarg + meta->hidden_kernarg_offset, &hidden, sizeof hidden);
+  ev->u.ndrange.kernarg = kernarg;
+  if (err) {
+    event_release_internal(ev); /* frees nothing of kernarg: do it here */
+    free(kernarg);
+    return err;
+  }
+  ev->u.ndrange.dims = work_dim;
+  ev->u.ndrange.group_segment_size = (uint32_t)group_segment;
+  for (int d = 0; d < 3; d++) {
+    ev->u.ndrange.workgroup[d] = (uint32_t)local[d];
+    ev->u.ndrange.grid[d] = global[d];
+  }
+  ev->kernel = kernel;
+  object_retain(&kernel->header);
+  ev->u.ndrange.signal.handle = (uint64_t)slot; /* the kernel object slot, until submission */
+  return finish_enqueue(ev, num_wait, wait_list, CL_FALSE, event);
+}
+
+AQUILA_API cl_int clEnqueueTask(cl_command_queue q, cl_kernel kernel, cl_uint num_wait,
+                                const cl_event *wait_list, cl_event *event) {
+  size_t one = 1;
+  return clEnqueueNDRangeKernel(q, kernel, 1, NULL, &one, &one, num_wait, wait_list, event);
+}
+
+/* CL_DEVICE_EXECUTION_CAPABILITIES does not include CL_EXEC_NATIVE_KERNEL. */
+AQUILA_API cl_int clEnqueueNativeKernel(cl_command_queue q, void(CL_CALLBACK *user_func)(void *),
+                                        void *args, size_t cb_args, cl_uint num_mem_objects,
+                                        const cl_mem *mem_list, const void **args_mem_loc,
+                                        cl_uint num_wait, const cl_event *wait_list,
+                                        cl_event *event) {
+  if (queue_check(q)) return CL_INVALID_COMMAND_QUEUE;
+  return CL_INVALID_OPERATION;
+}
+
+void ndrange_submit(cl_event ev, int unused) {
+  cl_command_queue q = ev->queue;
+  cl_device_id dev = q->device;
+  hsa_queue_t *hq = q->hsa_queue;
+  int slot = (int)ev->u.ndrange.signal.handle;
+  uint64_t kernel_object = ev->kernel->kernel_objects[slot];
+  int barrier = (ev->u.ndrange.dims & 0x100) != 0;
+  uint16_t dims = ev->u.ndrange.dims & 0xff;
+  hsa_signal_t signal = device_acquire_signal(dev);
+  event_set_status(ev, CL_SUBMITTED);
+
+  uint64_t index = hsa_queue_add_write_index_scacq_screl(hq, 1);
+  while (index - hsa_queue_load_read_index_scacquire(hq) >= hq->size) sched_yield();
+  hsa_kernel_dispatch_packet_t *pkt =
+      (hsa_kernel_dispatch_packet_t *)hq->base_address + (index & (hq->size - 1));
+  pkt->workgroup_size_x = (uint16_t)ev->u.ndrange.workgroup[0];
+  pkt->workgroup_size_y = (uint16_t)ev->u.ndrange.workgroup[1];
+  pkt->workgroup_size_z = (uint16_t)ev->u.ndrange.workgroup[2];
+  pkt->reserved0 = 0;
+  pkt->grid_size_x = (uint32_t)ev->u.ndrange.grid[0];
+  pkt->grid_size_y = (uint32_t)ev->u.ndrange.grid[1];
+  pkt->grid_size_z = (uint32_t)ev->u.ndrange.grid[2];
+  pkt->private_segment_size = 0;
+  pkt->group_segment_size = ev->u.ndrange.group_segment_size;
+  pkt->kernel_object = kernel_object;
+  pkt->kernarg_address = ev->u.ndrange.kernarg;
+  pkt->reserved2 = 0;
+  pkt->completion_signal = signal;
+
+  pthread_mutex_lock(&ev->lock);
+  ev->u.ndrange.signal = signal;
+  ev->u.ndrange.packet_index = index;
+  ev->u.ndrange.submitted = 1;
+  pthread_mutex_unlock(&ev->lock);
+  device_watch(dev, ev);
+
+  uint16_t header = (HSA_PACKET_TYPE_KERNEL_DISPATCH << HSA_PACKET_HEADER_TYPE) |
+                    ((barrier ? 1 : 0) << HSA_PACKET_HEADER_BARRIER) |
+                    (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCACQUIRE_FENCE_SCOPE) |
+                    (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE);
+  __atomic_store_n((uint32_t *)pkt, (uint32_t)header | ((uint32_t)dims << 16), __ATOMIC_RELEASE);
+  hsa_signal_store_screlease(hq->doorbell_signal, (hsa_signal_value_t)index);
+  event_set_status(ev, CL_RUNNING);
+}

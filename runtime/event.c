@@ -1,0 +1,452 @@
+/* Events: the status of a command or a user event, its callbacks, its
+ * profiling times, and the dependency edges the scheduler follows. A command
+ * becomes ready when its count of unfinished dependencies drops to zero;
+ * completing an event walks its dependents (iteratively, so a long chain of
+ * markers never deepens the stack). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime.h"
+
+void command_execute(cl_event ev);
+
+cl_event event_create_command(cl_command_queue q, cl_command_type type, enum command_kind kind) {
+  cl_event ev = calloc(1, sizeof *ev);
+  if (!ev) return NULL;
+  object_init(&ev->header, OBJECT_EVENT);
+  ev->context = q ? q->context : NULL;
+  ev->queue = q;
+  ev->type = type;
+  ev->kind = kind;
+  atomic_init(&ev->status, CL_QUEUED);
+  atomic_init(&ev->pending, 1); /* held until command_submit has added every dependency */
+  pthread_mutex_init(&ev->lock, NULL);
+  pthread_cond_init(&ev->cond, NULL);
+  if (q) {
+    object_retain(&q->header);
+    if (q->properties & CL_QUEUE_PROFILING_ENABLE) ev->t_queued = now_ns();
+  }
+  return ev;
+}
+
+static void event_free(cl_event ev) {
+  struct event_callback *cb = ev->callbacks;
+  while (cb) {
+    struct event_callback *next = cb->next;
+    free(cb);
+    cb = next;
+  }
+  cl_command_queue q = ev->queue;
+  cl_context ctx = ev->context;
+  pthread_mutex_destroy(&ev->lock);
+  pthread_cond_destroy(&ev->cond);
+  free(ev);
+  if (q) clReleaseCommandQueue(q);
+  else if (ctx) clReleaseContext(ctx);
+}
+
+void event_release_internal(cl_event ev) {
+  if (object_release(&ev->header)) event_free(ev);
+}
+
+void event_hand_out(cl_event ev, cl_event *out) {
+  if (out) {
+    object_retain(&ev->header);
+    *out = ev;
+  }
+}
+
+cl_int event_check_wait_list(cl_context ctx, cl_uint num, const cl_event *list) {
+  if ((num == 0) != (list == NULL)) return CL_INVALID_EVENT_WAIT_LIST;
+  for (cl_uint i = 0; i < num; i++) {
+    if (!object_is(list[i], OBJECT_EVENT)) return CL_INVALID_EVENT_WAIT_LIST;
+    if (ctx && list[i]->context != ctx) return CL_INVALID_CONTEXT;
+  }
+  return CL_SUCCESS;
+}
+
+/* Runs the callbacks whose threshold the new status has reached, in the
+ * order SUBMITTED, RUNNING, COMPLETE; each exactly once. */
+static void run_callbacks(cl_event ev, cl_int status) {
+  static const cl_int thresholds[] = {CL_SUBMITTED, CL_RUNNING, CL_COMPLETE};
+  for (int t = 0; t < 3; t++) {
+    if (status > thresholds[t]) break;
+    for (;;) {
+      pthread_mutex_lock(&ev->lock);
+      struct event_callback **pp = &ev->callbacks, *cb = NULL;
+      while (*pp) {
+        if ((*pp)->status == thresholds[t]) {
+          cb = *pp;
+          *pp = cb->next;
+          break;
+        }
+        pp = &(*pp)->next;
+      }
+      pthread_mutex_unlock(&ev->lock);
+      if (!cb) break;
+      cb->fn(ev, thresholds[t] == CL_COMPLETE ? status : thresholds[t], cb->data);
+      free(cb);
+    }
+  }
+}
+
+void event_set_status(cl_event ev, cl_int status) {
+  int profiling = ev->queue && (ev->queue->properties & CL_QUEUE_PROFILING_ENABLE);
+  if (profiling) {
+    uint64_t t = now_ns();
+    if (status == CL_SUBMITTED) ev->t_submit = t;
+    if (status == CL_RUNNING) ev->t_start = t;
+  }
+  pthread_mutex_lock(&ev->lock);
+  if (atomic_load(&ev->status) > status) atomic_store(&ev->status, status);
+  pthread_mutex_unlock(&ev->lock);
+  if (ev->callbacks) run_callbacks(ev, status);
+}
+
+/* Called when pending reached zero: start the command. Returns 1 when the
+ * command finished on the spot (a marker), so that the caller completes it. */
+static int event_start(cl_event ev) {
+  if (ev->failed_dependency) return 1;
+  switch (ev->kind) {
+  case COMMAND_NONE:
+    event_set_status(ev, CL_SUBMITTED);
+    event_set_status(ev, CL_RUNNING);
+    return 1;
+  case COMMAND_NDRANGE:
+    ndrange_submit(ev, 0);
+    return 0;
+  default:
+    event_set_status(ev, CL_SUBMITTED);
+    scheduler_push_ready(ev);
+    return 0;
+  }
+}
+
+struct completion_item {
+  cl_event ev;
+  cl_int status;
+};
+
+struct completion_list {
+  struct completion_item *items;
+  size_t len, cap;
+};
+
+static void completion_push(struct completion_list *l, cl_event ev, cl_int status) {
+  if (l->len == l->cap) {
+    l->cap = l->cap ? l->cap * 2 : 16;
+    l->items = realloc(l->items, l->cap * sizeof *l->items);
+    if (!l->items) abort();
+  }
+  l->items[l->len++] = (struct completion_item){ev, status};
+}
+
+static void release_command_resources(cl_event ev) {
+  for (size_t i = 0; i < ev->num_retained_mems; i++) clReleaseMemObject(ev->retained_mems[i]);
+  free(ev->retained_mems);
+  ev->retained_mems = NULL;
+  ev->num_retained_mems = 0;
+  if (ev->kind == COMMAND_NDRANGE) {
+    free(ev->u.ndrange.kernarg);
+    ev->u.ndrange.kernarg = NULL;
+  }
+  if (ev->kernel) {
+    clReleaseKernel(ev->kernel);
+    ev->kernel = NULL;
+  }
+}
+
+static void complete_one(cl_event ev, cl_int status, struct completion_list *more) {
+  if (status == CL_COMPLETE && ev->failed_dependency)
+    status = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+  if (ev->queue && (ev->queue->properties & CL_QUEUE_PROFILING_ENABLE)) {
+    uint64_t t = now_ns();
+    if (!ev->t_submit) ev->t_submit = t;
+    if (!ev->t_start) ev->t_start = t;
+    ev->t_end = t;
+  }
+  release_command_resources(ev);
+  pthread_mutex_lock(&ev->lock);
+  atomic_store(&ev->status, status);
+  struct dependent *deps = ev->dependents;
+  ev->dependents = NULL;
+  pthread_cond_broadcast(&ev->cond);
+  pthread_mutex_unlock(&ev->lock);
+  if (ev->callbacks) run_callbacks(ev, status);
+
+  while (deps) {
+    struct dependent *next = deps->next;
+    cl_event d = deps->event;
+    if (status < 0) d->failed_dependency = 1;
+    if (atomic_fetch_sub(&d->pending, 1) == 1 && event_start(d))
+      completion_push(more, d, CL_COMPLETE);
+    free(deps);
+    deps = next;
+  }
+
+  cl_command_queue q = ev->queue;
+  if (q) {
+    pthread_mutex_lock(&q->lock);
+    q->outstanding--;
+    if (ev->queue_prev) ev->queue_prev->queue_next = ev->queue_next;
+    else q->outstanding_head = ev->queue_next;
+    if (ev->queue_next) ev->queue_next->queue_prev = ev->queue_prev;
+    int was_last = q->last == ev;
+    if (was_last) q->last = NULL;
+    int was_barrier = q->barrier == ev;
+    if (was_barrier) q->barrier = NULL;
+    if (q->outstanding == 0) pthread_cond_broadcast(&q->idle_cond);
+    pthread_mutex_unlock(&q->lock);
+    if (was_last) event_release_internal(ev);
+    if (was_barrier) event_release_internal(ev);
+    event_release_internal(ev); /* the scheduler's reference */
+  }
+}
+
+void event_complete(cl_event ev, cl_int status) {
+  if (atomic_exchange(&ev->completion_claimed, 1)) return;
+  struct completion_list list = {0};
+  complete_one(ev, status, &list);
+  for (size_t i = 0; i < list.len; i++) {
+    cl_event d = list.items[i].ev;
+    if (!atomic_exchange(&d->completion_claimed, 1)) complete_one(d, list.items[i].status, &list);
+  }
+  free(list.items);
+}
+
+/* Adds dep as a dependency of ev. An NDRange whose dependency is an NDRange
+ * already written to the same AQL queue needs no runtime edge: the packet's
+ * barrier bit orders it behind every earlier packet of that queue. */
+static void add_dependency(cl_event ev, cl_event dep, int *use_barrier_bit) {
+  pthread_mutex_lock(&dep->lock);
+  cl_int st = atomic_load(&dep->status);
+  if (st <= CL_COMPLETE) {
+    pthread_mutex_unlock(&dep->lock);
+    if (st < 0) ev->failed_dependency = 1;
+    return;
+  }
+  if (ev->kind == COMMAND_NDRANGE && dep->kind == COMMAND_NDRANGE && dep->queue &&
+      dep->queue->hsa_queue == ev->queue->hsa_queue && dep->u.ndrange.submitted) {
+    pthread_mutex_unlock(&dep->lock);
+    *use_barrier_bit = 1;
+    return;
+  }
+  struct dependent *node = malloc(sizeof *node);
+  if (!node) abort();
+  node->event = ev;
+  node->next = dep->dependents;
+  dep->dependents = node;
+  atomic_fetch_add(&ev->pending, 1);
+  pthread_mutex_unlock(&dep->lock);
+}
+
+/* Links ev into its queue: as the latest command, as the queue's barrier if
+ * it is one, and into the list of outstanding commands. Returns, with a
+ * reference, the command that an in-order queue makes ev wait for. */
+static cl_event queue_link(cl_event ev, cl_event *barrier_dep) {
+  cl_command_queue q = ev->queue;
+  int in_order = !(q->properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
+  object_retain(&ev->header); /* held by q->last */
+  pthread_mutex_lock(&q->lock);
+  cl_event prev = q->last, old_barrier = NULL;
+  if (prev && in_order) object_retain(&prev->header);
+  *barrier_dep = NULL;
+  if (!in_order && q->barrier) {
+    *barrier_dep = q->barrier;
+    object_retain(&q->barrier->header);
+  }
+  if (!in_order && ev->type == CL_COMMAND_BARRIER) {
+    old_barrier = q->barrier;
+    object_retain(&ev->header); /* held by q->barrier */
+    q->barrier = ev;
+  }
+  q->last = ev;
+  q->outstanding++;
+  ev->queue_prev = NULL;
+  ev->queue_next = q->outstanding_head;
+  if (q->outstanding_head) q->outstanding_head->queue_prev = ev;
+  q->outstanding_head = ev;
+  pthread_mutex_unlock(&q->lock);
+  if (prev) event_release_internal(prev); /* q->last's reference moved to ev */
+  if (old_barrier) event_release_internal(old_barrier);
+  return in_order ? prev : NULL;
+}
+
+static void submission_done(cl_event ev, int barrier_bit) {
+  if (ev->kind == COMMAND_NDRANGE && barrier_bit) ev->u.ndrange.dims |= 0x100;
+  if (atomic_fetch_sub(&ev->pending, 1) == 1 && event_start(ev)) event_complete(ev, CL_COMPLETE);
+}
+
+void command_submit(cl_event ev, cl_uint num_wait, const cl_event *wait_list) {
+  cl_event barrier_dep;
+  cl_event prev = queue_link(ev, &barrier_dep);
+  int barrier_bit = 0;
+  for (cl_uint i = 0; i < num_wait; i++) add_dependency(ev, wait_list[i], &barrier_bit);
+  if (prev) {
+    add_dependency(ev, prev, &barrier_bit);
+    event_release_internal(prev);
+  }
+  if (barrier_dep) {
+    add_dependency(ev, barrier_dep, &barrier_bit);
+    event_release_internal(barrier_dep);
+  }
+  submission_done(ev, barrier_bit);
+}
+
+void command_submit_after_all(cl_event ev) {
+  cl_command_queue q = ev->queue;
+  pthread_mutex_lock(&q->lock);
+  size_t n = 0;
+  for (cl_event e = q->outstanding_head; e; e = e->queue_next) n++;
+  cl_event *all = malloc((n ? n : 1) * sizeof *all);
+  if (!all) abort();
+  n = 0;
+  for (cl_event e = q->outstanding_head; e; e = e->queue_next) {
+    object_retain(&e->header);
+    all[n++] = e;
+  }
+  pthread_mutex_unlock(&q->lock);
+  command_submit(ev, (cl_uint)n, all);
+  for (size_t i = 0; i < n; i++) event_release_internal(all[i]);
+  free(all);
+}
+
+cl_int event_wait(cl_event ev) {
+  for (;;) {
+    pthread_mutex_lock(&ev->lock);
+    cl_int st = atomic_load(&ev->status);
+    if (st <= CL_COMPLETE) {
+      pthread_mutex_unlock(&ev->lock);
+      return st;
+    }
+    if (ev->kind == COMMAND_NDRANGE && ev->u.ndrange.submitted) {
+      /* Wait on the dispatch's signal directly rather than for the watcher
+       * thread's wake-up; a bounded wait, then look again. */
+      hsa_signal_t s = ev->u.ndrange.signal;
+      pthread_mutex_unlock(&ev->lock);
+      if (hsa_signal_wait_scacquire(s, HSA_SIGNAL_CONDITION_EQ, 0, 1000000,
+                                    HSA_WAIT_STATE_BLOCKED) == 0 &&
+          atomic_load(&ev->status) > CL_COMPLETE) {
+        /* Finished: the watcher will notice too; whoever comes first completes it. */
+        event_complete(ev, CL_COMPLETE);
+      }
+      continue;
+    }
+    pthread_cond_wait(&ev->cond, &ev->lock);
+    pthread_mutex_unlock(&ev->lock);
+  }
+}
+
+/* ---- API ------------------------------------------------------------------ */
+
+AQUILA_API cl_int clWaitForEvents(cl_uint num_events, const cl_event *event_list) {
+  if (num_events == 0 || !event_list) return CL_INVALID_VALUE;
+  for (cl_uint i = 0; i < num_events; i++)
+    if (!object_is(event_list[i], OBJECT_EVENT)) return CL_INVALID_EVENT;
+  for (cl_uint i = 1; i < num_events; i++)
+    if (event_list[i]->context != event_list[0]->context) return CL_INVALID_CONTEXT;
+  cl_int result = CL_SUCCESS;
+  for (cl_uint i = 0; i < num_events; i++) {
+    if (event_list[i]->queue) clFlush(event_list[i]->queue);
+    if (event_wait(event_list[i]) < 0) result = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+  }
+  return result;
+}
+
+AQUILA_API cl_int clGetEventInfo(cl_event event, cl_event_info param_name, size_t param_value_size,
+                                 void *param_value, size_t *param_value_size_ret) {
+  if (!object_is(event, OBJECT_EVENT)) return CL_INVALID_EVENT;
+  switch (param_name) {
+  case CL_EVENT_COMMAND_QUEUE: INFO_VALUE(cl_command_queue, event->queue);
+  case CL_EVENT_CONTEXT: INFO_VALUE(cl_context, event->context);
+  case CL_EVENT_COMMAND_TYPE: INFO_VALUE(cl_command_type, event->type);
+  case CL_EVENT_COMMAND_EXECUTION_STATUS: INFO_VALUE(cl_int, atomic_load(&event->status));
+  case CL_EVENT_REFERENCE_COUNT: INFO_VALUE(cl_uint, atomic_load(&event->header.refcount));
+  default: return CL_INVALID_VALUE;
+  }
+}
+
+AQUILA_API cl_int clRetainEvent(cl_event event) {
+  if (!object_is(event, OBJECT_EVENT)) return CL_INVALID_EVENT;
+  object_retain(&event->header);
+  return CL_SUCCESS;
+}
+
+AQUILA_API cl_int clReleaseEvent(cl_event event) {
+  if (!object_is(event, OBJECT_EVENT)) return CL_INVALID_EVENT;
+  event_release_internal(event);
+  return CL_SUCCESS;
+}
+
+AQUILA_API cl_int clGetEventProfilingInfo(cl_event event, cl_profiling_info param_name,
+                                          size_t param_value_size, void *param_value,
+                                          size_t *param_value_size_ret) {
+  if (!object_is(event, OBJECT_EVENT)) return CL_INVALID_EVENT;
+  if (!event->queue || !(event->queue->properties & CL_QUEUE_PROFILING_ENABLE) ||
+      atomic_load(&event->status) != CL_COMPLETE)
+    return CL_PROFILING_INFO_NOT_AVAILABLE;
+  switch (param_name) {
+  case CL_PROFILING_COMMAND_QUEUED: INFO_VALUE(cl_ulong, event->t_queued);
+  case CL_PROFILING_COMMAND_SUBMIT: INFO_VALUE(cl_ulong, event->t_submit);
+  case CL_PROFILING_COMMAND_START: INFO_VALUE(cl_ulong, event->t_start);
+  case CL_PROFILING_COMMAND_END: INFO_VALUE(cl_ulong, event->t_end);
+  default: return CL_INVALID_VALUE;
+  }
+}
+
+AQUILA_API cl_event clCreateUserEvent(cl_context context, cl_int *errcode_ret) {
+  if (!object_is(context, OBJECT_CONTEXT)) {
+    if (errcode_ret) *errcode_ret = CL_INVALID_CONTEXT;
+    return NULL;
+  }
+  cl_event ev = event_create_command(NULL, CL_COMMAND_USER, COMMAND_NONE);
+  if (!ev) {
+    if (errcode_ret) *errcode_ret = CL_OUT_OF_HOST_MEMORY;
+    return NULL;
+  }
+  ev->context = context;
+  object_retain(&context->header);
+  atomic_store(&ev->status, CL_SUBMITTED);
+  atomic_store(&ev->pending, 0);
+  if (errcode_ret) *errcode_ret = CL_SUCCESS;
+  return ev;
+}
+
+AQUILA_API cl_int clSetUserEventStatus(cl_event event, cl_int execution_status) {
+  if (!object_is(event, OBJECT_EVENT) || event->type != CL_COMMAND_USER) return CL_INVALID_EVENT;
+  if (execution_status > CL_COMPLETE) return CL_INVALID_VALUE;
+  if (atomic_load(&event->status) <= CL_COMPLETE) return CL_INVALID_OPERATION;
+  event_complete(event, execution_status);
+  return CL_SUCCESS;
+}
+
+AQUILA_API cl_int clSetEventCallback(cl_event event, cl_int command_exec_callback_type,
+                                     void(CL_CALLBACK *pfn_notify)(cl_event, cl_int, void *),
+                                     void *user_data) {
+  if (!object_is(event, OBJECT_EVENT)) return CL_INVALID_EVENT;
+  if (!pfn_notify || (command_exec_callback_type != CL_SUBMITTED &&
+                      command_exec_callback_type != CL_RUNNING &&
+                      command_exec_callback_type != CL_COMPLETE))
+    return CL_INVALID_VALUE;
+  struct event_callback *cb = malloc(sizeof *cb);
+  if (!cb) return CL_OUT_OF_HOST_MEMORY;
+  cb->status = command_exec_callback_type;
+  cb->fn = pfn_notify;
+  cb->data = user_data;
+  cb->next = NULL;
+  pthread_mutex_lock(&event->lock);
+  cl_int st = atomic_load(&event->status);
+  if (st > command_exec_callback_type) {
+    struct event_callback **pp = &event->callbacks;
+    while (*pp) pp = &(*pp)->next;
+    *pp = cb;
+    pthread_mutex_unlock(&event->lock);
+    return CL_SUCCESS;
+  }
+  pthread_mutex_unlock(&event->lock);
+  /* Already there: call now. */
+  pfn_notify(event, command_exec_callback_type == CL_COMPLETE || st < 0 ? st : command_exec_callback_type,
+             user_data);
+  free(cb);
+  return CL_SUCCESS;
+}

@@ -1,0 +1,209 @@
+/* Kernels: a program's kernel with its argument values. Argument values are
+ * kept as an image of the explicit kernarg segment; buffer arguments are
+ * resolved to addresses when a command is enqueued, so the command keeps its
+ * own snapshot and clSetKernelArg may change the kernel right after. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime.h"
+
+static cl_kernel kernel_create(cl_program p, const struct aquila_fatbin_kernel *meta,
+                               cl_int *err) {
+  cl_kernel k = calloc(1, sizeof *k);
+  if (!k) {
+    *err = CL_OUT_OF_HOST_MEMORY;
+    return NULL;
+  }
+  k->kernel_objects = calloc(p->num_devices, sizeof *k->kernel_objects);
+  k->arg_values = calloc(1, meta->kernarg_size ? meta->kernarg_size : 1);
+  k->args = calloc(meta->num_args ? meta->num_args : 1, sizeof *k->args);
+  if (!k->kernel_objects || !k->arg_values || !k->args) {
+    free(k->kernel_objects);
+    free(k->arg_values);
+    free(k->args);
+    free(k);
+    *err = CL_OUT_OF_HOST_MEMORY;
+    return NULL;
+  }
+  object_init(&k->header, OBJECT_KERNEL);
+  k->program = p;
+  k->meta = meta;
+  for (cl_uint i = 0; i < p->num_devices; i++) {
+    struct program_device *pd = &p->per_device[i];
+    if (!pd->loaded) continue;
+    hsa_executable_symbol_t sym;
+    hsa_agent_t agent = p->devices[i]->agent;
+    if (hsa_executable_get_symbol_by_name(pd->executable, meta->name, &agent, &sym) ==
+        HSA_STATUS_SUCCESS)
+      hsa_executable_symbol_get_info(sym, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT,
+                                     &k->kernel_objects[i]);
+  }
+  object_retain(&p->header);
+  atomic_fetch_add(&p->num_kernels_attached, 1);
+  *err = CL_SUCCESS;
+  return k;
+}
+
+static int program_has_executable(cl_program p) {
+  for (cl_uint i = 0; i < p->num_devices; i++)
+    if (p->per_device[i].status == CL_BUILD_SUCCESS && p->per_device[i].loaded) return 1;
+  return 0;
+}
+
+AQUILA_API cl_kernel clCreateKernel(cl_program program, const char *kernel_name,
+                                    cl_int *errcode_ret) {
+  cl_int err;
+  cl_kernel k = NULL;
+  if (!object_is(program, OBJECT_PROGRAM)) err = CL_INVALID_PROGRAM;
+  else if (!program_has_executable(program)) err = CL_INVALID_PROGRAM_EXECUTABLE;
+  else if (!kernel_name) err = CL_INVALID_VALUE;
+  else {
+    const struct aquila_fatbin_kernel *meta = aquila_fatbin_find_kernel(program->fatbin, kernel_name);
+    if (!meta) {
+      debug_log("clCreateKernel: no kernel '%s' in the program", kernel_name);
+      err = CL_INVALID_KERNEL_NAME;
+    } else {
+      k = kernel_create(program, meta, &err);
+    }
+  }
+  if (errcode_ret) *errcode_ret = err;
+  return k;
+}
+
+AQUILA_API cl_int clCreateKernelsInProgram(cl_program program, cl_uint num_kernels,
+                                           cl_kernel *kernels, cl_uint *num_kernels_ret) {
+  if (!object_is(program, OBJECT_PROGRAM)) return CL_INVALID_PROGRAM;
+  if (!program_has_executable(program)) return CL_INVALID_PROGRAM_EXECUTABLE;
+  cl_uint n = program->fatbin->num_kernels;
+  if (kernels && num_kernels < n) return CL_INVALID_VALUE;
+  if (kernels) {
+    for (cl_uint i = 0; i < n; i++) {
+      cl_int err;
+      kernels[i] = kernel_create(program, &program->fatbin->kernels[i], &err);
+      if (!kernels[i]) {
+        for (cl_uint j = 0; j < i; j++) clReleaseKernel(kernels[j]);
+        return err;
+      }
+    }
+  }
+  if (num_kernels_ret) *num_kernels_ret = n;
+  return CL_SUCCESS;
+}
+
+AQUILA_API cl_int clRetainKernel(cl_kernel kernel) {
+  if (!object_is(kernel, OBJECT_KERNEL)) return CL_INVALID_KERNEL;
+  object_retain(&kernel->header);
+  return CL_SUCCESS;
+}
+
+AQUILA_API cl_int clReleaseKernel(cl_kernel kernel) {
+  if (!object_is(kernel, OBJECT_KERNEL)) return CL_INVALID_KERNEL;
+  if (!object_release(&kernel->header)) return CL_SUCCESS;
+  cl_program p = kernel->program;
+  free(kernel->kernel_objects);
+  free(kernel->arg_values);
+  free(kernel->args);
+  free(kernel);
+  atomic_fetch_sub(&p->num_kernels_attached, 1);
+  clReleaseProgram(p);
+  return CL_SUCCESS;
+}
+
+AQUILA_API cl_int clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size,
+                                 const void *arg_value) {
+  if (!object_is(kernel, OBJECT_KERNEL)) return CL_INVALID_KERNEL;
+  if (arg_index >= kernel->meta->num_args) return CL_INVALID_ARG_INDEX;
+  const struct aquila_fatbin_arg *a = &kernel->meta->args[arg_index];
+  struct kernel_arg *ka = &kernel->args[arg_index];
+  switch (a->kind) {
+  case AQUILA_ARG_GLOBAL_PTR:
+  case AQUILA_ARG_CONSTANT_PTR: {
+    if (arg_size != sizeof(cl_mem)) return CL_INVALID_ARG_SIZE;
+    cl_mem m = arg_value ? *(const cl_mem *)arg_value : NULL;
+    if (m && !mem_is_buffer(m)) return CL_INVALID_MEM_OBJECT;
+    if (m && m->context != kernel->program->context) return CL_INVALID_MEM_OBJECT;
+    ka->mem = m;
+    break;
+  }
+  case AQUILA_ARG_LOCAL_PTR:
+    if (arg_value) return CL_INVALID_ARG_VALUE;
+    if (arg_size == 0) return CL_INVALID_ARG_SIZE;
+    ka->local_size = arg_size;
+    break;
+  case AQUILA_ARG_IMAGE:
+    return CL_INVALID_MEM_OBJECT; /* no image support on this device */
+  case AQUILA_ARG_SAMPLER:
+    return CL_INVALID_SAMPLER;
+  default:
+    if (!arg_value) return CL_INVALID_ARG_VALUE;
+    if (arg_size != a->size) return CL_INVALID_ARG_SIZE;
+    memcpy(kernel->arg_values + a->offset, arg_value, arg_size);
+    break;
+  }
+  ka->set = 1;
+  return CL_SUCCESS;
+}
+
+AQUILA_API cl_int clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name,
+                                  size_t param_value_size, void *param_value,
+                                  size_t *param_value_size_ret) {
+  if (!object_is(kernel, OBJECT_KERNEL)) return CL_INVALID_KERNEL;
+  switch (param_name) {
+  case CL_KERNEL_FUNCTION_NAME: INFO_STRING(kernel->meta->name);
+  case CL_KERNEL_NUM_ARGS: INFO_VALUE(cl_uint, kernel->meta->num_args);
+  case CL_KERNEL_REFERENCE_COUNT: INFO_VALUE(cl_uint, atomic_load(&kernel->header.refcount));
+  case CL_KERNEL_CONTEXT: INFO_VALUE(cl_context, kernel->program->context);
+  case CL_KERNEL_PROGRAM: INFO_VALUE(cl_program, kernel->program);
+  case CL_KERNEL_ATTRIBUTES: INFO_STRING(kernel->meta->attributes ? kernel->meta->attributes : "");
+  default: return CL_INVALID_VALUE;
+  }
+}
+
+AQUILA_API cl_int clGetKernelWorkGroupInfo(cl_kernel kernel, cl_device_id device,
+                                           cl_kernel_work_group_info param_name,
+                                           size_t param_value_size, void *param_value,
+                                           size_t *param_value_size_ret) {
+  if (!object_is(kernel, OBJECT_KERNEL)) return CL_INVALID_KERNEL;
+  cl_program p = kernel->program;
+  if (device == NULL) {
+    if (p->num_devices != 1) return CL_INVALID_DEVICE;
+    device = p->devices[0];
+  }
+  if (!device_is_valid(device) || !context_has_device(p->context, device)) return CL_INVALID_DEVICE;
+  switch (param_name) {
+  case CL_KERNEL_WORK_GROUP_SIZE: INFO_VALUE(size_t, device->max_work_group_size);
+  case CL_KERNEL_COMPILE_WORK_GROUP_SIZE: {
+    size_t s[3] = {kernel->meta->reqd_work_group_size[0], kernel->meta->reqd_work_group_size[1],
+                   kernel->meta->reqd_work_group_size[2]};
+    return info_copy(s, sizeof s, param_value_size, param_value, param_value_size_ret);
+  }
+  case CL_KERNEL_LOCAL_MEM_SIZE: {
+    cl_ulong total = kernel->meta->local_mem_size;
+    for (uint32_t i = 0; i < kernel->meta->num_args; i++)
+      if (kernel->meta->args[i].kind == AQUILA_ARG_LOCAL_PTR) total += kernel->args[i].local_size;
+    INFO_VALUE(cl_ulong, total);
+  }
+  case CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE: INFO_VALUE(size_t, 16);
+  case CL_KERNEL_PRIVATE_MEM_SIZE: INFO_VALUE(cl_ulong, 0);
+  case CL_KERNEL_GLOBAL_WORK_SIZE: return CL_INVALID_VALUE; /* only for custom devices */
+  default: return CL_INVALID_VALUE;
+  }
+}
+
+AQUILA_API cl_int clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index,
+                                     cl_kernel_arg_info param_name, size_t param_value_size,
+                                     void *param_value, size_t *param_value_size_ret) {
+  if (!object_is(kernel, OBJECT_KERNEL)) return CL_INVALID_KERNEL;
+  if (arg_index >= kernel->meta->num_args) return CL_INVALID_ARG_INDEX;
+  const struct aquila_fatbin_arg *a = &kernel->meta->args[arg_index];
+  switch (param_name) {
+  case CL_KERNEL_ARG_ADDRESS_QUALIFIER:
+    INFO_VALUE(cl_kernel_arg_address_qualifier, a->address_qualifier);
+  case CL_KERNEL_ARG_ACCESS_QUALIFIER:
+    INFO_VALUE(cl_kernel_arg_access_qualifier, a->access_qualifier);
+  case CL_KERNEL_ARG_TYPE_NAME: INFO_STRING(a->type_name ? a->type_name : "");
+  case CL_KERNEL_ARG_TYPE_QUALIFIER: INFO_VALUE(cl_kernel_arg_type_qualifier, a->type_qualifier);
+  case CL_KERNEL_ARG_NAME: INFO_STRING(a->name ? a->name : "");
+  default: return CL_INVALID_VALUE;
+  }
+}

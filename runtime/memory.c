@@ -1,0 +1,218 @@
+/* Memory objects: buffers and sub-buffers. On the CPU agent a buffer is host
+ * memory that kernels address directly: CL_MEM_USE_HOST_PTR uses the
+ * caller's memory without a copy, and mapping returns a pointer into the
+ * buffer itself. Images are not supported by this device
+ * (CL_DEVICE_IMAGE_SUPPORT is CL_FALSE); see image.c. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime.h"
+
+#define BUFFER_ALIGNMENT 128 /* CL_DEVICE_MEM_BASE_ADDR_ALIGN in bytes */
+
+int mem_is_buffer(cl_mem m) {
+  return object_is(m, OBJECT_MEM) && m->type == CL_MEM_OBJECT_BUFFER;
+}
+
+static cl_int check_flags(cl_mem_flags flags) {
+  const cl_mem_flags access = CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY;
+  const cl_mem_flags host_access =
+      CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS;
+  const cl_mem_flags all = access | host_access | CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR |
+                           CL_MEM_COPY_HOST_PTR;
+  if (flags & ~all) return CL_INVALID_VALUE;
+  if (__builtin_popcountll(flags & access) > 1) return CL_INVALID_VALUE;
+  if (__builtin_popcountll(flags & host_access) > 1) return CL_INVALID_VALUE;
+  if ((flags & CL_MEM_USE_HOST_PTR) && (flags & (CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR)))
+    return CL_INVALID_VALUE;
+  return CL_SUCCESS;
+}
+
+static cl_device_id largest_alloc_device(cl_context c, cl_ulong *max_alloc) {
+  clGetDeviceInfo(c->devices[0], CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof *max_alloc, max_alloc, NULL);
+  return c->devices[0];
+}
+
+AQUILA_API cl_mem clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size,
+                                 void *host_ptr, cl_int *errcode_ret) {
+  cl_int err;
+  cl_mem m = NULL;
+  if (!object_is(context, OBJECT_CONTEXT)) {
+    err = CL_INVALID_CONTEXT;
+    goto fail;
+  }
+  if (flags == 0) flags = CL_MEM_READ_WRITE;
+  if ((err = check_flags(flags)) != CL_SUCCESS) goto fail;
+  cl_ulong max_alloc = 0;
+  largest_alloc_device(context, &max_alloc);
+  if (size == 0 || size > max_alloc) {
+    err = CL_INVALID_BUFFER_SIZE;
+    goto fail;
+  }
+  if ((host_ptr == NULL) == !!(flags & (CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR))) {
+    err = CL_INVALID_HOST_PTR;
+    goto fail;
+  }
+  m = calloc(1, sizeof *m);
+  if (!m) {
+    err = CL_OUT_OF_HOST_MEMORY;
+    goto fail;
+  }
+  object_init(&m->header, OBJECT_MEM);
+  m->context = context;
+  m->type = CL_MEM_OBJECT_BUFFER;
+  m->flags = flags;
+  m->size = size;
+  pthread_mutex_init(&m->lock, NULL);
+  if (flags & CL_MEM_USE_HOST_PTR) {
+    m->host_ptr = host_ptr;
+    m->data = host_ptr;
+  } else {
+    if (posix_memalign((void **)&m->data, BUFFER_ALIGNMENT, size) != 0) {
+      free(m);
+      m = NULL;
+      err = CL_MEM_OBJECT_ALLOCATION_FAILURE;
+      goto fail;
+    }
+    m->owns_data = 1;
+    if (flags & CL_MEM_COPY_HOST_PTR) memcpy(m->data, host_ptr, size);
+  }
+  object_retain(&context->header);
+  if (errcode_ret) *errcode_ret = CL_SUCCESS;
+  return m;
+fail:
+  if (errcode_ret) *errcode_ret = err;
+  return NULL;
+}
+
+AQUILA_API cl_mem clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags,
+                                    cl_buffer_create_type buffer_create_type,
+                                    const void *buffer_create_info, cl_int *errcode_ret) {
+  cl_int err;
+  if (!mem_is_buffer(buffer) || buffer->parent) {
+    err = CL_INVALID_MEM_OBJECT;
+    goto fail;
+  }
+  const cl_mem_flags access = CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY;
+  const cl_mem_flags host_access =
+      CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS;
+  if (check_flags(flags) != CL_SUCCESS ||
+      (flags & (CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR))) {
+    err = CL_INVALID_VALUE;
+    goto fail;
+  }
+  /* The sub-buffer may not widen its parent's access. */
+  if (((buffer->flags & CL_MEM_WRITE_ONLY) && (flags & (CL_MEM_READ_WRITE | CL_MEM_READ_ONLY))) ||
+      ((buffer->flags & CL_MEM_READ_ONLY) && (flags & (CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY))) ||
+      ((buffer->flags & CL_MEM_HOST_WRITE_ONLY) && (flags & CL_MEM_HOST_READ_ONLY)) ||
+      ((buffer->flags & CL_MEM_HOST_READ_ONLY) && (flags & CL_MEM_HOST_WRITE_ONLY)) ||
+      ((buffer->flags & CL_MEM_HOST_NO_ACCESS) &&
+       (flags & (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_WRITE_ONLY)))) {
+    err = CL_INVALID_VALUE;
+    goto fail;
+  }
+  if (buffer_create_type != CL_BUFFER_CREATE_TYPE_REGION || !buffer_create_info) {
+    err = CL_INVALID_VALUE;
+    goto fail;
+  }
+  const cl_buffer_region *r = buffer_create_info;
+  if (r->origin > buffer->size || r->size > buffer->size - r->origin) {
+    err = CL_INVALID_VALUE;
+    goto fail;
+  }
+  if (r->size == 0) {
+    err = CL_INVALID_BUFFER_SIZE;
+    goto fail;
+  }
+  if (r->origin % BUFFER_ALIGNMENT) {
+    err = CL_MISALIGNED_SUB_BUFFER_OFFSET;
+    goto fail;
+  }
+  cl_mem m = calloc(1, sizeof *m);
+  if (!m) {
+    err = CL_OUT_OF_HOST_MEMORY;
+    goto fail;
+  }
+  object_init(&m->header, OBJECT_MEM);
+  m->context = buffer->context;
+  m->type = CL_MEM_OBJECT_BUFFER;
+  if (!(flags & access)) flags |= buffer->flags & access;
+  if (!(flags & host_access)) flags |= buffer->flags & host_access;
+  flags |= buffer->flags & (CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR);
+  m->flags = flags;
+  m->size = r->size;
+  m->parent = buffer;
+  m->offset = r->origin;
+  m->data = buffer->data + r->origin;
+  if (buffer->host_ptr) m->host_ptr = (char *)buffer->host_ptr + r->origin;
+  pthread_mutex_init(&m->lock, NULL);
+  object_retain(&buffer->header);
+  object_retain(&m->context->header);
+  if (errcode_ret) *errcode_ret = CL_SUCCESS;
+  return m;
+fail:
+  if (errcode_ret) *errcode_ret = err;
+  return NULL;
+}
+
+AQUILA_API cl_int clRetainMemObject(cl_mem memobj) {
+  if (!object_is(memobj, OBJECT_MEM)) return CL_INVALID_MEM_OBJECT;
+  object_retain(&memobj->header);
+  return CL_SUCCESS;
+}
+
+AQUILA_API cl_int clReleaseMemObject(cl_mem memobj) {
+  if (!object_is(memobj, OBJECT_MEM)) return CL_INVALID_MEM_OBJECT;
+  if (!object_release(&memobj->header)) return CL_SUCCESS;
+  /* Destructor callbacks run in the reverse order of registration, before
+   * the storage goes away. */
+  struct mem_destructor *d = memobj->destructors;
+  while (d) {
+    struct mem_destructor *next = d->next;
+    d->fn(memobj, d->data);
+    free(d);
+    d = next;
+  }
+  if (memobj->owns_data) free(memobj->data);
+  cl_mem parent = memobj->parent;
+  cl_context ctx = memobj->context;
+  pthread_mutex_destroy(&memobj->lock);
+  free(memobj);
+  if (parent) clReleaseMemObject(parent);
+  clReleaseContext(ctx);
+  return CL_SUCCESS;
+}
+
+AQUILA_API cl_int clSetMemObjectDestructorCallback(cl_mem memobj,
+                                                   void(CL_CALLBACK *pfn_notify)(cl_mem, void *),
+                                                   void *user_data) {
+  if (!object_is(memobj, OBJECT_MEM)) return CL_INVALID_MEM_OBJECT;
+  if (!pfn_notify) return CL_INVALID_VALUE;
+  struct mem_destructor *d = malloc(sizeof *d);
+  if (!d) return CL_OUT_OF_HOST_MEMORY;
+  d->fn = pfn_notify;
+  d->data = user_data;
+  pthread_mutex_lock(&memobj->lock);
+  d->next = memobj->destructors;
+  memobj->destructors = d;
+  pthread_mutex_unlock(&memobj->lock);
+  return CL_SUCCESS;
+}
+
+AQUILA_API cl_int clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name,
+                                     size_t param_value_size, void *param_value,
+                                     size_t *param_value_size_ret) {
+  if (!object_is(memobj, OBJECT_MEM)) return CL_INVALID_MEM_OBJECT;
+  switch (param_name) {
+  case CL_MEM_TYPE: INFO_VALUE(cl_mem_object_type, memobj->type);
+  case CL_MEM_FLAGS: INFO_VALUE(cl_mem_flags, memobj->flags);
+  case CL_MEM_SIZE: INFO_VALUE(size_t, memobj->size);
+  case CL_MEM_HOST_PTR: INFO_VALUE(void *, memobj->host_ptr);
+  case CL_MEM_MAP_COUNT: INFO_VALUE(cl_uint, atomic_load(&memobj->map_count));
+  case CL_MEM_REFERENCE_COUNT: INFO_VALUE(cl_uint, atomic_load(&memobj->header.refcount));
+  case CL_MEM_CONTEXT: INFO_VALUE(cl_context, memobj->context);
+  case CL_MEM_ASSOCIATED_MEMOBJECT: INFO_VALUE(cl_mem, memobj->parent);
+  case CL_MEM_OFFSET: INFO_VALUE(size_t, memobj->offset);
+  default: return CL_INVALID_VALUE;
+  }
+}

@@ -1,0 +1,64 @@
+/* The object header shared by every OpenCL object, the clGet*Info size
+ * protocol, and debug logging (AQUILA_DEBUG). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "runtime.h"
+
+void object_init(struct object_header *h, enum object_kind kind) {
+  h->dispatch = &aquila_dispatch;
+  h->kind = kind;
+  atomic_init(&h->refcount, 1);
+}
+
+int object_is(const void *p, enum object_kind kind) {
+  const struct object_header *h = p;
+  return h && h->dispatch == &aquila_dispatch && h->kind == kind &&
+         atomic_load_explicit(&h->refcount, memory_order_relaxed) > 0;
+}
+
+void object_retain(struct object_header *h) {
+  atomic_fetch_add_explicit(&h->refcount, 1, memory_order_relaxed);
+}
+
+int object_release(struct object_header *h) {
+  if (atomic_fetch_sub_explicit(&h->refcount, 1, memory_order_acq_rel) == 1) {
+    h->kind = 0; /* a stale handle now fails object_is */
+    return 1;
+  }
+  return 0;
+}
+
+void debug_log(const char *fmt, ...) {
+  static int enabled = -1;
+  if (enabled < 0) {
+    const char *e = getenv("AQUILA_DEBUG");
+    enabled = e && *e && strcmp(e, "0") != 0;
+  }
+  if (!enabled) return;
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("aquila: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+}
+
+cl_int info_copy(const void *value, size_t size, size_t param_value_size, void *param_value,
+                 size_t *param_value_size_ret) {
+  if (param_value) {
+    if (param_value_size < size) return CL_INVALID_VALUE;
+    memcpy(param_value, value, size);
+  }
+  if (param_value_size_ret) *param_value_size_ret = size;
+  return CL_SUCCESS;
+}
+
+uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}

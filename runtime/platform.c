@@ -1,0 +1,127 @@
+/* The Aquila platform: brings up HSA once, finds the CPU kernel agents that
+ * become OpenCL devices, and answers clGetPlatformIDs/clGetPlatformInfo. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "aquila/compiler.h"
+#include "runtime.h"
+
+#define PLATFORM_EXTENSIONS "cl_khr_icd"
+
+struct _cl_platform_id aquila_platform;
+struct _cl_device_id *aquila_devices;
+cl_uint aquila_num_devices;
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static cl_int init_status = CL_SUCCESS;
+
+void device_start_watcher(cl_device_id d);
+
+static hsa_status_t find_kernarg_region(hsa_region_t region, void *data) {
+  hsa_region_segment_t segment;
+  uint32_t flags = 0;
+  if (hsa_region_get_info(region, HSA_REGION_INFO_SEGMENT, &segment) != HSA_STATUS_SUCCESS ||
+      segment != HSA_REGION_SEGMENT_GLOBAL)
+    return HSA_STATUS_SUCCESS;
+  hsa_region_get_info(region, HSA_REGION_INFO_GLOBAL_FLAGS, &flags);
+  if (flags & HSA_REGION_GLOBAL_FLAG_KERNARG) {
+    *(hsa_region_t *)data = region;
+    return HSA_STATUS_INFO_BREAK;
+  }
+  return HSA_STATUS_SUCCESS;
+}
+
+static hsa_status_t add_cpu_agent(hsa_agent_t agent, void *data) {
+  hsa_device_type_t type;
+  uint32_t features = 0;
+  if (hsa_agent_get_info(agent, HSA_AGENT_INFO_DEVICE, &type) != HSA_STATUS_SUCCESS ||
+      type != HSA_DEVICE_TYPE_CPU)
+    return HSA_STATUS_SUCCESS;
+  hsa_agent_get_info(agent, HSA_AGENT_INFO_FEATURE, &features);
+  if (!(features & HSA_AGENT_FEATURE_KERNEL_DISPATCH)) return HSA_STATUS_SUCCESS;
+  struct _cl_device_id *devs = realloc(aquila_devices, (aquila_num_devices + 1) * sizeof *devs);
+  if (!devs) return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
+  aquila_devices = devs;
+  struct _cl_device_id *d = &devs[aquila_num_devices++];
+  memset(d, 0, sizeof *d);
+  object_init(&d->header, OBJECT_DEVICE);
+  d->platform = &aquila_platform;
+  d->agent = agent;
+  hsa_agent_iterate_regions(agent, find_kernarg_region, &d->kernarg_region);
+  uint32_t cus = 0;
+  if (hsa_agent_get_info(agent, (hsa_agent_info_t)0xA002 /* compute unit count */, &cus) !=
+          HSA_STATUS_SUCCESS ||
+      cus == 0)
+    cus = (uint32_t)sysconf(_SC_NPROCESSORS_ONLN);
+  d->compute_units = cus ? cus : 1;
+  uint32_t wg_max = 0;
+  hsa_agent_get_info(agent, HSA_AGENT_INFO_WORKGROUP_MAX_SIZE, &wg_max);
+  d->max_work_group_size = wg_max ? wg_max : 4096;
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  d->global_mem_size = (uint64_t)pages * (uint64_t)page;
+  d->local_mem_size = 64 * 1024;
+  char agent_name[64] = {0};
+  hsa_agent_get_info(agent, HSA_AGENT_INFO_NAME, agent_name);
+  strncpy(d->name, agent_name[0] ? agent_name : "Aquila CPU", sizeof d->name - 1);
+  strncpy(d->target, aquila_compiler_host_target(), sizeof d->target - 1);
+  pthread_mutex_init(&d->inflight_lock, NULL);
+  pthread_cond_init(&d->inflight_cond, NULL);
+  pthread_mutex_init(&d->signal_lock, NULL);
+  return HSA_STATUS_SUCCESS;
+}
+
+static void init_platform(void) {
+  object_init(&aquila_platform.header, OBJECT_PLATFORM);
+  if (hsa_init() != HSA_STATUS_SUCCESS) {
+    debug_log("hsa_init failed: no devices");
+    init_status = CL_PLATFORM_NOT_FOUND_KHR;
+    return;
+  }
+  hsa_iterate_agents(add_cpu_agent, NULL);
+  for (cl_uint i = 0; i < aquila_num_devices; i++) device_start_watcher(&aquila_devices[i]);
+  debug_log("platform up with %u device(s)", aquila_num_devices);
+}
+
+cl_int platform_init(void) {
+  pthread_once(&init_once, init_platform);
+  return init_status;
+}
+
+AQUILA_API cl_int clIcdGetPlatformIDsKHR(cl_uint num_entries, cl_platform_id *platforms,
+                                         cl_uint *num_platforms) {
+  if ((num_entries == 0 && platforms) || (!platforms && !num_platforms)) return CL_INVALID_VALUE;
+  if (platform_init() != CL_SUCCESS) return CL_PLATFORM_NOT_FOUND_KHR;
+  if (platforms) platforms[0] = &aquila_platform;
+  if (num_platforms) *num_platforms = 1;
+  return CL_SUCCESS;
+}
+
+AQUILA_API cl_int clGetPlatformIDs(cl_uint num_entries, cl_platform_id *platforms,
+                                   cl_uint *num_platforms) {
+  return clIcdGetPlatformIDsKHR(num_entries, platforms, num_platforms);
+}
+
+AQUILA_API cl_int clGetPlatformInfo(cl_platform_id platform, cl_platform_info param_name,
+                                    size_t param_value_size, void *param_value,
+                                    size_t *param_value_size_ret) {
+  if (platform != NULL && platform != &aquila_platform) return CL_INVALID_PLATFORM;
+  switch (param_name) {
+  case CL_PLATFORM_PROFILE: INFO_STRING("FULL_PROFILE");
+  case CL_PLATFORM_VERSION: INFO_STRING("OpenCL 1.2 Aquila " AQUILA_VERSION);
+  case CL_PLATFORM_NAME: INFO_STRING("Aquila");
+  case CL_PLATFORM_VENDOR: INFO_STRING("Aquila");
+  case CL_PLATFORM_EXTENSIONS: INFO_STRING(PLATFORM_EXTENSIONS);
+  case CL_PLATFORM_ICD_SUFFIX_KHR: INFO_STRING("AQUILA");
+  default: return CL_INVALID_VALUE;
+  }
+}
+
+AQUILA_API cl_int clUnloadPlatformCompiler(cl_platform_id platform) {
+  if (platform != &aquila_platform) return CL_INVALID_PLATFORM;
+  return CL_SUCCESS; /* the compiler holds no resources between builds */
+}
+
+AQUILA_API cl_int clUnloadCompiler(void) {
+  return CL_SUCCESS;
+}

@@ -1,0 +1,425 @@
+/* Programs: source or fat binary in, per-device executables out. Building
+ * compiles (compiler/) into a fat binary; loading picks, per device, the
+ * code object built for exactly that CPU, else compiles the binary's
+ * portable bitcode for it, and loads the result as an HSA executable. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "aquila/compiler.h"
+#include "runtime.h"
+
+static struct _cl_program *program_new(cl_context ctx, const cl_device_id *devs, cl_uint n) {
+  cl_program p = calloc(1, sizeof *p);
+  if (!p) return NULL;
+  p->devices = calloc(n, sizeof *p->devices);
+  p->per_device = calloc(n, sizeof *p->per_device);
+  if (!p->devices || !p->per_device) {
+    free(p->devices);
+    free(p->per_device);
+    free(p);
+    return NULL;
+  }
+  object_init(&p->header, OBJECT_PROGRAM);
+  p->context = ctx;
+  p->num_devices = n;
+  memcpy(p->devices, devs, n * sizeof *devs);
+  for (cl_uint i = 0; i < n; i++) p->per_device[i].status = CL_BUILD_NONE;
+  pthread_mutex_init(&p->lock, NULL);
+  object_retain(&ctx->header);
+  return p;
+}
+
+static void program_unload(cl_program p) {
+  for (cl_uint i = 0; i < p->num_devices; i++) {
+    struct program_device *pd = &p->per_device[i];
+    if (pd->loaded) {
+      hsa_executable_destroy(pd->executable);
+      hsa_code_object_reader_destroy(pd->reader);
+      pd->loaded = 0;
+    }
+  }
+}
+
+AQUILA_API cl_program clCreateProgramWithSource(cl_context context, cl_uint count,
+                                                const char **strings, const size_t *lengths,
+                                                cl_int *errcode_ret) {
+  cl_int err = CL_SUCCESS;
+  if (!object_is(context, OBJECT_CONTEXT)) {
+    err = CL_INVALID_CONTEXT;
+    goto fail;
+  }
+  if (count == 0 || !strings) {
+    err = CL_INVALID_VALUE;
+    goto fail;
+  }
+  size_t total = 0;
+  for (cl_uint i = 0; i < count; i++) {
+    if (!strings[i]) {
+      err = CL_INVALID_VALUE;
+      goto fail;
+    }
+    total += lengths && lengths[i] ? lengths[i] : strlen(strings[i]);
+  }
+  cl_program p = program_new(context, context->devices, context->num_devices);
+  char *src = malloc(total + 1);
+  if (!p || !src) {
+    free(src);
+    if (p) clReleaseProgram(p);
+    err = CL_OUT_OF_HOST_MEMORY;
+    goto fail;
+  }
+  size_t off = 0;
+  for (cl_uint i = 0; i < count; i++) {
+    size_t len = lengths && lengths[i] ? lengths[i] : strlen(strings[i]);
+    memcpy(src + off, strings[i], len);
+    off += len;
+  }
+  src[off] = 0;
+  p->source = src;
+  if (errcode_ret) *errcode_ret = CL_SUCCESS;
+  return p;
+fail:
+  if (errcode_ret) *errcode_ret = err;
+  return NULL;
+}
+
+AQUILA_API cl_program clCreateProgramWithBinary(cl_context context, cl_uint num_devices,
+                                                const cl_device_id *device_list,
+                                                const size_t *lengths,
+                                                const unsigned char **binaries,
+                                                cl_int *binary_status, cl_int *errcode_ret) {
+  cl_int err = CL_SUCCESS;
+  if (!object_is(context, OBJECT_CONTEXT)) {
+    err = CL_INVALID_CONTEXT;
+    goto fail;
+  }
+  if (num_devices == 0 || !device_list || !lengths || !binaries) {
+    err = CL_INVALID_VALUE;
+    goto fail;
+  }
+  for (cl_uint i = 0; i < num_devices; i++) {
+    if (!device_is_valid(device_list[i]) || !context_has_device(context, device_list[i])) {
+      err = CL_INVALID_DEVICE;
+      goto fail;
+    }
+    if (lengths[i] == 0 || !binaries[i]) {
+      err = CL_INVALID_VALUE;
+      goto fail;
+    }
+  }
+  cl_program p = program_new(context, device_list, num_devices);
+  if (!p) {
+    err = CL_OUT_OF_HOST_MEMORY;
+    goto fail;
+  }
+  for (cl_uint i = 0; i < num_devices; i++) {
+    char reason[256] = "";
+    struct aquila_fatbin *fb = NULL;
+    cl_int st = CL_SUCCESS;
+    if (aquila_fatbin_read(binaries[i], lengths[i], &fb, reason, sizeof reason) != 0) {
+      debug_log("clCreateProgramWithBinary: device %u: %s", i, reason);
+      st = CL_INVALID_BINARY;
+    } else if (fb->kind != AQUILA_FATBIN_EXECUTABLE) {
+      debug_log("clCreateProgramWithBinary: device %u: not an executable binary", i);
+      st = CL_INVALID_BINARY;
+    } else if (!aquila_fatbin_find_code(fb, device_list[i]->target) &&
+               !aquila_fatbin_find_code(fb, "bitcode")) {
+      debug_log("clCreateProgramWithBinary: device %u: no code object for %s and no bitcode", i,
+                device_list[i]->target);
+      st = CL_INVALID_BINARY;
+    }
+    if (st == CL_SUCCESS && !p->fatbin) {
+      p->fatbin = fb;
+      fb = NULL;
+    }
+    aquila_fatbin_destroy(fb);
+    if (binary_status) binary_status[i] = st;
+    if (st != CL_SUCCESS) err = st;
+  }
+  if (err != CL_SUCCESS) {
+    clReleaseProgram(p);
+    goto fail;
+  }
+  for (cl_uint i = 0; i < num_devices; i++)
+    p->per_device[i].binary_type = CL_PROGRAM_BINARY_TYPE_EXECUTABLE;
+  if (p->fatbin->source) p->source = strdup(p->fatbin->source);
+  if (errcode_ret) *errcode_ret = CL_SUCCESS;
+  return p;
+fail:
+  if (errcode_ret) *errcode_ret = err;
+  return NULL;
+}
+
+AQUILA_API cl_program clCreateProgramWithBuiltInKernels(cl_context context, cl_uint num_devices,
+                                                        const cl_device_id *device_list,
+                                                        const char *kernel_names,
+                                                        cl_int *errcode_ret) {
+  cl_int err = CL_INVALID_VALUE; /* CL_DEVICE_BUILT_IN_KERNELS is empty */
+  if (!object_is(context, OBJECT_CONTEXT)) err = CL_INVALID_CONTEXT;
+  else if (!num_devices || !device_list || !kernel_names) err = CL_INVALID_VALUE;
+  else
+    for (cl_uint i = 0; i < num_devices; i++)
+      if (!device_is_valid(device_list[i]) || !context_has_device(context, device_list[i]))
+        err = CL_INVALID_DEVICE;
+  if (errcode_ret) *errcode_ret = err;
+  return NULL;
+}
+
+AQUILA_API cl_int clRetainProgram(cl_program program) {
+  if (!object_is(program, OBJECT_PROGRAM)) return CL_INVALID_PROGRAM;
+  object_retain(&program->header);
+  return CL_SUCCESS;
+}
+
+AQUILA_API cl_int clReleaseProgram(cl_program program) {
+  if (!object_is(program, OBJECT_PROGRAM)) return CL_INVALID_PROGRAM;
+  if (!object_release(&program->header)) return CL_SUCCESS;
+  program_unload(program);
+  for (cl_uint i = 0; i < program->num_devices; i++) free(program->per_device[i].log);
+  aquila_fatbin_destroy(program->fatbin);
+  free(program->source);
+  free(program->options);
+  free(program->devices);
+  free(program->per_device);
+  pthread_mutex_destroy(&program->lock);
+  cl_context ctx = program->context;
+  free(program);
+  clReleaseContext(ctx);
+  return CL_SUCCESS;
+}
+
+static int program_device_index(cl_program p, cl_device_id d) {
+  for (cl_uint i = 0; i < p->num_devices; i++)
+    if (p->devices[i] == d) return (int)i;
+  return -1;
+}
+
+static void append_log(struct program_device *pd, const char *text) {
+  size_t old = pd->log ? strlen(pd->log) : 0, add = strlen(text);
+  char *log = realloc(pd->log, old + add + 1);
+  if (!log) return;
+  memcpy(log + old, text, add + 1);
+  pd->log = log;
+}
+
+/* Loads the device's code object from the fat binary, compiling the
+ * portable bitcode for this CPU when no code object fits. */
+cl_int program_load_for_device(cl_program p, cl_uint i) {
+  cl_device_id d = p->devices[i];
+  struct program_device *pd = &p->per_device[i];
+  const struct aquila_fatbin_code *code = aquila_fatbin_find_code(p->fatbin, d->target);
+  if (!code) {
+    char *log = NULL;
+    enum aquila_compile_status st = aquila_compile_from_bitcode(p->fatbin, d->target, &log);
+    if (log) {
+      append_log(pd, log);
+      free(log);
+    }
+    if (st != AQUILA_COMPILE_OK) return CL_BUILD_PROGRAM_FAILURE;
+    code = aquila_fatbin_find_code(p->fatbin, d->target);
+    if (!code) return CL_BUILD_PROGRAM_FAILURE;
+  }
+  if (hsa_code_object_reader_create_from_memory(code->data, code->size, &pd->reader) !=
+      HSA_STATUS_SUCCESS) {
+    append_log(pd, "error: the device rejected the code object\n");
+    return CL_BUILD_PROGRAM_FAILURE;
+  }
+  hsa_status_t st = hsa_executable_create_alt(HSA_PROFILE_FULL,
+                                              HSA_DEFAULT_FLOAT_ROUNDING_MODE_DEFAULT, NULL,
+                                              &pd->executable);
+  if (st == HSA_STATUS_SUCCESS)
+    st = hsa_executable_load_agent_code_object(pd->executable, d->agent, pd->reader, NULL, NULL);
+  if (st == HSA_STATUS_SUCCESS) st = hsa_executable_freeze(pd->executable, NULL);
+  if (st != HSA_STATUS_SUCCESS) {
+    const char *msg = NULL;
+    hsa_status_string(st, &msg);
+    append_log(pd, "error: loading the code object failed: ");
+    append_log(pd, msg ? msg : "unknown HSA error");
+    append_log(pd, "\n");
+    hsa_code_object_reader_destroy(pd->reader);
+    return CL_BUILD_PROGRAM_FAILURE;
+  }
+  pd->loaded = 1;
+  return CL_SUCCESS;
+}
+
+AQUILA_API cl_int clBuildProgram(cl_program program, cl_uint num_devices,
+                                 const cl_device_id *device_list, const char *options,
+                                 void(CL_CALLBACK *pfn_notify)(cl_program, void *),
+                                 void *user_data) {
+  if (!object_is(program, OBJECT_PROGRAM)) return CL_INVALID_PROGRAM;
+  if ((num_devices == 0) != (device_list == NULL)) return CL_INVALID_VALUE;
+  if (!pfn_notify && user_data) return CL_INVALID_VALUE;
+  for (cl_uint i = 0; i < num_devices; i++)
+    if (!device_is_valid(device_list[i]) || program_device_index(program, device_list[i]) < 0)
+      return CL_INVALID_DEVICE;
+  if (!program->source && !program->fatbin) return CL_INVALID_PROGRAM;
+  pthread_mutex_lock(&program->lock);
+  if (program->building || atomic_load(&program->num_kernels_attached) > 0) {
+    pthread_mutex_unlock(&program->lock);
+    return CL_INVALID_OPERATION;
+  }
+  program->building = 1;
+  pthread_mutex_unlock(&program->lock);
+
+  cl_int err = CL_SUCCESS;
+  free(program->options);
+  program->options = strdup(options ? options : "");
+  int from_source = program->source && (!program->fatbin || program->fatbin->num_codes == 0 ||
+                                         program->per_device[0].binary_type !=
+                                             CL_PROGRAM_BINARY_TYPE_EXECUTABLE);
+  program_unload(program);
+  for (cl_uint i = 0; i < program->num_devices; i++) {
+    free(program->per_device[i].log);
+    program->per_device[i].log = NULL;
+    program->per_device[i].status = CL_BUILD_IN_PROGRESS;
+  }
+  if (from_source) {
+    struct aquila_compile_input in = {.source = program->source, .options = options};
+    struct aquila_fatbin *fb = NULL;
+    char *log = NULL;
+    enum aquila_compile_status st = aquila_compile(&in, &fb, &log);
+    for (cl_uint i = 0; i < program->num_devices; i++) append_log(&program->per_device[i], log ? log : "");
+    if (log && *log) debug_log("build log:\n%s", log);
+    free(log);
+    if (st == AQUILA_COMPILE_OK) {
+      aquila_fatbin_destroy(program->fatbin);
+      program->fatbin = fb;
+    } else {
+      err = st == AQUILA_COMPILE_INVALID_OPTIONS ? CL_INVALID_BUILD_OPTIONS
+            : st == AQUILA_COMPILE_UNAVAILABLE   ? CL_COMPILER_NOT_AVAILABLE
+            : st == AQUILA_COMPILE_NO_MEMORY     ? CL_OUT_OF_HOST_MEMORY
+                                                 : CL_BUILD_PROGRAM_FAILURE;
+    }
+  }
+  for (cl_uint i = 0; i < program->num_devices; i++) {
+    struct program_device *pd = &program->per_device[i];
+    if (err == CL_SUCCESS) {
+      cl_int st = program_load_for_device(program, i);
+      if (st != CL_SUCCESS) err = st;
+    }
+    pd->status = err == CL_SUCCESS ? CL_BUILD_SUCCESS : CL_BUILD_ERROR;
+    if (err == CL_SUCCESS) pd->binary_type = CL_PROGRAM_BINARY_TYPE_EXECUTABLE;
+    if (!pd->log) pd->log = strdup("");
+  }
+  pthread_mutex_lock(&program->lock);
+  program->building = 0;
+  pthread_mutex_unlock(&program->lock);
+  if (pfn_notify) pfn_notify(program, user_data);
+  return err;
+}
+
+/* Separate compilation and linking need the bitcode linker, which is not
+ * there yet; CL_DEVICE_LINKER_AVAILABLE says so. */
+AQUILA_API cl_int clCompileProgram(cl_program program, cl_uint num_devices,
+                                   const cl_device_id *device_list, const char *options,
+                                   cl_uint num_input_headers, const cl_program *input_headers,
+                                   const char **header_include_names,
+                                   void(CL_CALLBACK *pfn_notify)(cl_program, void *),
+                                   void *user_data) {
+  if (!object_is(program, OBJECT_PROGRAM)) return CL_INVALID_PROGRAM;
+  debug_log("clCompileProgram: separate compilation is not supported yet");
+  return CL_INVALID_OPERATION;
+}
+
+AQUILA_API cl_program clLinkProgram(cl_context context, cl_uint num_devices,
+                                    const cl_device_id *device_list, const char *options,
+                                    cl_uint num_input_programs, const cl_program *input_programs,
+                                    void(CL_CALLBACK *pfn_notify)(cl_program, void *),
+                                    void *user_data, cl_int *errcode_ret) {
+  cl_int err = object_is(context, OBJECT_CONTEXT) ? CL_LINKER_NOT_AVAILABLE : CL_INVALID_CONTEXT;
+  debug_log("clLinkProgram: linking is not supported yet");
+  if (errcode_ret) *errcode_ret = err;
+  return NULL;
+}
+
+static int program_built(cl_program p) {
+  for (cl_uint i = 0; i < p->num_devices; i++)
+    if (p->per_device[i].status == CL_BUILD_SUCCESS) return 1;
+  return 0;
+}
+
+AQUILA_API cl_int clGetProgramInfo(cl_program program, cl_program_info param_name,
+                                   size_t param_value_size, void *param_value,
+                                   size_t *param_value_size_ret) {
+  if (!object_is(program, OBJECT_PROGRAM)) return CL_INVALID_PROGRAM;
+  cl_program p = program;
+  switch (param_name) {
+  case CL_PROGRAM_REFERENCE_COUNT: INFO_VALUE(cl_uint, atomic_load(&p->header.refcount));
+  case CL_PROGRAM_CONTEXT: INFO_VALUE(cl_context, p->context);
+  case CL_PROGRAM_NUM_DEVICES: INFO_VALUE(cl_uint, p->num_devices);
+  case CL_PROGRAM_DEVICES:
+    return info_copy(p->devices, p->num_devices * sizeof(cl_device_id), param_value_size,
+                     param_value, param_value_size_ret);
+  case CL_PROGRAM_SOURCE: INFO_STRING(p->source ? p->source : "");
+  case CL_PROGRAM_BINARY_SIZES:
+  case CL_PROGRAM_BINARIES: {
+    void *image = NULL;
+    size_t image_size = 0;
+    if (p->fatbin && aquila_fatbin_write(p->fatbin, &image, &image_size) != 0)
+      return CL_OUT_OF_HOST_MEMORY;
+    cl_int err;
+    if (param_name == CL_PROGRAM_BINARY_SIZES) {
+      size_t *sizes = calloc(p->num_devices, sizeof *sizes);
+      if (!sizes) {
+        free(image);
+        return CL_OUT_OF_HOST_MEMORY;
+      }
+      for (cl_uint i = 0; i < p->num_devices; i++) sizes[i] = image_size;
+      err = info_copy(sizes, p->num_devices * sizeof *sizes, param_value_size, param_value,
+                      param_value_size_ret);
+      free(sizes);
+    } else {
+      err = CL_SUCCESS;
+      if (param_value) {
+        if (param_value_size < p->num_devices * sizeof(unsigned char *)) err = CL_INVALID_VALUE;
+        else
+          for (cl_uint i = 0; i < p->num_devices; i++) {
+            unsigned char *dst = ((unsigned char **)param_value)[i];
+            if (dst && image) memcpy(dst, image, image_size);
+          }
+      }
+      if (err == CL_SUCCESS && param_value_size_ret)
+        *param_value_size_ret = p->num_devices * sizeof(unsigned char *);
+    }
+    free(image);
+    return err;
+  }
+  case CL_PROGRAM_NUM_KERNELS:
+    if (!program_built(p)) return CL_INVALID_PROGRAM_EXECUTABLE;
+    INFO_VALUE(size_t, p->fatbin->num_kernels);
+  case CL_PROGRAM_KERNEL_NAMES: {
+    if (!program_built(p)) return CL_INVALID_PROGRAM_EXECUTABLE;
+    size_t len = 1;
+    for (uint32_t i = 0; i < p->fatbin->num_kernels; i++) len += strlen(p->fatbin->kernels[i].name) + 1;
+    char *names = calloc(1, len);
+    if (!names) return CL_OUT_OF_HOST_MEMORY;
+    for (uint32_t i = 0; i < p->fatbin->num_kernels; i++) {
+      if (i) strcat(names, ";");
+      strcat(names, p->fatbin->kernels[i].name);
+    }
+    cl_int err = info_copy(names, strlen(names) + 1, param_value_size, param_value,
+                           param_value_size_ret);
+    free(names);
+    return err;
+  }
+  default: return CL_INVALID_VALUE;
+  }
+}
+
+AQUILA_API cl_int clGetProgramBuildInfo(cl_program program, cl_device_id device,
+                                        cl_program_build_info param_name,
+                                        size_t param_value_size, void *param_value,
+                                        size_t *param_value_size_ret) {
+  if (!object_is(program, OBJECT_PROGRAM)) return CL_INVALID_PROGRAM;
+  int i = device_is_valid(device) ? program_device_index(program, device) : -1;
+  if (i < 0) return CL_INVALID_DEVICE;
+  struct program_device *pd = &program->per_device[i];
+  switch (param_name) {
+  case CL_PROGRAM_BUILD_STATUS: INFO_VALUE(cl_build_status, pd->status);
+  case CL_PROGRAM_BUILD_OPTIONS: INFO_STRING(program->options ? program->options : "");
+  case CL_PROGRAM_BUILD_LOG: INFO_STRING(pd->log ? pd->log : "");
+  case CL_PROGRAM_BINARY_TYPE: INFO_VALUE(cl_program_binary_type, pd->binary_type);
+  default: return CL_INVALID_VALUE;
+  }
+}

@@ -1,0 +1,130 @@
+/* Command queues: the in-order or out-of-order stream of commands for one
+ * device. Each queue owns its own AQL queue on the device's HSA agent, so the
+ * packet barrier bit orders exactly this queue's kernels and nothing else. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime.h"
+
+static void queue_error_callback(hsa_status_t status, hsa_queue_t *source, void *data) {
+  const char *msg = NULL;
+  hsa_status_string(status, &msg);
+  debug_log("AQL queue error: %s", msg ? msg : "unknown");
+}
+
+cl_int queue_check(cl_command_queue q) {
+  return object_is(q, OBJECT_QUEUE) ? CL_SUCCESS : CL_INVALID_COMMAND_QUEUE;
+}
+
+AQUILA_API cl_command_queue clCreateCommandQueue(cl_context context, cl_device_id device,
+                                                 cl_command_queue_properties properties,
+                                                 cl_int *errcode_ret) {
+  cl_int err = CL_SUCCESS;
+  cl_command_queue q = NULL;
+  if (!object_is(context, OBJECT_CONTEXT)) {
+    err = CL_INVALID_CONTEXT;
+    goto fail;
+  }
+  if (!device_is_valid(device) || !context_has_device(context, device)) {
+    err = CL_INVALID_DEVICE;
+    goto fail;
+  }
+  if (properties & ~(cl_command_queue_properties)(CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE |
+                                                  CL_QUEUE_PROFILING_ENABLE)) {
+    err = CL_INVALID_VALUE;
+    goto fail;
+  }
+  q = calloc(1, sizeof *q);
+  if (!q) {
+    err = CL_OUT_OF_HOST_MEMORY;
+    goto fail;
+  }
+  object_init(&q->header, OBJECT_QUEUE);
+  q->context = context;
+  q->device = device;
+  q->properties = properties;
+  pthread_mutex_init(&q->lock, NULL);
+  pthread_cond_init(&q->idle_cond, NULL);
+  if (hsa_queue_create(device->agent, 4096, HSA_QUEUE_TYPE_MULTI, queue_error_callback, q,
+                       UINT32_MAX, UINT32_MAX, &q->hsa_queue) != HSA_STATUS_SUCCESS) {
+    free(q);
+    q = NULL;
+    err = CL_OUT_OF_RESOURCES;
+    goto fail;
+  }
+  object_retain(&context->header);
+  if (errcode_ret) *errcode_ret = CL_SUCCESS;
+  return q;
+fail:
+  if (errcode_ret) *errcode_ret = err;
+  return NULL;
+}
+
+AQUILA_API cl_int clRetainCommandQueue(cl_command_queue q) {
+  if (queue_check(q)) return CL_INVALID_COMMAND_QUEUE;
+  object_retain(&q->header);
+  return CL_SUCCESS;
+}
+
+AQUILA_API cl_int clReleaseCommandQueue(cl_command_queue q) {
+  if (queue_check(q)) return CL_INVALID_COMMAND_QUEUE;
+  /* Commands in flight hold their own references, so the queue lives on
+   * until they complete. */
+  if (object_release(&q->header)) {
+    hsa_queue_destroy(q->hsa_queue);
+    pthread_mutex_destroy(&q->lock);
+    pthread_cond_destroy(&q->idle_cond);
+    cl_context ctx = q->context;
+    free(q);
+    clReleaseContext(ctx);
+  }
+  return CL_SUCCESS;
+}
+
+AQUILA_API cl_int clGetCommandQueueInfo(cl_command_queue q, cl_command_queue_info param_name,
+                                        size_t param_value_size, void *param_value,
+                                        size_t *param_value_size_ret) {
+  if (queue_check(q)) return CL_INVALID_COMMAND_QUEUE;
+  switch (param_name) {
+  case CL_QUEUE_CONTEXT: INFO_VALUE(cl_context, q->context);
+  case CL_QUEUE_DEVICE: INFO_VALUE(cl_device_id, q->device);
+  case CL_QUEUE_REFERENCE_COUNT: INFO_VALUE(cl_uint, atomic_load(&q->header.refcount));
+  case CL_QUEUE_PROPERTIES: INFO_VALUE(cl_command_queue_properties, q->properties);
+  default: return CL_INVALID_VALUE;
+  }
+}
+
+/* Deprecated in 1.1; changing properties after creation is not supported. */
+AQUILA_API cl_int clSetCommandQueueProperty(cl_command_queue q,
+                                            cl_command_queue_properties properties,
+                                            cl_bool enable,
+                                            cl_command_queue_properties *old_properties) {
+  if (queue_check(q)) return CL_INVALID_COMMAND_QUEUE;
+  if (old_properties) *old_properties = q->properties;
+  return CL_INVALID_OPERATION;
+}
+
+/* Commands are handed to the device as soon as they are ready, so there is
+ * nothing left to flush. */
+AQUILA_API cl_int clFlush(cl_command_queue q) {
+  return queue_check(q);
+}
+
+AQUILA_API cl_int clFinish(cl_command_queue q) {
+  if (queue_check(q)) return CL_INVALID_COMMAND_QUEUE;
+  pthread_mutex_lock(&q->lock);
+  while (q->outstanding) {
+    cl_event last = q->last;
+    if (last && atomic_load(&last->status) > CL_COMPLETE) {
+      object_retain(&last->header);
+      pthread_mutex_unlock(&q->lock);
+      event_wait(last);
+      event_release_internal(last);
+      pthread_mutex_lock(&q->lock);
+    } else {
+      pthread_cond_wait(&q->idle_cond, &q->lock);
+    }
+  }
+  pthread_mutex_unlock(&q->lock);
+  return CL_SUCCESS;
+}

@@ -1,0 +1,311 @@
+/* The OpenCL objects and the scheduler's internal interface.
+ *
+ * Every OpenCL object starts with struct object_header: the ICD dispatch
+ * table pointer first (cl_khr_icd requires it), then a kind tag that lets
+ * each entry point reject NULL, foreign or wrong-kind handles with the
+ * specification's CL_INVALID_* code, then the reference count. */
+#ifndef AQUILA_RUNTIME_H
+#define AQUILA_RUNTIME_H
+
+#include <CL/cl.h>
+#include <CL/cl_icd.h>
+#include <hsa/hsa.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "aquila/fatbin.h"
+
+#define AQUILA_API __attribute__((visibility("default")))
+
+enum object_kind {
+  OBJECT_PLATFORM = 0x41515001,
+  OBJECT_DEVICE,
+  OBJECT_CONTEXT,
+  OBJECT_QUEUE,
+  OBJECT_MEM,
+  OBJECT_PROGRAM,
+  OBJECT_KERNEL,
+  OBJECT_EVENT,
+  OBJECT_SAMPLER,
+};
+
+struct object_header {
+  const cl_icd_dispatch *dispatch;
+  uint32_t kind;
+  atomic_uint refcount;
+};
+
+extern cl_icd_dispatch aquila_dispatch;
+
+void object_init(struct object_header *h, enum object_kind kind);
+/* Whether p is a live Aquila object of that kind (NULL and foreign handles are not). */
+int object_is(const void *p, enum object_kind kind);
+void object_retain(struct object_header *h);
+/* Returns 1 when this was the last reference. */
+int object_release(struct object_header *h);
+
+/* Debug messages, enabled by AQUILA_DEBUG=1. */
+void debug_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* clGet*Info size protocol: copies value unless param_value is NULL; errors
+ * with CL_INVALID_VALUE when the caller's buffer is too small. */
+cl_int info_copy(const void *value, size_t size, size_t param_value_size, void *param_value,
+                 size_t *param_value_size_ret);
+#define INFO_VALUE(type, v)                                                                       \
+  do {                                                                                            \
+    type info_v_ = (v);                                                                           \
+    return info_copy(&info_v_, sizeof info_v_, param_value_size, param_value,                     \
+                     param_value_size_ret);                                                       \
+  } while (0)
+#define INFO_STRING(s)                                                                            \
+  do {                                                                                            \
+    const char *info_s_ = (s);                                                                    \
+    return info_copy(info_s_, strlen(info_s_) + 1, param_value_size, param_value,                 \
+                     param_value_size_ret);                                                       \
+  } while (0)
+
+uint64_t now_ns(void);
+
+/* ---- platform and devices ---------------------------------------------- */
+
+struct _cl_platform_id {
+  struct object_header header;
+};
+
+struct _cl_device_id {
+  struct object_header header;
+  cl_platform_id platform;
+  hsa_agent_t agent;
+  hsa_region_t kernarg_region;
+  uint32_t compute_units;
+  uint32_t max_work_group_size;
+  uint64_t global_mem_size;
+  uint64_t local_mem_size;
+  char name[128];
+  char target[128]; /* fat binary target name of this device's code */
+  /* The completion watcher: notices finished kernel dispatches. */
+  pthread_t watcher;
+  pthread_mutex_t inflight_lock;
+  pthread_cond_t inflight_cond;
+  struct _cl_event *inflight_head, *inflight_tail;
+  /* Completion signals for reuse. */
+  pthread_mutex_t signal_lock;
+  hsa_signal_t *free_signals;
+  size_t num_free_signals, cap_free_signals;
+};
+
+/* The platform's devices; returns 0 and CL_SUCCESS once HSA is up. */
+cl_int platform_init(void);
+extern struct _cl_platform_id aquila_platform;
+extern struct _cl_device_id *aquila_devices;
+extern cl_uint aquila_num_devices;
+int device_is_valid(cl_device_id d);
+
+hsa_signal_t device_acquire_signal(cl_device_id d);
+void device_release_signal(cl_device_id d, hsa_signal_t s);
+
+/* ---- contexts ------------------------------------------------------------ */
+
+struct _cl_context {
+  struct object_header header;
+  cl_uint num_devices;
+  cl_device_id *devices;
+  cl_context_properties *properties; /* copy, 0-terminated, NULL if none given */
+  size_t num_properties;
+  void(CL_CALLBACK *notify)(const char *, const void *, size_t, void *);
+  void *notify_data;
+};
+
+int context_has_device(cl_context c, cl_device_id d);
+
+/* ---- command queues ------------------------------------------------------ */
+
+struct _cl_command_queue {
+  struct object_header header;
+  cl_context context;
+  cl_device_id device;
+  cl_command_queue_properties properties;
+  hsa_queue_t *hsa_queue;
+  pthread_mutex_t lock;
+  pthread_cond_t idle_cond;
+  struct _cl_event *last; /* most recent command (in-order dependency) */
+  struct _cl_event *barrier; /* latest barrier of an out-of-order queue */
+  struct _cl_event *outstanding_head; /* every command not yet complete */
+  size_t outstanding;     /* commands enqueued and not yet complete */
+};
+
+/* ---- memory objects ------------------------------------------------------ */
+
+struct mem_destructor {
+  void(CL_CALLBACK *fn)(cl_mem, void *);
+  void *data;
+  struct mem_destructor *next;
+};
+
+struct _cl_mem {
+  struct object_header header;
+  cl_context context;
+  cl_mem_object_type type;
+  cl_mem_flags flags;
+  size_t size;
+  void *host_ptr; /* as given with CL_MEM_USE_HOST_PTR */
+  char *data;     /* the storage kernels see */
+  int owns_data;
+  cl_mem parent; /* sub-buffers */
+  size_t offset;
+  atomic_uint map_count;
+  pthread_mutex_t lock;
+  struct mem_destructor *destructors;
+};
+
+/* ---- programs and kernels ------------------------------------------------ */
+
+struct program_device {
+  cl_build_status status;
+  char *log;
+  hsa_executable_t executable;
+  hsa_code_object_reader_t reader;
+  int loaded;
+  cl_program_binary_type binary_type;
+};
+
+struct _cl_program {
+  struct object_header header;
+  cl_context context;
+  char *source;
+  char *options;
+  struct aquila_fatbin *fatbin;
+  cl_uint num_devices;
+  cl_device_id *devices;
+  struct program_device *per_device;
+  pthread_mutex_t lock;
+  atomic_uint num_kernels_attached;
+  int building;
+};
+
+struct kernel_arg {
+  int set;
+  size_t local_size; /* __local arguments */
+  cl_mem mem;        /* buffer arguments (not retained, as the specification says) */
+};
+
+struct _cl_kernel {
+  struct object_header header;
+  cl_program program;
+  const struct aquila_fatbin_kernel *meta;
+  uint64_t *kernel_objects; /* per program device */
+  unsigned char *arg_values; /* explicit kernarg image (values; buffers patched at enqueue) */
+  struct kernel_arg *args;
+};
+
+/* ---- events and commands ------------------------------------------------- */
+
+enum command_kind {
+  COMMAND_NONE,      /* markers, barriers, user events */
+  COMMAND_NDRANGE,
+  COMMAND_READ,      /* memcpy region */
+  COMMAND_COPY_RECT, /* generic rectangular copy (read/write/copy rect) */
+  COMMAND_FILL,
+  COMMAND_NATIVE,
+  COMMAND_MAP,
+  COMMAND_UNMAP,
+};
+
+struct event_callback {
+  cl_int status;
+  void(CL_CALLBACK *fn)(cl_event, cl_int, void *);
+  void *data;
+  struct event_callback *next;
+};
+
+struct dependent {
+  struct _cl_event *event;
+  struct dependent *next;
+};
+
+struct _cl_event {
+  struct object_header header;
+  cl_context context;
+  cl_command_queue queue; /* NULL for user events */
+  cl_command_type type;
+  atomic_int status;
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  struct event_callback *callbacks;
+  struct dependent *dependents;
+  atomic_int pending;     /* unfinished dependencies + 1 while being submitted */
+  int failed_dependency;  /* a dependency ended in error */
+  uint64_t t_queued, t_submit, t_start, t_end;
+  /* The command. */
+  enum command_kind kind;
+  cl_mem *retained_mems;
+  size_t num_retained_mems;
+  cl_kernel kernel; /* retained for NDRange */
+  union {
+    struct {
+      void *kernarg;
+      hsa_signal_t signal;
+      uint64_t packet_index;
+      int submitted; /* packet written to the queue */
+      uint32_t dims;
+      uint32_t group_segment_size;
+      uint32_t workgroup[3];
+      uint64_t grid[3];
+    } ndrange;
+    struct {
+      char *dst;
+      const char *src;
+      size_t region[3];
+      size_t dst_row, dst_slice, src_row, src_slice;
+    } copy;
+    struct {
+      char *dst;
+      size_t size;
+      unsigned char pattern[128];
+      size_t pattern_size;
+    } fill;
+    struct {
+      void(CL_CALLBACK *fn)(void *);
+      void *args;
+    } native;
+  } u;
+  atomic_int completion_claimed;
+  struct _cl_event *inflight_next; /* device watcher list */
+  struct _cl_event *queue_prev, *queue_next; /* the queue's outstanding list */
+};
+
+/* Creates a command event for queue (status CL_QUEUED, refcount 1 held by the
+ * scheduler until completion; the API reference is added by the caller). */
+cl_event event_create_command(cl_command_queue q, cl_command_type type, enum command_kind kind);
+/* Validates a wait list against a context (CL_INVALID_EVENT_WAIT_LIST / CL_INVALID_CONTEXT). */
+cl_int event_check_wait_list(cl_context ctx, cl_uint num, const cl_event *list);
+/* Hands a filled command to the scheduler: it runs once every event in the
+ * wait list (and, for in-order queues, the previous command) is complete. */
+void command_submit(cl_event ev, cl_uint num_wait, const cl_event *wait_list);
+/* For markers and barriers without a wait list on an out-of-order queue:
+ * submits ev behind every command of the queue not yet complete. */
+void command_submit_after_all(cl_event ev);
+/* Marks an event complete (status CL_COMPLETE or a negative error): runs
+ * callbacks, releases the command's resources, readies dependents. */
+void event_complete(cl_event ev, cl_int status);
+/* Blocks until ev is complete; returns its final status. */
+cl_int event_wait(cl_event ev);
+void event_set_status(cl_event ev, cl_int status);
+void event_release_internal(cl_event ev);
+/* Returns the event to the caller: out (if non-NULL) gets a reference. */
+void event_hand_out(cl_event ev, cl_event *out);
+
+void scheduler_push_ready(cl_event ev);
+void ndrange_submit(cl_event ev, int barrier);
+void device_watch(cl_device_id d, cl_event ev);
+
+cl_int queue_check(cl_command_queue q);
+
+/* Mem helpers for the enqueue functions. */
+int mem_is_buffer(cl_mem m);
+
+/* Program helpers. */
+cl_int program_load_for_device(cl_program p, cl_uint dev_index);
+
+#endif

@@ -1,0 +1,1 @@
+# test: filled in as the layer is built
