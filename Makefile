@@ -31,7 +31,7 @@ else
 SUDO := sudo
 endif
 
-.PHONY: all deps run check install uninstall clean format
+.PHONY: all deps run check install uninstall clean format libs progs
 all: deps libs progs
 
 # Installs what is missing, and only that. Cheap enough to run every time.
@@ -98,3 +98,38 @@ clean:
 	rm -rf $(BUILD)
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+
+# ---- install -----------------------------------------------------------------
+LIBDIR     ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+BINDIR     ?= $(PREFIX)/bin
+VENDORDIR  ?= /etc/OpenCL/vendors
+PUBLIC_HEADERS := hsa/include/aquila/cpu_abi.h fatbin-tools/include/aquila/fatbin.h
+
+$(BUILD)/aquila.pc: Makefile
+	@mkdir -p $(dir $@)
+	printf 'prefix=%s\nlibdir=%s\nincludedir=%s\n\nName: aquila\nDescription: %s\nVersion: 0.1.0\nLibs: -L$${libdir} -laquila-hsa\nCflags: -I$${includedir}\n' \
+	  "$(PREFIX)" "$(LIBDIR)" "$(INCLUDEDIR)" \
+	  "Aquila HSA runtime with a CPU agent; the OpenCL ICD is libaquila.so" > $@
+
+install: all $(BUILD)/aquila.pc
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(BINDIR) \
+	  $(DESTDIR)$(INCLUDEDIR)/aquila $(DESTDIR)$(VENDORDIR)
+	install -m 755 $(BUILD)/libaquila.so $(DESTDIR)$(LIBDIR)/libaquila.so
+	install -m 755 $(BUILD)/libaquila-hsa.so $(DESTDIR)$(LIBDIR)/libaquila-hsa.so.1
+	ln -sf libaquila-hsa.so.1 $(DESTDIR)$(LIBDIR)/libaquila-hsa.so
+	install -m 644 $(BUILD)/libaquila_fatbin.a $(DESTDIR)$(LIBDIR)/libaquila_fatbin.a
+	install -m 755 $(BUILD)/clfatbin $(DESTDIR)$(BINDIR)/clfatbin
+	install -m 644 $(PUBLIC_HEADERS) $(DESTDIR)$(INCLUDEDIR)/aquila/
+	install -m 644 $(BUILD)/aquila.pc $(DESTDIR)$(LIBDIR)/pkgconfig/aquila.pc
+	echo "$(LIBDIR)/libaquila.so" > $(DESTDIR)$(VENDORDIR)/aquila.icd
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then ldconfig; fi
+
+uninstall:
+	rm -f $(DESTDIR)$(LIBDIR)/libaquila.so $(DESTDIR)$(LIBDIR)/libaquila-hsa.so.1 \
+	  $(DESTDIR)$(LIBDIR)/libaquila-hsa.so $(DESTDIR)$(LIBDIR)/libaquila_fatbin.a \
+	  $(DESTDIR)$(BINDIR)/clfatbin $(DESTDIR)$(LIBDIR)/pkgconfig/aquila.pc \
+	  $(DESTDIR)$(VENDORDIR)/aquila.icd
+	rm -f $(addprefix $(DESTDIR)$(INCLUDEDIR)/aquila/,$(notdir $(PUBLIC_HEADERS)))
+	-rmdir $(DESTDIR)$(INCLUDEDIR)/aquila 2>/dev/null
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then ldconfig; fi

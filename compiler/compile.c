@@ -183,6 +183,7 @@ enum aquila_compile_status aquila_compile(const struct aquila_compile_input *in,
   const char *const *targets = in->num_targets ? in->targets : &host;
   size_t num_targets = in->num_targets ? in->num_targets : 1;
   for (size_t i = 0; i < num_targets; i++) {
+    if (!strcmp(targets[i], "bitcode")) continue; /* always included */
     if (!codegen_supports_target(targets[i])) {
       strbuf_printf(&log, "error: cannot generate code for target '%s'\n", targets[i]);
       goto out;

@@ -2,7 +2,8 @@
 # tool, its tests, and `make fuzz` (libFuzzer on the reader).
 
 FATBIN_LIB := $(BUILD)/libaquila_fatbin.a
-FATBIN_LIB_SRCS := fatbin-tools/fatbin.c fatbin-tools/fatbin_write.c fatbin-tools/fatbin_read.c
+FATBIN_LIB_SRCS := fatbin-tools/fatbin.c fatbin-tools/fatbin_write.c fatbin-tools/fatbin_read.c \
+                   fatbin-tools/select.c
 FATBIN_LIB_OBJS := $(FATBIN_LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 FATBIN_LDLIBS := -lelf -pthread
 
@@ -12,19 +13,9 @@ $(FATBIN_LIB): $(FATBIN_LIB_OBJS)
 
 LIBS += $(FATBIN_LIB)
 
-# clfatbin links the compiler library when it has been built; until then its
-# `build` subcommand says so and exits 2. The object names differ so that a
-# switch from one to the other always rebuilds. AQUILA_COMPILER_LDLIBS (set by
-# compiler/module.mk) carries what the compiler library itself needs.
-CLFATBIN_COMPILER_LIB := $(wildcard $(BUILD)/libaquila_compiler.a)
-ifneq ($(CLFATBIN_COMPILER_LIB),)
+# clfatbin links the compiler library for its `build` subcommand.
+CLFATBIN_COMPILER_LIB := $(BUILD)/libaquila_compiler.a
 CLFATBIN_BUILD_OBJ := $(BUILD)/obj/fatbin-tools/clfatbin_build.o
-else
-CLFATBIN_BUILD_OBJ := $(BUILD)/obj/fatbin-tools/clfatbin_build_nocompiler.o
-$(CLFATBIN_BUILD_OBJ): fatbin-tools/clfatbin_build.c | deps
-	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -DAQUILA_NO_COMPILER $(CFLAGS) -fvisibility=hidden -MMD -MP -c $< -o $@
-endif
 
 CLFATBIN_OBJS := $(BUILD)/obj/fatbin-tools/clfatbin.o $(CLFATBIN_BUILD_OBJ)
 

@@ -75,6 +75,26 @@ hsa_status_t hsa_iterate_agents(hsa_status_t (*callback)(hsa_agent_t agent, void
   return callback(aq_cpu_agent_handle(), data);
 }
 
+/* The CPU's maximum clock in MHz: cpufreq's figure where the kernel has one,
+ * else the first "cpu MHz" of /proc/cpuinfo, else 0 (unknown). */
+static uint32_t cpu_max_clock_mhz(void) {
+  unsigned long khz = 0;
+  FILE *f = fopen("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq", "r");
+  if (f) {
+    if (fscanf(f, "%lu", &khz) != 1) khz = 0;
+    fclose(f);
+    if (khz) return (uint32_t)(khz / 1000);
+  }
+  f = fopen("/proc/cpuinfo", "r");
+  if (!f) return 0;
+  char line[256];
+  double mhz = 0;
+  while (fgets(line, sizeof line, f))
+    if (sscanf(line, "cpu MHz : %lf", &mhz) == 1) break;
+  fclose(f);
+  return (uint32_t)mhz;
+}
+
 hsa_status_t hsa_agent_get_info(hsa_agent_t agent, hsa_agent_info_t attribute, void *value) {
   if (!aq_runtime_is_initialized()) return HSA_STATUS_ERROR_NOT_INITIALIZED;
   if (!aq_agent_is_valid(agent)) return HSA_STATUS_ERROR_INVALID_AGENT;
@@ -174,6 +194,9 @@ hsa_status_t hsa_agent_get_info(hsa_agent_t agent, hsa_agent_info_t attribute, v
     break;
   case HSA_AMD_AGENT_INFO_CACHELINE_SIZE:
     *(uint32_t *)value = AQ_CACHE_LINE;
+    break;
+  case HSA_AMD_AGENT_INFO_MAX_CLOCK_FREQUENCY:
+    *(uint32_t *)value = cpu_max_clock_mhz();
     break;
   default:
     return HSA_STATUS_ERROR_INVALID_ARGUMENT;

@@ -5,6 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <hsa/hsa_ext_amd.h>
+
 #include "runtime.h"
 
 #define DEVICE_EXTENSIONS                                                                         \
@@ -144,7 +146,7 @@ AQUILA_API cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_name
   case CL_DEVICE_NATIVE_VECTOR_WIDTH_HALF: INFO_VALUE(cl_uint, 0);
   case CL_DEVICE_MAX_CLOCK_FREQUENCY: {
     uint32_t mhz = 0;
-    hsa_agent_get_info(d->agent, (hsa_agent_info_t)0xA001 /* max clock MHz, if known */, &mhz);
+    hsa_agent_get_info(d->agent, (hsa_agent_info_t)HSA_AMD_AGENT_INFO_MAX_CLOCK_FREQUENCY, &mhz);
     INFO_VALUE(cl_uint, mhz);
   }
   case CL_DEVICE_ADDRESS_BITS: INFO_VALUE(cl_uint, 64);

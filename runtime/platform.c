@@ -4,6 +4,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <hsa/hsa_ext_amd.h>
+
 #include "aquila/compiler.h"
 #include "runtime.h"
 
@@ -50,7 +52,7 @@ static hsa_status_t add_cpu_agent(hsa_agent_t agent, void *data) {
   d->agent = agent;
   hsa_agent_iterate_regions(agent, find_kernarg_region, &d->kernarg_region);
   uint32_t cus = 0;
-  if (hsa_agent_get_info(agent, (hsa_agent_info_t)0xA002 /* compute unit count */, &cus) !=
+  if (hsa_agent_get_info(agent, (hsa_agent_info_t)HSA_AMD_AGENT_INFO_COMPUTE_UNIT_COUNT, &cus) !=
           HSA_STATUS_SUCCESS ||
       cus == 0)
     cus = (uint32_t)sysconf(_SC_NPROCESSORS_ONLN);

@@ -122,7 +122,7 @@ AQUILA_API cl_program clCreateProgramWithBinary(cl_context context, cl_uint num_
     } else if (fb->kind != AQUILA_FATBIN_EXECUTABLE) {
       debug_log("clCreateProgramWithBinary: device %u: not an executable binary", i);
       st = CL_INVALID_BINARY;
-    } else if (!aquila_fatbin_find_code(fb, device_list[i]->target) &&
+    } else if (!aquila_fatbin_select_cpu_code(fb, device_list[i]->target) &&
                !aquila_fatbin_find_code(fb, "bitcode")) {
       debug_log("clCreateProgramWithBinary: device %u: no code object for %s and no bitcode", i,
                 device_list[i]->target);
@@ -207,7 +207,7 @@ static void append_log(struct program_device *pd, const char *text) {
 cl_int program_load_for_device(cl_program p, cl_uint i) {
   cl_device_id d = p->devices[i];
   struct program_device *pd = &p->per_device[i];
-  const struct aquila_fatbin_code *code = aquila_fatbin_find_code(p->fatbin, d->target);
+  const struct aquila_fatbin_code *code = aquila_fatbin_select_cpu_code(p->fatbin, d->target);
   if (!code) {
     char *log = NULL;
     enum aquila_compile_status st = aquila_compile_from_bitcode(p->fatbin, d->target, &log);

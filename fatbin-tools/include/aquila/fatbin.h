@@ -101,6 +101,12 @@ const struct aquila_fatbin_kernel *aquila_fatbin_find_kernel(const struct aquila
  * docs/FATBIN.md). Returns 0, or -1 with a readable reason in err. */
 int aquila_fatbin_validate(const struct aquila_fatbin *fb, char *err, size_t errlen);
 
+/* The code object this machine's CPU runs best: the one for native_target
+ * (e.g. "x86_64-native:znver4"), else the highest x86-64 level the CPU
+ * supports. NULL when neither is there (the caller may build from bitcode). */
+const struct aquila_fatbin_code *aquila_fatbin_select_cpu_code(const struct aquila_fatbin *fb,
+                                                               const char *native_target);
+
 /* Serializes to a malloc'd ELF image. Fails (-1) on what
  * aquila_fatbin_validate refuses, so a written image always reads back. Returns 0 or -1. */
 int aquila_fatbin_write(const struct aquila_fatbin *fb, void **data, size_t *size);
