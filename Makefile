@@ -89,7 +89,7 @@ run: all
 	@$(LOADER_ENV) sh samples/run-samples.sh $(BUILD)
 
 check: all
-	@$(LOADER_ENV) BUILD=$(BUILD) sh test/run-tests.sh $(TESTS)
+	@$(LOADER_ENV) BUILD=$(BUILD) AQUILA_CACHE_DIR=$(abspath $(BUILD))/kernel-cache sh test/run-tests.sh $(TESTS)
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h' '*.cpp')

@@ -114,6 +114,11 @@ int codegen_cpu_code_object(const void *bitcode, size_t bitcode_size, const char
   LLVMDisposeMessage(layout);
   if (workgroup_compile(m, kernels, num_kernels, log)) goto out;
 
+  const char *dump = getenv("AQUILA_DUMP_IR");
+  if (dump && *dump) {
+    char *err = NULL;
+    if (LLVMPrintModuleToFile(m, dump, &err)) LLVMDisposeMessage(err);
+  }
   LLVMPassBuilderOptionsRef pbo = LLVMCreatePassBuilderOptions();
   LLVMPassBuilderOptionsSetLoopVectorization(pbo, 1);
   LLVMPassBuilderOptionsSetSLPVectorization(pbo, 1);

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cache.h"
 #include "codegen.h"
 #include "frontend.h"
 #include "options.h"
@@ -97,6 +98,18 @@ enum aquila_compile_status aquila_compile(const struct aquila_compile_input *in,
     return AQUILA_COMPILE_INVALID_OPTIONS;
   }
   enum aquila_compile_status status = AQUILA_COMPILE_FAILED;
+  struct cache_key key;
+  int cacheable = cache_make_key(in, &key) == 0;
+  if (cacheable) {
+    struct aquila_fatbin *cached = cache_load(&key);
+    if (cached) {
+      build_options_free(&opts);
+      strbuf_append(&log, "");
+      *out = cached;
+      *log_out = strbuf_take(&log);
+      return AQUILA_COMPILE_OK;
+    }
+  }
   char *dir = make_scratch_dir();
   char *src_path = NULL, *bc_path = NULL, *lib_path = NULL;
   void *bitcode = NULL;
@@ -200,12 +213,23 @@ enum aquila_compile_status aquila_compile(const struct aquila_compile_input *in,
       goto out;
     }
   }
+  if (fb->num_codes == 0) {
+    /* Bitcode only: the kernel layout still comes from code generation, for
+     * this CPU, whose code object is not kept. */
+    void *code = NULL;
+    size_t code_size = 0;
+    if (codegen_cpu_code_object(bitcode, bitcode_size, host, opts.opt_disable, fr.kernels,
+                                fr.num_kernels, dir, &code, &code_size, &log))
+      goto out;
+    free(code);
+  }
   copy_kernels(fb, &fr);
   if (aquila_fatbin_add_code(fb, "bitcode", bitcode, bitcode_size) ||
       aquila_fatbin_set_source(fb, in->source, in->options ? in->options : "")) {
     status = AQUILA_COMPILE_NO_MEMORY;
     goto out;
   }
+  if (cacheable) cache_store(&key, fb);
   *out = fb;
   fb = NULL;
   status = AQUILA_COMPILE_OK;

@@ -12,6 +12,12 @@ $(BUILD)/obj/compiler/builtins_blob.o: compiler/builtins_blob.S $(BUILTINS_BC) |
 	@mkdir -p $(dir $@)
 	$(CC) -c -DAQUILA_BUILTINS_BC='"$(BUILTINS_BC)"' $< -o $@
 
+$(BUILD)/gen/builtins_hash.h: $(BUILTINS_BC)
+	@mkdir -p $(dir $@)
+	echo "#define AQUILA_BUILTINS_HASH \"$$(sha256sum $< | cut -d' ' -f1)\"" > $@
+
+$(BUILD)/obj/compiler/cache.o: $(BUILD)/gen/builtins_hash.h
+
 $(BUILD)/libaquila_compiler.a: $(COMPILER_OBJS)
 	@rm -f $@
 	ar rcs $@ $^

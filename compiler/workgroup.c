@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "aquila/cpu_abi.h"
+#include "regions.h"
 
 /* Field numbers of struct aquila_workgroup in the IR type built below. */
 enum {
@@ -55,6 +56,7 @@ struct kernel_build {
   uint32_t hidden_offset, kernarg_size, kernarg_align;
   uint32_t reqd[3];
   int uses_barrier;
+  int split_at_barriers; /* work-item loops split at barriers (regions.c), else fibers */
   uint64_t local_mem;
 };
 
@@ -279,8 +281,22 @@ static LLVMValueRef select_local_id(struct wg_types *t, LLVMBuilderRef b, LLVMVa
   return LLVMBuildZExt(b, v, t->i64, "");
 }
 
-/* Binds every __aquila_* call in K.wi. Returns -1 on an unknown one. */
-static int bind_workitem_builtins(struct wg_types *t, struct kernel_build *kb, struct strbuf *log) {
+static int calls_function(LLVMValueRef fn, const char *name) {
+  for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(fn); bb; bb = LLVMGetNextBasicBlock(bb))
+    for (LLVMValueRef in = LLVMGetFirstInstruction(bb); in; in = LLVMGetNextInstruction(in)) {
+      LLVMValueRef callee = LLVMIsACallInst(in) ? LLVMGetCalledValue(in) : NULL;
+      size_t len = 0;
+      if (callee && LLVMIsAFunction(callee) && !strcmp(LLVMGetValueName2(callee, &len), name))
+        return 1;
+    }
+  return 0;
+}
+
+/* Binds the __aquila_* calls in K.wi. With uniform_only, local ids and
+ * barriers are left for regions.c, which binds them per region. Returns -1
+ * on an unknown one. */
+static int bind_workitem_builtins(struct wg_types *t, struct kernel_build *kb, int uniform_only,
+                                  struct strbuf *log) {
   LLVMBuilderRef b = LLVMCreateBuilderInContext(t->ctx);
   LLVMValueRef fn = kb->wi, kernarg = LLVMGetParam(fn, 0), wg = LLVMGetParam(fn, 1);
   int status = 0;
@@ -296,6 +312,10 @@ static int bind_workitem_builtins(struct wg_types *t, struct kernel_build *kb, s
         continue;
       }
       const char *what = cname + 9;
+      if (uniform_only && (!strcmp(what, "local_id") || !strcmp(what, "barrier"))) {
+        inst = next;
+        continue;
+      }
       LLVMPositionBuilderBefore(b, inst);
       LLVMValueRef dim = LLVMGetNumArgOperands(inst) > 0 ? LLVMGetOperand(inst, 0) : NULL;
       LLVMValueRef dim64 = dim ? LLVMBuildZExt(b, dim, t->i64, "") : NULL;
@@ -504,6 +524,27 @@ static void emit_kernel_table(struct wg_types *t, LLVMModuleRef m, struct kernel
   free(descs);
 }
 
+static int run_passes(LLVMModuleRef m, const char *passes, struct strbuf *log) {
+  LLVMPassBuilderOptionsRef pbo = LLVMCreatePassBuilderOptions();
+  LLVMErrorRef err = LLVMRunPasses(m, passes, NULL, pbo);
+  LLVMDisposePassBuilderOptions(pbo);
+  if (!err) return 0;
+  char *msg = LLVMGetErrorMessage(err);
+  strbuf_printf(log, "error: internal: %s failed: %s\n", passes, msg);
+  LLVMDisposeErrorMessage(msg);
+  return -1;
+}
+
+/* K.wg for a kernel split at barriers: K.wi already runs the whole group. */
+static void build_region_workgroup(struct wg_types *t, LLVMBuilderRef b, struct kernel_build *kb) {
+  LLVMValueRef fn = kb->wg;
+  LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(t->ctx, fn, "entry"));
+  LLVMValueRef zero = LLVMConstInt(t->i32, 0, 0);
+  LLVMValueRef args[5] = {LLVMGetParam(fn, 0), LLVMGetParam(fn, 1), zero, zero, zero};
+  LLVMBuildCall2(b, t->wi_fn, kb->wi, args, 5, "");
+  LLVMBuildRetVoid(b);
+}
+
 /* Clang marks everything noinline at -O0 and pins a CPU: undo both so the
  * work-group function can absorb the whole call tree and the target machine
  * chooses the instruction set. */
@@ -596,8 +637,31 @@ int workgroup_compile(LLVMModuleRef m, struct aquila_fatbin_kernel *kernels,
     goto out;
   }
 
-  for (unsigned i = 0; i < n && !status; i++) status = bind_workitem_builtins(&t, &kbs[i], log);
+  /* Kernels with barriers: split into work-item loops at the barriers, or,
+   * with AQUILA_BARRIERS=fibers, run each work-item as a fiber. */
+  const char *barrier_mode = getenv("AQUILA_BARRIERS");
+  int use_fibers = barrier_mode && !strcmp(barrier_mode, "fibers");
+  int any_split = 0;
+  for (unsigned i = 0; i < n; i++) {
+    kbs[i].uses_barrier = calls_function(kbs[i].wi, "__aquila_barrier");
+    kbs[i].split_at_barriers = kbs[i].uses_barrier && !use_fibers;
+    any_split |= kbs[i].split_at_barriers;
+  }
+  for (unsigned i = 0; i < n && !status; i++)
+    status = bind_workitem_builtins(&t, &kbs[i], kbs[i].split_at_barriers, log);
   if (status) goto out;
+  if (any_split) {
+    /* reg2mem before and after the block splitting: regions.c clones blocks
+     * and wants no phi nodes and no value used outside its block. */
+    if (run_passes(m, "function(reg2mem)", log)) goto fail;
+    for (unsigned i = 0; i < n; i++)
+      if (kbs[i].split_at_barriers) regions_prepare(t.ctx, kbs[i].wi);
+    if (run_passes(m, "function(reg2mem)", log)) goto fail;
+    for (unsigned i = 0; i < n && !status; i++)
+      if (kbs[i].split_at_barriers)
+        status = regions_transform(t.ctx, kbs[i].wi, t.workgroup, LLVMGetParam(kbs[i].wi, 1), log);
+    if (status) goto out;
+  }
 
   LLVMBuilderRef b = LLVMCreateBuilderInContext(t.ctx);
   for (unsigned i = 0; i < n; i++) {
@@ -610,7 +674,10 @@ int workgroup_compile(LLVMModuleRef m, struct aquila_fatbin_kernel *kernels,
     add_param_attr(kb->wg, 0, "noalias");
     add_param_attr(kb->wg, 1, "noalias");
     add_fn_attr(kb->wg, "nounwind");
-    if (kb->uses_barrier) {
+    if (kb->split_at_barriers) {
+      build_region_workgroup(&t, b, kb);
+      add_fn_attr(kb->wi, "alwaysinline");
+    } else if (kb->uses_barrier) {
       build_fiber_workgroup(&t, b, kb);
       add_fn_attr(kb->wi, "noinline");
     } else {
@@ -628,6 +695,9 @@ int workgroup_compile(LLVMModuleRef m, struct aquila_fatbin_kernel *kernels,
     kbs[i].meta->local_mem_size = kbs[i].local_mem;
   }
   emit_kernel_table(&t, m, kbs, n);
+  goto out;
+fail:
+  status = -1;
 out:
   for (unsigned i = 0; i < n; i++) free(kbs[i].name);
   free(kbs);

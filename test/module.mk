@@ -1,1 +1,2 @@
-# test: filled in as the layer is built
+# test/: end-to-end tests through the ICD loader; each layer adds its own.
+include test/compiler/module.mk

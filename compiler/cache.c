@@ -1,0 +1,155 @@
+/* The on-disk kernel cache. Entries are fat binaries named by a 128-bit hash
+ * of everything that changes the generated code. A new entry is written to a
+ * temporary file in the cache directory and renamed into place, so several
+ * processes may build at once and a reader never sees half a file; an entry
+ * that fails the fat binary reader's validation (corrupt, truncated) is
+ * ignored and rebuilt.
+ *
+ * Location: $AQUILA_CACHE_DIR, else $XDG_CACHE_HOME/aquila, else
+ * ~/.cache/aquila. AQUILA_CACHE=0 turns the cache off. */
+#include "cache.h"
+
+#include <errno.h>
+#include <llvm-c/Core.h>
+#include <llvm-c/TargetMachine.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util.h"
+
+/* AQUILA_BUILTINS_HASH: the builtin library's SHA-256, computed at build time. */
+#include "builtins_hash.h"
+
+/* Two independent 64-bit hashes: FNV-1a and a multiply-xorshift mix. */
+struct hasher {
+  uint64_t a, b;
+};
+
+static void hash_bytes(struct hasher *h, const void *data, size_t n) {
+  const unsigned char *p = data;
+  for (size_t i = 0; i < n; i++) {
+    h->a = (h->a ^ p[i]) * 0x100000001b3ull;
+    h->b = (h->b + p[i] + 1) * 0x9e3779b97f4a7c15ull;
+    h->b ^= h->b >> 29;
+  }
+}
+
+/* Each field is hashed with its length, so that fields cannot run together. */
+static void hash_field(struct hasher *h, const char *s) {
+  uint64_t len = s ? strlen(s) + 1 : 0;
+  hash_bytes(h, &len, sizeof len);
+  if (s) hash_bytes(h, s, len);
+}
+
+static pthread_once_t environment_once = PTHREAD_ONCE_INIT;
+static struct hasher environment_hash;
+
+/* What changes code without changing the program: Aquila's version, the
+ * builtin library, the toolchain, the host CPU and its features. */
+static void hash_environment(void) {
+  struct hasher h = {0xcbf29ce484222325ull, 0x84222325cbf29ce4ull};
+  hash_field(&h, AQUILA_VERSION);
+  hash_field(&h, AQUILA_BUILTINS_HASH);
+  hash_field(&h, getenv("AQUILA_CLANG") ? getenv("AQUILA_CLANG") : "clang-19");
+  hash_field(&h, getenv("AQUILA_BARRIERS"));
+  char *cpu = LLVMGetHostCPUName(), *features = LLVMGetHostCPUFeatures();
+  hash_field(&h, cpu);
+  hash_field(&h, features);
+  LLVMDisposeMessage(cpu);
+  LLVMDisposeMessage(features);
+  environment_hash = h;
+}
+
+static int cache_enabled(void) {
+  const char *e = getenv("AQUILA_CACHE");
+  return !(e && !strcmp(e, "0"));
+}
+
+static char *cache_dir(void) {
+  const char *dir = getenv("AQUILA_CACHE_DIR");
+  char buf[4096];
+  if (dir && *dir) {
+    snprintf(buf, sizeof buf, "%s", dir);
+  } else if ((dir = getenv("XDG_CACHE_HOME")) && *dir) {
+    snprintf(buf, sizeof buf, "%s/aquila", dir);
+  } else if ((dir = getenv("HOME")) && *dir) {
+    snprintf(buf, sizeof buf, "%s/.cache/aquila", dir);
+  } else {
+    return NULL;
+  }
+  return strdup(buf);
+}
+
+/* mkdir -p, for the cache directory. */
+static int make_dirs(char *path) {
+  for (char *p = path + 1; *p; p++) {
+    if (*p != '/') continue;
+    *p = 0;
+    int rc = mkdir(path, 0755);
+    *p = '/';
+    if (rc && errno != EEXIST) return -1;
+  }
+  return mkdir(path, 0755) == 0 || errno == EEXIST ? 0 : -1;
+}
+
+int cache_make_key(const struct aquila_compile_input *in, struct cache_key *key) {
+  if (!cache_enabled()) return -1;
+  pthread_once(&environment_once, hash_environment);
+  struct hasher h = environment_hash;
+  hash_field(&h, in->source);
+  hash_field(&h, in->options ? in->options : "");
+  uint64_t n = in->num_targets;
+  hash_bytes(&h, &n, sizeof n);
+  for (size_t i = 0; i < in->num_targets; i++) hash_field(&h, in->targets[i]);
+  n = in->num_headers;
+  hash_bytes(&h, &n, sizeof n);
+  for (size_t i = 0; i < in->num_headers; i++) {
+    hash_field(&h, in->header_names[i]);
+    hash_field(&h, in->header_sources[i]);
+  }
+  snprintf(key->hex, sizeof key->hex, "%016llx%016llx", (unsigned long long)h.a,
+           (unsigned long long)h.b);
+  return 0;
+}
+
+struct aquila_fatbin *cache_load(const struct cache_key *key) {
+  char *dir = cache_dir();
+  if (!dir) return NULL;
+  char path[4200];
+  snprintf(path, sizeof path, "%s/%s.fatbin", dir, key->hex);
+  free(dir);
+  void *data = NULL;
+  size_t size = 0;
+  if (read_file(path, &data, &size)) return NULL;
+  struct aquila_fatbin *fb = NULL;
+  char err[256];
+  if (aquila_fatbin_read(data, size, &fb, err, sizeof err) != 0) fb = NULL;
+  free(data);
+  return fb;
+}
+
+void cache_store(const struct cache_key *key, const struct aquila_fatbin *fb) {
+  char *dir = cache_dir();
+  if (!dir) return;
+  void *data = NULL;
+  size_t size = 0;
+  if (make_dirs(dir) || aquila_fatbin_write(fb, &data, &size)) {
+    free(dir);
+    return;
+  }
+  char tmp[4200], path[4200];
+  snprintf(tmp, sizeof tmp, "%s/.%s.%ld.tmp", dir, key->hex, (long)getpid());
+  snprintf(path, sizeof path, "%s/%s.fatbin", dir, key->hex);
+  if (write_file(tmp, data, size) == 0) {
+    if (rename(tmp, path) != 0) unlink(tmp);
+  } else {
+    unlink(tmp);
+  }
+  free(data);
+  free(dir);
+}

@@ -1,0 +1,20 @@
+/* The on-disk kernel cache: fat binaries keyed by everything that changes the
+ * code (source, headers, options, targets, host CPU, compiler and builtin
+ * library versions). */
+#ifndef AQUILA_COMPILER_CACHE_H
+#define AQUILA_COMPILER_CACHE_H
+
+#include "aquila/compiler.h"
+
+struct cache_key {
+  char hex[33];
+};
+
+/* Returns 0 and fills key, or -1 when caching is off (AQUILA_CACHE=0). */
+int cache_make_key(const struct aquila_compile_input *in, struct cache_key *key);
+/* A valid cached fat binary, or NULL (missing, corrupt or truncated). */
+struct aquila_fatbin *cache_load(const struct cache_key *key);
+/* Stores fb; failures are silent (the cache is an optimization). */
+void cache_store(const struct cache_key *key, const struct aquila_fatbin *fb);
+
+#endif

@@ -1,0 +1,470 @@
+/* Barriers without fibers: a work-item function whose body contains barriers
+ * becomes a work-group function made of work-item loops, one per region of
+ * code between barriers (continuation-based synchronization).
+ *
+ * The function is first put in a shape where that is easy to do by cloning:
+ * no phi nodes and no SSA value used outside its block (reg2mem), each
+ * barrier alone in its own block, and an entry block holding only allocas.
+ * A region starts at the code after the entry or after a barrier and holds
+ * every block reachable from there without passing a barrier. Each region
+ * gets its own z/y/x loop over the work-items around a clone of its blocks;
+ * leaving the region through a barrier records which region comes next, and
+ * a dispatch block runs that region's loop once every work-item is done.
+ * Barriers are assumed uniform, as OpenCL requires.
+ *
+ * Private variables (allocas) that live in more than one region become
+ * context arrays with one element per work-item; those used in a single
+ * region stay shared scalars, which LLVM promotes back to registers. The
+ * loops index context arrays by the linear local id, so consecutive
+ * work-items touch consecutive elements and the loop vectorizer can widen
+ * each region across work-items. */
+#include "regions.h"
+
+#include <llvm-c/Analysis.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct block_list {
+  LLVMBasicBlockRef *items;
+  unsigned len, cap;
+};
+
+static void block_list_push(struct block_list *l, LLVMBasicBlockRef b) {
+  if (l->len == l->cap) {
+    l->cap = l->cap ? l->cap * 2 : 16;
+    l->items = realloc(l->items, l->cap * sizeof *l->items);
+    if (!l->items) abort();
+  }
+  l->items[l->len++] = b;
+}
+
+static int block_list_index(const struct block_list *l, LLVMBasicBlockRef b) {
+  for (unsigned i = 0; i < l->len; i++)
+    if (l->items[i] == b) return (int)i;
+  return -1;
+}
+
+static int is_named_call(LLVMValueRef inst, const char *name) {
+  if (!inst || !LLVMIsACallInst(inst)) return 0;
+  LLVMValueRef callee = LLVMGetCalledValue(inst);
+  size_t len = 0;
+  return callee && LLVMIsAFunction(callee) && !strcmp(LLVMGetValueName2(callee, &len), name);
+}
+
+static int is_barrier_block(LLVMBasicBlockRef bb) {
+  return is_named_call(LLVMGetFirstInstruction(bb), "__aquila_barrier");
+}
+
+/* Moves inst and every instruction after it in its block into a new block
+ * placed after it, and branches there. Returns the new block. */
+static LLVMBasicBlockRef split_before(LLVMContextRef ctx, LLVMBuilderRef b, LLVMValueRef inst,
+                                      const char *name) {
+  LLVMBasicBlockRef from = LLVMGetInstructionParent(inst);
+  LLVMBasicBlockRef next = LLVMGetNextBasicBlock(from);
+  LLVMValueRef fn = LLVMGetBasicBlockParent(from);
+  LLVMBasicBlockRef to = next ? LLVMInsertBasicBlockInContext(ctx, next, name)
+                              : LLVMAppendBasicBlockInContext(ctx, fn, name);
+  LLVMPositionBuilderAtEnd(b, to);
+  while (inst) {
+    LLVMValueRef following = LLVMGetNextInstruction(inst);
+    LLVMInstructionRemoveFromParent(inst);
+    LLVMInsertIntoBuilder(b, inst);
+    inst = following;
+  }
+  LLVMPositionBuilderAtEnd(b, from);
+  LLVMBuildBr(b, to);
+  return to;
+}
+
+int regions_prepare(LLVMContextRef ctx, LLVMValueRef fn) {
+  LLVMBuilderRef b = LLVMCreateBuilderInContext(ctx);
+  /* Entry: allocas only. */
+  LLVMBasicBlockRef entry = LLVMGetEntryBasicBlock(fn);
+  LLVMValueRef first = LLVMGetFirstInstruction(entry);
+  while (first && LLVMIsAAllocaInst(first)) first = LLVMGetNextInstruction(first);
+  if (first) split_before(ctx, b, first, "start");
+  /* Each barrier alone in its block, followed by a branch. */
+  for (LLVMBasicBlockRef bb = LLVMGetNextBasicBlock(entry); bb; bb = LLVMGetNextBasicBlock(bb)) {
+    for (LLVMValueRef in = LLVMGetFirstInstruction(bb); in; in = LLVMGetNextInstruction(in)) {
+      if (!is_named_call(in, "__aquila_barrier")) continue;
+      if (in != LLVMGetFirstInstruction(bb)) {
+        split_before(ctx, b, in, "barrier");
+        break; /* the loop continues with the new block */
+      }
+      LLVMValueRef after = LLVMGetNextInstruction(in);
+      if (after) split_before(ctx, b, after, "after.barrier");
+      break;
+    }
+  }
+  LLVMDisposeBuilder(b);
+  return 0;
+}
+
+struct region {
+  LLVMBasicBlockRef start;
+  struct block_list blocks;
+};
+
+struct transform {
+  LLVMContextRef ctx;
+  LLVMValueRef fn;
+  LLVMBuilderRef b;
+  LLVMTypeRef i32, i64, ptr;
+  LLVMTypeRef wg_type;
+  struct region *regions;
+  unsigned num_regions;
+  LLVMValueRef *allocas; /* entry allocas */
+  int *alloca_per_item;  /* 1: context array */
+  LLVMValueRef *context_arrays;
+  unsigned num_allocas;
+  LLVMValueRef next_slot;
+  LLVMValueRef size[3];
+};
+
+static int region_of_start(const struct transform *t, LLVMBasicBlockRef start) {
+  for (unsigned i = 0; i < t->num_regions; i++)
+    if (t->regions[i].start == start) return (int)i;
+  return -1;
+}
+
+static void collect_region(struct region *r) {
+  if (is_barrier_block(r->start)) return;
+  block_list_push(&r->blocks, r->start);
+  for (unsigned i = 0; i < r->blocks.len; i++) {
+    LLVMValueRef term = LLVMGetBasicBlockTerminator(r->blocks.items[i]);
+    unsigned n = term ? LLVMGetNumSuccessors(term) : 0;
+    for (unsigned s = 0; s < n; s++) {
+      LLVMBasicBlockRef succ = LLVMGetSuccessor(term, s);
+      if (is_barrier_block(succ) || block_list_index(&r->blocks, succ) >= 0) continue;
+      block_list_push(&r->blocks, succ);
+    }
+  }
+}
+
+static int block_in_region(const struct region *r, LLVMBasicBlockRef bb) {
+  return block_list_index(&r->blocks, bb) >= 0;
+}
+
+/* An alloca stays a shared scalar when it is only loaded from and stored to
+ * as an address, by blocks of a single region: then every work-item writes it
+ * before reading it within that region (see the comment at the top). */
+static int alloca_needs_context(const struct transform *t, LLVMValueRef a) {
+  int region = -1;
+  for (LLVMUseRef u = LLVMGetFirstUse(a); u; u = LLVMGetNextUse(u)) {
+    LLVMValueRef user = LLVMGetUser(u);
+    if (!LLVMIsAInstruction(user)) return 1;
+    if (LLVMIsALoadInst(user)) {
+    } else if (LLVMIsAStoreInst(user)) {
+      if (LLVMGetOperand(user, 0) == a) return 1; /* the address escapes */
+    } else {
+      return 1;
+    }
+    LLVMBasicBlockRef bb = LLVMGetInstructionParent(user);
+    for (unsigned r = 0; r < t->num_regions; r++) {
+      if (!block_in_region(&t->regions[r], bb)) continue;
+      if (region >= 0 && region != (int)r) return 1;
+      region = (int)r;
+    }
+  }
+  return 0;
+}
+
+static LLVMValueRef context_pointer(struct transform *t, unsigned alloca_index, LLVMValueRef lin) {
+  LLVMValueRef arr = t->context_arrays[alloca_index];
+  LLVMTypeRef elem = LLVMGetAllocatedType(t->allocas[alloca_index]);
+  return LLVMBuildInBoundsGEP2(t->b, elem, arr, &lin, 1, "ctx");
+}
+
+static LLVMValueRef select_by_dim(struct transform *t, LLVMValueRef dim, LLVMValueRef v[3]) {
+  if (LLVMIsAConstantInt(dim)) {
+    uint64_t d = LLVMConstIntGetZExtValue(dim);
+    return v[d == 0 ? 0 : d == 1 ? 1 : 2];
+  }
+  LLVMValueRef is0 = LLVMBuildICmp(t->b, LLVMIntEQ, dim, LLVMConstInt(LLVMTypeOf(dim), 0, 0), "");
+  LLVMValueRef is1 = LLVMBuildICmp(t->b, LLVMIntEQ, dim, LLVMConstInt(LLVMTypeOf(dim), 1, 0), "");
+  return LLVMBuildSelect(t->b, is0, v[0], LLVMBuildSelect(t->b, is1, v[1], v[2], ""), "");
+}
+
+/* Emits region r's work-item loop nest with a clone of its blocks. Returns
+ * the loop's preheader; after the last work-item control goes to dispatch. */
+static LLVMBasicBlockRef emit_region(struct transform *t, unsigned r, LLVMBasicBlockRef dispatch) {
+  struct region *reg = &t->regions[r];
+  LLVMContextRef ctx = t->ctx;
+  LLVMValueRef fn = t->fn;
+  LLVMBasicBlockRef pre = LLVMAppendBasicBlockInContext(ctx, fn, "region");
+  if (is_barrier_block(reg->start)) {
+    /* Two barriers in a row: nothing runs in between. */
+    LLVMBasicBlockRef after = LLVMGetSuccessor(LLVMGetBasicBlockTerminator(reg->start), 0);
+    LLVMPositionBuilderAtEnd(t->b, pre);
+    LLVMBuildStore(t->b, LLVMConstInt(t->i32, (unsigned)region_of_start(t, after), 0), t->next_slot);
+    LLVMBuildBr(t->b, dispatch);
+    return pre;
+  }
+  LLVMBasicBlockRef zh = LLVMAppendBasicBlockInContext(ctx, fn, "region.z");
+  LLVMBasicBlockRef yh = LLVMAppendBasicBlockInContext(ctx, fn, "region.y");
+  LLVMBasicBlockRef xb = LLVMAppendBasicBlockInContext(ctx, fn, "region.x");
+  LLVMValueRef zero = LLVMConstInt(t->i32, 0, 0), one = LLVMConstInt(t->i32, 1, 0);
+
+  LLVMPositionBuilderAtEnd(t->b, pre);
+  LLVMBuildBr(t->b, zh);
+  LLVMPositionBuilderAtEnd(t->b, zh);
+  LLVMValueRef z = LLVMBuildPhi(t->b, t->i32, "z");
+  LLVMBuildBr(t->b, yh);
+  LLVMPositionBuilderAtEnd(t->b, yh);
+  LLVMValueRef y = LLVMBuildPhi(t->b, t->i32, "y");
+  LLVMBuildBr(t->b, xb);
+  LLVMPositionBuilderAtEnd(t->b, xb);
+  LLVMValueRef x = LLVMBuildPhi(t->b, t->i32, "x");
+  LLVMValueRef lin = LLVMBuildAdd(
+      t->b, LLVMBuildZExt(t->b, x, t->i64, ""),
+      LLVMBuildMul(t->b, LLVMBuildZExt(t->b, t->size[0], t->i64, ""),
+                   LLVMBuildAdd(t->b, LLVMBuildZExt(t->b, y, t->i64, ""),
+                                LLVMBuildMul(t->b, LLVMBuildZExt(t->b, t->size[1], t->i64, ""),
+                                             LLVMBuildZExt(t->b, z, t->i64, ""), ""),
+                                ""),
+                   ""),
+      "lin");
+  LLVMValueRef *ctx_ptr = calloc(t->num_allocas ? t->num_allocas : 1, sizeof *ctx_ptr);
+  if (!ctx_ptr) abort();
+  for (unsigned i = 0; i < t->num_allocas; i++)
+    if (t->alloca_per_item[i]) ctx_ptr[i] = context_pointer(t, i, lin);
+  LLVMValueRef ids[3] = {LLVMBuildZExt(t->b, x, t->i64, ""), LLVMBuildZExt(t->b, y, t->i64, ""),
+                         LLVMBuildZExt(t->b, z, t->i64, "")};
+
+  /* Clone the blocks. */
+  unsigned nb = reg->blocks.len;
+  LLVMBasicBlockRef *clones = calloc(nb, sizeof *clones);
+  if (!clones) abort();
+  for (unsigned i = 0; i < nb; i++) clones[i] = LLVMAppendBasicBlockInContext(ctx, fn, "");
+  LLVMBasicBlockRef xl = LLVMAppendBasicBlockInContext(ctx, fn, "region.x.latch");
+  LLVMBasicBlockRef *barrier_exits = calloc(t->num_regions, sizeof *barrier_exits);
+  LLVMBasicBlockRef ret_exit = NULL;
+  if (!barrier_exits) abort();
+  LLVMPositionBuilderAtEnd(t->b, xb);
+  LLVMBuildBr(t->b, clones[0]);
+
+  for (unsigned i = 0; i < nb; i++) {
+    LLVMBasicBlockRef orig = reg->blocks.items[i];
+    /* Block-local values only: map them as they are cloned. */
+    unsigned cap = 64, count = 0;
+    LLVMValueRef *from = malloc(cap * sizeof *from), *to = malloc(cap * sizeof *to);
+    if (!from || !to) abort();
+    LLVMPositionBuilderAtEnd(t->b, clones[i]);
+    for (LLVMValueRef in = LLVMGetFirstInstruction(orig); in; in = LLVMGetNextInstruction(in)) {
+      LLVMValueRef c = LLVMInstructionClone(in);
+      LLVMInsertIntoBuilder(t->b, c);
+      int nops = LLVMGetNumOperands(c);
+      for (int k = 0; k < nops; k++) {
+        LLVMValueRef op = LLVMGetOperand(c, (unsigned)k);
+        if (!op || LLVMIsABasicBlock(op)) continue;
+        for (unsigned m = 0; m < count; m++)
+          if (from[m] == op) {
+            LLVMSetOperand(c, (unsigned)k, to[m]);
+            op = NULL;
+            break;
+          }
+        if (op && LLVMIsAAllocaInst(op))
+          for (unsigned a = 0; a < t->num_allocas; a++)
+            if (t->allocas[a] == op && ctx_ptr[a]) LLVMSetOperand(c, (unsigned)k, ctx_ptr[a]);
+      }
+      if (count == cap) {
+        cap *= 2;
+        from = realloc(from, cap * sizeof *from);
+        to = realloc(to, cap * sizeof *to);
+        if (!from || !to) abort();
+      }
+      from[count] = in;
+      to[count++] = c;
+    }
+    free(from);
+    free(to);
+  }
+
+  /* Successors, returns and local ids of the clones. */
+  for (unsigned i = 0; i < nb; i++) {
+    LLVMValueRef in = LLVMGetFirstInstruction(clones[i]);
+    while (in) {
+      LLVMValueRef next = LLVMGetNextInstruction(in);
+      if (is_named_call(in, "__aquila_local_id")) {
+        LLVMPositionBuilderBefore(t->b, in);
+        LLVMValueRef v = select_by_dim(t, LLVMGetOperand(in, 0), ids);
+        if (LLVMTypeOf(v) != LLVMTypeOf(in)) v = LLVMBuildIntCast2(t->b, v, LLVMTypeOf(in), 0, "");
+        LLVMReplaceAllUsesWith(in, v);
+        LLVMInstructionEraseFromParent(in);
+      } else if (LLVMIsAReturnInst(in)) {
+        if (!ret_exit) {
+          ret_exit = LLVMAppendBasicBlockInContext(ctx, fn, "region.done");
+          LLVMPositionBuilderAtEnd(t->b, ret_exit);
+          LLVMBuildStore(t->b, LLVMConstInt(t->i32, t->num_regions, 0), t->next_slot);
+          LLVMBuildBr(t->b, xl);
+        }
+        LLVMPositionBuilderBefore(t->b, in);
+        LLVMBuildBr(t->b, ret_exit);
+        LLVMInstructionEraseFromParent(in);
+      } else if (LLVMIsATerminatorInst(in)) {
+        unsigned ns = LLVMGetNumSuccessors(in);
+        for (unsigned s = 0; s < ns; s++) {
+          LLVMBasicBlockRef succ = LLVMGetSuccessor(in, s);
+          int idx = block_list_index(&reg->blocks, succ);
+          if (idx >= 0) {
+            LLVMSetSuccessor(in, s, clones[idx]);
+            continue;
+          }
+          /* A barrier: the region after it runs next. */
+          LLVMBasicBlockRef after = LLVMGetSuccessor(LLVMGetBasicBlockTerminator(succ), 0);
+          int target = region_of_start(t, after);
+          if (!barrier_exits[target]) {
+            barrier_exits[target] = LLVMAppendBasicBlockInContext(ctx, fn, "region.barrier");
+            LLVMPositionBuilderAtEnd(t->b, barrier_exits[target]);
+            LLVMBuildStore(t->b, LLVMConstInt(t->i32, (unsigned)target, 0), t->next_slot);
+            LLVMBuildBr(t->b, xl);
+          }
+          LLVMSetSuccessor(in, s, barrier_exits[target]);
+        }
+      }
+      in = next;
+    }
+  }
+
+  /* Latches. */
+  LLVMBasicBlockRef yl = LLVMAppendBasicBlockInContext(ctx, fn, "region.y.latch");
+  LLVMBasicBlockRef zl = LLVMAppendBasicBlockInContext(ctx, fn, "region.z.latch");
+  LLVMPositionBuilderAtEnd(t->b, xl);
+  LLVMValueRef xn = LLVMBuildNUWAdd(t->b, x, one, "");
+  LLVMBuildCondBr(t->b, LLVMBuildICmp(t->b, LLVMIntULT, xn, t->size[0], ""), xb, yl);
+  LLVMPositionBuilderAtEnd(t->b, yl);
+  LLVMValueRef yn = LLVMBuildNUWAdd(t->b, y, one, "");
+  LLVMBuildCondBr(t->b, LLVMBuildICmp(t->b, LLVMIntULT, yn, t->size[1], ""), yh, zl);
+  LLVMPositionBuilderAtEnd(t->b, zl);
+  LLVMValueRef zn = LLVMBuildNUWAdd(t->b, z, one, "");
+  LLVMBuildCondBr(t->b, LLVMBuildICmp(t->b, LLVMIntULT, zn, t->size[2], ""), zh, dispatch);
+  LLVMValueRef zin[2] = {zero, zn}, yin[2] = {zero, yn}, xin[2] = {zero, xn};
+  LLVMBasicBlockRef zfrom[2] = {pre, zl}, yfrom[2] = {zh, yl}, xfrom[2] = {yh, xl};
+  LLVMAddIncoming(z, zin, zfrom, 2);
+  LLVMAddIncoming(y, yin, yfrom, 2);
+  LLVMAddIncoming(x, xin, xfrom, 2);
+  free(ctx_ptr);
+  free(clones);
+  free(barrier_exits);
+  return pre;
+}
+
+int regions_transform(LLVMContextRef ctx, LLVMValueRef fn, LLVMTypeRef wg_type, LLVMValueRef wg,
+                      struct strbuf *log) {
+  struct transform t = {0};
+  t.ctx = ctx;
+  t.fn = fn;
+  t.i32 = LLVMInt32TypeInContext(ctx);
+  t.i64 = LLVMInt64TypeInContext(ctx);
+  t.ptr = LLVMPointerTypeInContext(ctx, 0);
+  t.b = LLVMCreateBuilderInContext(ctx);
+  LLVMBasicBlockRef entry = LLVMGetEntryBasicBlock(fn);
+  LLVMValueRef entry_term = LLVMGetBasicBlockTerminator(entry);
+  if (!entry_term || LLVMGetNumSuccessors(entry_term) != 1) {
+    strbuf_append(log, "error: internal: unexpected entry block in barrier transformation\n");
+    LLVMDisposeBuilder(t.b);
+    return -1;
+  }
+
+  /* Regions: after the entry, and after each barrier. */
+  struct block_list originals = {0};
+  for (LLVMBasicBlockRef bb = LLVMGetNextBasicBlock(entry); bb; bb = LLVMGetNextBasicBlock(bb))
+    block_list_push(&originals, bb);
+  t.regions = calloc(originals.len + 1, sizeof *t.regions);
+  if (!t.regions) abort();
+  t.regions[t.num_regions++].start = LLVMGetSuccessor(entry_term, 0);
+  for (unsigned i = 0; i < originals.len; i++) {
+    LLVMBasicBlockRef bb = originals.items[i];
+    if (!is_barrier_block(bb)) continue;
+    LLVMValueRef term = LLVMGetBasicBlockTerminator(bb);
+    if (!term || LLVMGetNumSuccessors(term) != 1) {
+      strbuf_append(log, "error: internal: a barrier block without a single successor\n");
+      free(t.regions);
+      free(originals.items);
+      LLVMDisposeBuilder(t.b);
+      return -1;
+    }
+    LLVMBasicBlockRef start = LLVMGetSuccessor(term, 0);
+    if (region_of_start(&t, start) < 0) t.regions[t.num_regions++].start = start;
+  }
+  for (unsigned r = 0; r < t.num_regions; r++) collect_region(&t.regions[r]);
+
+  /* Allocas and which of them need a context array. */
+  for (LLVMValueRef in = LLVMGetFirstInstruction(entry); in; in = LLVMGetNextInstruction(in))
+    if (LLVMIsAAllocaInst(in)) t.num_allocas++;
+  t.allocas = calloc(t.num_allocas + 1, sizeof *t.allocas);
+  t.alloca_per_item = calloc(t.num_allocas + 1, sizeof *t.alloca_per_item);
+  t.context_arrays = calloc(t.num_allocas + 1, sizeof *t.context_arrays);
+  if (!t.allocas || !t.alloca_per_item || !t.context_arrays) abort();
+  unsigned k = 0;
+  for (LLVMValueRef in = LLVMGetFirstInstruction(entry); in; in = LLVMGetNextInstruction(in))
+    if (LLVMIsAAllocaInst(in)) t.allocas[k++] = in;
+  for (unsigned i = 0; i < t.num_allocas; i++)
+    t.alloca_per_item[i] = alloca_needs_context(&t, t.allocas[i]);
+
+  /* Entry: the sizes, one context array per work-item variable, the slot
+   * that says which region runs next. */
+  LLVMPositionBuilderBefore(t.b, entry_term);
+  for (unsigned d = 0; d < 3; d++) {
+    LLVMValueRef idx[3] = {LLVMConstInt(t.i32, 0, 0), LLVMConstInt(t.i32, 1 /* local_size */, 0),
+                           LLVMConstInt(t.i32, d, 0)};
+    LLVMValueRef p = LLVMBuildInBoundsGEP2(t.b, wg_type, wg, idx, 3, "");
+    t.size[d] = LLVMBuildLoad2(t.b, t.i32, p, "local.size");
+  }
+  LLVMValueRef items = LLVMBuildMul(
+      t.b, LLVMBuildZExt(t.b, t.size[0], t.i64, ""),
+      LLVMBuildMul(t.b, LLVMBuildZExt(t.b, t.size[1], t.i64, ""),
+                   LLVMBuildZExt(t.b, t.size[2], t.i64, ""), ""),
+      "items");
+  for (unsigned i = 0; i < t.num_allocas; i++) {
+    if (!t.alloca_per_item[i]) continue;
+    LLVMTypeRef elem = LLVMGetAllocatedType(t.allocas[i]);
+    LLVMValueRef arr = LLVMBuildArrayAlloca(t.b, elem, items, "context");
+    unsigned align = LLVMGetAlignment(t.allocas[i]);
+    LLVMSetAlignment(arr, align > 64 ? align : 64);
+    t.context_arrays[i] = arr;
+  }
+  t.next_slot = LLVMBuildAlloca(t.b, t.i32, "next.region");
+  LLVMBuildStore(t.b, LLVMConstInt(t.i32, 0, 0), t.next_slot);
+  LLVMBasicBlockRef dispatch = LLVMAppendBasicBlockInContext(ctx, fn, "dispatch");
+  LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(ctx, fn, "done");
+  LLVMInstructionEraseFromParent(entry_term);
+  LLVMPositionBuilderAtEnd(t.b, entry);
+  LLVMBuildBr(t.b, dispatch);
+
+  LLVMBasicBlockRef *pre = calloc(t.num_regions, sizeof *pre);
+  if (!pre) abort();
+  for (unsigned r = 0; r < t.num_regions; r++) pre[r] = emit_region(&t, r, dispatch);
+  LLVMPositionBuilderAtEnd(t.b, dispatch);
+  LLVMValueRef next = LLVMBuildLoad2(t.b, t.i32, t.next_slot, "next");
+  LLVMValueRef sw = LLVMBuildSwitch(t.b, next, done, t.num_regions);
+  for (unsigned r = 0; r < t.num_regions; r++)
+    LLVMAddCase(sw, LLVMConstInt(t.i32, r, 0), pre[r]);
+  LLVMPositionBuilderAtEnd(t.b, done);
+  LLVMBuildRetVoid(t.b);
+
+  /* The originals are now unreachable: drop them. */
+  for (unsigned i = 0; i < originals.len; i++)
+    for (LLVMValueRef in = LLVMGetFirstInstruction(originals.items[i]); in;
+         in = LLVMGetNextInstruction(in))
+      if (LLVMTypeOf(in) != LLVMVoidTypeInContext(ctx))
+        LLVMReplaceAllUsesWith(in, LLVMGetPoison(LLVMTypeOf(in)));
+  for (unsigned i = 0; i < originals.len; i++) LLVMDeleteBasicBlock(originals.items[i]);
+  for (unsigned i = 0; i < t.num_allocas; i++)
+    if (t.alloca_per_item[i]) LLVMInstructionEraseFromParent(t.allocas[i]);
+
+  int status = 0;
+  if (LLVMVerifyFunction(fn, LLVMReturnStatusAction)) {
+    strbuf_append(log, "error: internal: the barrier transformation produced invalid code\n");
+    status = -1;
+  }
+  for (unsigned r = 0; r < t.num_regions; r++) free(t.regions[r].blocks.items);
+  free(t.regions);
+  free(originals.items);
+  free(t.allocas);
+  free(t.alloca_per_item);
+  free(t.context_arrays);
+  free(pre);
+  LLVMDisposeBuilder(t.b);
+  return status;
+}

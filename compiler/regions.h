@@ -1,0 +1,21 @@
+/* Barriers without fibers: work-item loops split at barriers. */
+#ifndef AQUILA_COMPILER_REGIONS_H
+#define AQUILA_COMPILER_REGIONS_H
+
+#include <llvm-c/Core.h>
+#include "strbuf.h"
+
+/* Puts fn in the shape regions_transform needs, once reg2mem has removed its
+ * phi nodes: an entry block of allocas only, each __aquila_barrier call alone
+ * at the start of its block. Run reg2mem again afterwards. */
+int regions_prepare(LLVMContextRef ctx, LLVMValueRef fn);
+
+/* Turns a work-item function (kernarg, wg, x, y, z) in that shape into one
+ * that runs the whole work-group described by wg (struct aquila_workgroup,
+ * IR type wg_type); x, y, z become unused. __aquila_local_id calls are bound
+ * to the loops' indices and barriers disappear. Returns 0, or -1 with the
+ * reason in log. */
+int regions_transform(LLVMContextRef ctx, LLVMValueRef fn, LLVMTypeRef wg_type, LLVMValueRef wg,
+                      struct strbuf *log);
+
+#endif

@@ -1,0 +1,7 @@
+# test/compiler/: the compiler and fat binaries end to end through the loader.
+$(BUILD)/test/compiler/test_compiler: test/compiler/test_compiler.c test/api/api.h test/check.h \
+                                      $(BUILD)/icd/aquila.icd $(BUILD)/clfatbin | deps
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O2 -g $(WARN) -D_GNU_SOURCE -o $@ $< -lOpenCL -lm
+
+TESTS += $(BUILD)/test/compiler/test_compiler

@@ -1,0 +1,296 @@
+/* The compiler and fat binaries end to end, through the ICD loader: build
+ * logs, the kernel cache, loading binaries without a compiler, code object
+ * selection, bitcode fallback, and barrier kernels in both barrier modes. */
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../api/api.h"
+
+static const char *scale_source =
+    "__kernel void scale(__global float *x, float f) { x[get_global_id(0)] *= f; }\n";
+
+static char cache_dir[256];
+static const char *build_dir;
+
+static size_t count_cache_entries(void) {
+  DIR *d = opendir(cache_dir);
+  size_t n = 0;
+  if (!d) return 0;
+  struct dirent *e;
+  while ((e = readdir(d)))
+    if (strstr(e->d_name, ".fatbin")) n++;
+  closedir(d);
+  return n;
+}
+
+static cl_program build_source(const char *src, const char *options, cl_int *err) {
+  cl_program p = clCreateProgramWithSource(context, 1, &src, NULL, err);
+  if (!p) return NULL;
+  *err = clBuildProgram(p, 1, &device, options, NULL, NULL);
+  return p;
+}
+
+/* Runs scale on 1024 ones with factor 3 and checks every element. */
+static int run_scale(cl_program p) {
+  cl_int err;
+  cl_kernel k = clCreateKernel(p, "scale", &err);
+  if (!k) return 0;
+  float host[1024];
+  for (int i = 0; i < 1024; i++) host[i] = 1.0f;
+  cl_mem buf = clCreateBuffer(context, CL_MEM_COPY_HOST_PTR, sizeof host, host, &err);
+  float f = 3.0f;
+  size_t n = 1024;
+  clSetKernelArg(k, 0, sizeof buf, &buf);
+  clSetKernelArg(k, 1, sizeof f, &f);
+  err = clEnqueueNDRangeKernel(queue, k, 1, NULL, &n, NULL, 0, NULL, NULL);
+  if (err == CL_SUCCESS)
+    err = clEnqueueReadBuffer(queue, buf, CL_TRUE, 0, sizeof host, host, 0, NULL, NULL);
+  int ok = err == CL_SUCCESS;
+  for (int i = 0; i < 1024 && ok; i++) ok = host[i] == 3.0f;
+  clReleaseMemObject(buf);
+  clReleaseKernel(k);
+  return ok;
+}
+
+static void build_log_has_line_and_column(void) {
+  const char *src = "__kernel void broken(__global int *x) {\n  x[0] = undefined_name;\n}\n";
+  cl_int err;
+  cl_program p = build_source(src, "", &err);
+  CHECK_EQ_INT(err, CL_BUILD_PROGRAM_FAILURE);
+  char log[4096] = "";
+  CHECK_EQ_INT(clGetProgramBuildInfo(p, device, CL_PROGRAM_BUILD_LOG, sizeof log, log, NULL),
+               CL_SUCCESS);
+  CHECK(strstr(log, ":2:10: error:") != NULL);
+  CHECK(strstr(log, "undefined_name") != NULL);
+  cl_build_status st;
+  clGetProgramBuildInfo(p, device, CL_PROGRAM_BUILD_STATUS, sizeof st, &st, NULL);
+  CHECK_EQ_INT(st, CL_BUILD_ERROR);
+  clReleaseProgram(p);
+}
+
+static void unknown_option_is_invalid(void) {
+  cl_int err;
+  cl_program p = build_source(scale_source, "-cl-no-such-option", &err);
+  CHECK_EQ_INT(err, CL_INVALID_BUILD_OPTIONS);
+  char log[1024] = "";
+  clGetProgramBuildInfo(p, device, CL_PROGRAM_BUILD_LOG, sizeof log, log, NULL);
+  CHECK(strstr(log, "-cl-no-such-option") != NULL);
+  clReleaseProgram(p);
+}
+
+static void cache_hit_and_invalidation(void) {
+  size_t before = count_cache_entries();
+  cl_int err;
+  cl_program p = build_source(scale_source, "-DFIRST", &err);
+  CHECK_EQ_INT(err, CL_SUCCESS);
+  CHECK(run_scale(p));
+  clReleaseProgram(p);
+  CHECK_EQ_INT(count_cache_entries(), before + 1);
+  /* The same build again is served from the cache. */
+  p = build_source(scale_source, "-DFIRST", &err);
+  CHECK_EQ_INT(err, CL_SUCCESS);
+  CHECK(run_scale(p));
+  clReleaseProgram(p);
+  CHECK_EQ_INT(count_cache_entries(), before + 1);
+  /* Other options are another entry. */
+  p = build_source(scale_source, "-DSECOND", &err);
+  CHECK_EQ_INT(err, CL_SUCCESS);
+  clReleaseProgram(p);
+  CHECK_EQ_INT(count_cache_entries(), before + 2);
+}
+
+static void corrupt_cache_entry_is_rebuilt(void) {
+  cl_int err;
+  const char *src = "__kernel void scale(__global float *x, float f) { x[get_global_id(0)] *= f; }\n"
+                    "// corrupt-entry test\n";
+  cl_program p = build_source(src, "", &err);
+  CHECK_EQ_INT(err, CL_SUCCESS);
+  clReleaseProgram(p);
+  /* Truncate every entry to half its size: the next build must not load it. */
+  DIR *d = opendir(cache_dir);
+  REQUIRE(d);
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    if (!strstr(e->d_name, ".fatbin")) continue;
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", cache_dir, e->d_name);
+    struct stat sb;
+    if (stat(path, &sb) == 0) CHECK(truncate(path, sb.st_size / 2) == 0);
+  }
+  closedir(d);
+  p = build_source(src, "", &err);
+  CHECK_EQ_INT(err, CL_SUCCESS);
+  CHECK(run_scale(p));
+  clReleaseProgram(p);
+}
+
+static void cache_off(void) {
+  setenv("AQUILA_CACHE", "0", 1);
+  size_t before = count_cache_entries();
+  cl_int err;
+  cl_program p = build_source(scale_source, "-DCACHE_OFF", &err);
+  CHECK_EQ_INT(err, CL_SUCCESS);
+  clReleaseProgram(p);
+  CHECK_EQ_INT(count_cache_entries(), before);
+  unsetenv("AQUILA_CACHE");
+}
+
+/* A binary with a code object for this CPU loads with no compiler at all. */
+static void binary_needs_no_compiler(void) {
+  cl_int err;
+  cl_program p = build_source(scale_source, "", &err);
+  REQUIRE(err == CL_SUCCESS);
+  size_t size = 0;
+  clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, NULL);
+  REQUIRE(size > 0);
+  unsigned char *bin = malloc(size);
+  clGetProgramInfo(p, CL_PROGRAM_BINARIES, sizeof bin, &bin, NULL);
+  clReleaseProgram(p);
+  setenv("AQUILA_CLANG", "/nonexistent/clang", 1);
+  setenv("AQUILA_LLD", "/nonexistent/ld.lld", 1);
+  setenv("AQUILA_CACHE", "0", 1);
+  const unsigned char *bins[1] = {bin};
+  cl_int status = -1;
+  p = clCreateProgramWithBinary(context, 1, &device, &size, bins, &status, &err);
+  CHECK_EQ_INT(err, CL_SUCCESS);
+  CHECK_EQ_INT(status, CL_SUCCESS);
+  CHECK_EQ_INT(clBuildProgram(p, 1, &device, "", NULL, NULL), CL_SUCCESS);
+  CHECK(run_scale(p));
+  clReleaseProgram(p);
+  /* From source, the missing compiler is reported as such. */
+  p = build_source(scale_source, "", &err);
+  CHECK_EQ_INT(err, CL_COMPILER_NOT_AVAILABLE);
+  clReleaseProgram(p);
+  unsetenv("AQUILA_CLANG");
+  unsetenv("AQUILA_LLD");
+  unsetenv("AQUILA_CACHE");
+  free(bin);
+}
+
+static unsigned char *read_whole(const char *path, size_t *size) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  unsigned char *buf = malloc(n > 0 ? (size_t)n : 1);
+  if (fread(buf, 1, (size_t)n, f) != (size_t)n) n = 0;
+  fclose(f);
+  *size = (size_t)n;
+  return buf;
+}
+
+/* Fat binaries made by clfatbin for other targets: an x86-64 level is
+ * selected without the compiler; bitcode alone is compiled at load time. */
+static void fatbin_target_selection(void) {
+  char src_path[300], cmd[1200], bin_path[300];
+  snprintf(src_path, sizeof src_path, "%s/scale.cl", cache_dir);
+  FILE *f = fopen(src_path, "w");
+  REQUIRE(f);
+  fputs(scale_source, f);
+  fclose(f);
+  static const char *const targets[] = {"x86-64-v2", "bitcode"};
+  for (int i = 0; i < 2; i++) {
+    snprintf(bin_path, sizeof bin_path, "%s/scale-%s.bin", cache_dir, targets[i]);
+    snprintf(cmd, sizeof cmd, "%s/clfatbin build --target %s -o %s %s", build_dir, targets[i],
+             bin_path, src_path);
+    REQUIRE(system(cmd) == 0);
+    size_t size = 0;
+    unsigned char *bin = read_whole(bin_path, &size);
+    REQUIRE(bin);
+    if (i == 0) {
+      setenv("AQUILA_CLANG", "/nonexistent/clang", 1);
+      setenv("AQUILA_LLD", "/nonexistent/ld.lld", 1);
+    }
+    const unsigned char *bins[1] = {bin};
+    cl_int err, status = -1;
+    cl_program p = clCreateProgramWithBinary(context, 1, &device, &size, bins, &status, &err);
+    CHECK_EQ_INT(err, CL_SUCCESS);
+    CHECK_EQ_INT(clBuildProgram(p, 1, &device, "", NULL, NULL), CL_SUCCESS);
+    CHECK(run_scale(p));
+    clReleaseProgram(p);
+    unsetenv("AQUILA_CLANG");
+    unsetenv("AQUILA_LLD");
+    free(bin);
+  }
+}
+
+/* A tiled reduction with barriers in a loop and in a called function, built
+ * once per barrier mode (loops split at barriers, and fibers). */
+static const char *reduce_source =
+    "static void sync(void) { barrier(CLK_LOCAL_MEM_FENCE); }\n"
+    "__kernel void reduce(__global const int *in, __global int *out, __local int *scratch) {\n"
+    "  __local int bonus[4];\n"
+    "  size_t l = get_local_id(0);\n"
+    "  int priv[3] = {1, 2, 3};\n"
+    "  if (l < 4) bonus[l] = (int)l;\n"
+    "  scratch[l] = in[get_global_id(0)] + priv[l % 3];\n"
+    "  sync();\n"
+    "  for (size_t s = get_local_size(0) / 2; s > 0; s >>= 1) {\n"
+    "    if (l < s) scratch[l] += scratch[l + s];\n"
+    "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "  }\n"
+    "  if (l == 0) out[get_group_id(0)] = scratch[0] + bonus[3];\n"
+    "}\n";
+
+static void check_reduce(const char *mode) {
+  setenv("AQUILA_BARRIERS", mode, 1);
+  cl_int err;
+  cl_program p = build_source(reduce_source, "", &err);
+  unsetenv("AQUILA_BARRIERS");
+  REQUIRE(err == CL_SUCCESS);
+  cl_kernel k = clCreateKernel(p, "reduce", &err);
+  REQUIRE(k);
+  enum { N = 4096, WG = 128 };
+  int in[N], out[N / WG];
+  for (int i = 0; i < N; i++) in[i] = i % 13;
+  cl_mem bi = clCreateBuffer(context, CL_MEM_COPY_HOST_PTR, sizeof in, in, &err);
+  cl_mem bo = clCreateBuffer(context, CL_MEM_READ_WRITE, sizeof out, NULL, &err);
+  clSetKernelArg(k, 0, sizeof bi, &bi);
+  clSetKernelArg(k, 1, sizeof bo, &bo);
+  clSetKernelArg(k, 2, WG * sizeof(int), NULL);
+  size_t g = N, l = WG;
+  CHECK_EQ_INT(clEnqueueNDRangeKernel(queue, k, 1, NULL, &g, &l, 0, NULL, NULL), CL_SUCCESS);
+  CHECK_EQ_INT(clEnqueueReadBuffer(queue, bo, CL_TRUE, 0, sizeof out, out, 0, NULL, NULL),
+               CL_SUCCESS);
+  for (int grp = 0; grp < N / WG; grp++) {
+    int expect = 3;
+    for (int i = 0; i < WG; i++) expect += in[grp * WG + i] + 1 + i % 3;
+    CHECK_EQ_INT(out[grp], expect);
+  }
+  clReleaseMemObject(bi);
+  clReleaseMemObject(bo);
+  clReleaseKernel(k);
+  clReleaseProgram(p);
+}
+
+static void barriers_split_into_loops(void) {
+  check_reduce("loops");
+}
+
+static void barriers_as_fibers(void) {
+  check_reduce("fibers");
+}
+
+int main(void) {
+  build_dir = getenv("BUILD") ? getenv("BUILD") : "build";
+  snprintf(cache_dir, sizeof cache_dir, "/tmp/aquila-test-cache-%ld", (long)getpid());
+  mkdir(cache_dir, 0700);
+  setenv("AQUILA_CACHE_DIR", cache_dir, 1);
+  api_setup();
+  RUN(build_log_has_line_and_column);
+  RUN(unknown_option_is_invalid);
+  RUN(cache_hit_and_invalidation);
+  RUN(corrupt_cache_entry_is_rebuilt);
+  RUN(cache_off);
+  RUN(binary_needs_no_compiler);
+  RUN(fatbin_target_selection);
+  RUN(barriers_split_into_loops);
+  RUN(barriers_as_fibers);
+  api_teardown();
+  char cmd[400];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", cache_dir);
+  if (system(cmd) != 0) printf("  could not remove %s\n", cache_dir);
+  CHECK_EXIT();
+}
