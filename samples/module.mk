@@ -1,10 +1,34 @@
 # samples/: programs written only against the OpenCL 1.2 API, linked to the
-# system ICD loader (-lOpenCL), as a user would build them.
-SAMPLE_NAMES := vectoradd
+# system ICD loader (-lOpenCL), as a user would build them. Each is one folder
+# with its .c files; samples/common/ is linked into all of them.
+SAMPLE_NAMES := vectoradd nbody sobelfilter blackscholes histogram matrixmul reduction \
+                prefixsum recursivegaussian
 SAMPLE_BINS := $(foreach s,$(SAMPLE_NAMES),$(BUILD)/samples/$(s))
+SAMPLE_COMMON := samples/common/sample.c samples/common/sample.h
 
-$(BUILD)/samples/%: samples/%/*.c | deps
+$(BUILD)/samples/%: samples/%/*.c $(SAMPLE_COMMON) | deps
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -O2 -g $(WARN) -D_GNU_SOURCE -o $@ $(filter %.c,$^) -lOpenCL -lm
 
 SAMPLES += $(SAMPLE_BINS)
+
+# `make bench`: the samples on Aquila and on pocl, plus this machine's limits
+# (bench/stream.c, bench/fmapeak.c) and a runtime microbenchmark (bench/micro.c).
+BENCH_BINS := $(BUILD)/bench/stream $(BUILD)/bench/fmapeak $(BUILD)/bench/micro
+
+$(BUILD)/bench/stream $(BUILD)/bench/fmapeak: $(BUILD)/bench/%: bench/%.c | deps
+	@mkdir -p $(dir $@)
+	$(CC) -O3 -march=native -fopenmp -o $@ $<
+$(BUILD)/bench/micro: bench/micro.c $(SAMPLE_COMMON) | deps
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O2 -g $(WARN) -D_GNU_SOURCE -o $@ $(filter %.c,$^) -lOpenCL -lm
+
+.PHONY: bench bench-deps
+bench-deps:
+	@dpkg-query -W -f='$${Status}' pocl-opencl-icd 2>/dev/null | grep -q 'install ok installed' || { \
+	  echo "aquila: installing pocl-opencl-icd for comparison"; \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends pocl-opencl-icd; }
+
+bench: all bench-deps $(BENCH_BINS)
+	@sh bench/bench.sh $(BUILD) $(abspath $(ICD_FILE))

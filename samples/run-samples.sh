@@ -1,21 +1,52 @@
 #!/bin/sh
 # Runs every sample through the system ICD loader (OCL_ICD_VENDORS is set by
-# `make run`) and prints what each did and whether it verified.
+# `make run`), verified against its host reference, and prints one table row each.
 # Usage: run-samples.sh BUILD_DIR
 build=${1:-build}
 status=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# Pulls one field out of the sample's --json line (flat object, no nesting).
+field() {
+  sed -n "s/.*\"$1\": \"\{0,1\}\([^\",}]*\).*/\1/p"
+}
+
 run() {
   name=$1
   shift
-  if out=$("$build/samples/$name" "$@" 2>&1); then
-    printf '  %-12s %s\n' "$name" "$out"
+  if out=$("$build/samples/$name" --json "$@" 2>"$tmp/err"); then
+    label=$(printf '%s' "$out" | field sample)
+    size=$(printf '%s' "$out" | field size)
+    time=$(printf '%s' "$out" | field time_ms)
+    verdict=$(printf '%s' "$out" | field status)
+    printf '  %-20s %-24s %10.2f   %s\n' "$label" "$size" "$time" "$verdict"
   else
-    printf '  %-12s FAILED (exit %s)\n%s\n' "$name" "$?" "$out"
+    code=$?
+    printf '  %-20s %-24s %10s   FAILED (exit %s)\n' "$name" "$*" - "$code"
+    sed 's/^/      /' "$tmp/err"
     status=1
   fi
 }
+
 echo "Aquila samples (loader: libOpenCL.so.1, vendors: ${OCL_ICD_VENDORS:-system})"
+printf '  %-20s %-24s %10s   %s\n' sample size "time (ms)" result
 run vectoradd --size 16777216 --iterations 5
 run vectoradd --dims 2 --size 1000003
-run vectoradd --dims 3 --size 999999
+run vectoradd --dims 3 --size 999999 --save-binary "$tmp/vectoradd.bin"
+run vectoradd --binary "$tmp/vectoradd.bin" --size 1000
+run nbody --size 4096 --iterations 3
+run nbody --size 4096 --iterations 3 --no-tiling
+run sobelfilter --size 2048 --iterations 3
+run sobelfilter --size 333
+run blackscholes --iterations 3
+run histogram --size 16777216 --iterations 3
+run histogram --size 1000
+run matrixmul --size 512 --iterations 2
+run reduction --iterations 3
+run reduction --size 1000001
+run prefixsum --size 1048576 --iterations 3
+run prefixsum --size 262145
+run recursivegaussian --size 1024 --iterations 3
+run recursivegaussian --size 333
 exit $status

@@ -1,0 +1,121 @@
+#!/bin/sh
+# `make bench`: every sample at a fixed size on Aquila and on pocl, alternately, for
+# several rounds; prints median times, the ratio pocl/Aquila, and each figure as a
+# fraction of this machine's measured limits (memory bandwidth, FMA peak).
+# Usage: bench.sh BUILD_DIR AQUILA_ICD [ROUNDS]
+build=${1:-build}
+aquila_icd=$2
+pocl_icd=/etc/OpenCL/vendors/pocl.icd
+rounds=${3:-5}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+field() {
+  sed -n "s/.*\"$1\": \"\{0,1\}\([^\",}]*\).*/\1/p"
+}
+median() {
+  sort -g | awk '{v[NR] = $1} END {if (NR == 0) print "nan"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2}'
+}
+
+echo "Machine: $(nproc) CPUs, $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1)"
+# Best of three tries each: on a shared machine a low reading is someone else's load,
+# and a limit measured too low would make every fraction below look too good.
+bw=0
+peak=0
+for try in 1 2 3; do
+  bw=$(awk -v a="$bw" -v b="$("$build/bench/stream")" 'BEGIN {print (b > a) ? b : a}')
+  peak=$(awk -v a="$peak" -v b="$("$build/bench/fmapeak")" 'BEGIN {print (b > a) ? b : a}')
+done
+echo "  memory bandwidth (STREAM add, all cores): $bw GB/s"
+echo "  single-precision FMA peak (all cores):    $peak GFLOP/s"
+echo
+
+# name | arguments | work per run | unit of work: B = bytes moved (at least), F = flops
+cat >"$tmp/list" <<'LIST'
+VectorAdd|vectoradd --size 16777216 --iterations 5|201326592|B
+NBody|nbody --size 16384 --iterations 3|5368709120|F
+NBody-no-tiling|nbody --size 16384 --iterations 3 --no-tiling|5368709120|F
+SobelFilter|sobelfilter --size 4096 --iterations 3|134217728|B
+BlackScholes|blackscholes --size 4194304 --iterations 3|83886080|B
+Histogram|histogram --size 67108864 --iterations 3|67108864|B
+MatrixMul|matrixmul --size 1024 --iterations 3|2147483648|F
+Reduction|reduction --size 16777216 --iterations 3|67108864|B
+PrefixSum|prefixsum --size 4194304 --iterations 3|33554432|B
+RecursiveGaussian|recursivegaussian --size 2048 --iterations 3|134217728|B
+LIST
+
+failures=0
+for round in $(seq "$rounds"); do
+  # Alternate which platform goes first, so drift on a shared machine hits both alike.
+  if [ $((round % 2)) = 1 ]; then order="aquila pocl"; else order="pocl aquila"; fi
+  while IFS='|' read -r name cmd work unit; do
+    for platform in $order; do
+      if [ $platform = aquila ]; then icd=$aquila_icd; else icd=$pocl_icd; fi
+      # One retry: other engineers relink libaquila.so in this tree, and a run that starts
+      # mid-link finds no platform (-1001). A second failure counts.
+      ok=0
+      for attempt in 1 2; do
+        # shellcheck disable=SC2086
+        if out=$(OCL_ICD_VENDORS=$icd timeout 120 "$build/samples/"$cmd --json 2>"$tmp/err") &&
+          [ "$(printf '%s\n' "$out" | field status)" = verified ]; then
+          printf '%s\n' "$out" | field time_ms >>"$tmp/$name.$platform"
+          ok=1
+          break
+        fi
+        sleep 2
+      done
+      if [ $ok = 0 ]; then
+        echo "  $name on $platform FAILED: $(head -3 "$tmp/err")"
+        echo "FAILED" >"$tmp/$name.$platform.failed"
+      fi
+    done
+  done <"$tmp/list"
+  echo "  round $round of $rounds done"
+done
+
+echo
+printf '%-18s %12s %12s %9s  %-26s %-26s\n' sample "Aquila ms" "pocl ms" pocl/Aq \
+  "Aquila (of limit)" "pocl (of limit)"
+while IFS='|' read -r name cmd work unit; do
+  a=$(median <"$tmp/$name.aquila" 2>/dev/null)
+  p=$(median <"$tmp/$name.pocl" 2>/dev/null)
+  [ -f "$tmp/$name.aquila.failed" ] && a=FAILED
+  [ -f "$tmp/$name.pocl.failed" ] && p=FAILED
+  awk -v n="$name" -v a="$a" -v p="$p" -v w="$work" -v u="$unit" -v bw="$bw" -v peak="$peak" '
+    function fig(t) {
+      if (t !~ /^[0-9.]+$/) return "-"
+      r = w / (t * 1e-3) / 1e9
+      return sprintf("%.1f %s (%.0f%%)", r, u == "F" ? "GFLOP/s" : "GB/s",
+                     100 * r / (u == "F" ? peak : bw))
+    }
+    BEGIN {
+      ratio = (a ~ /^[0-9.]+$/ && p ~ /^[0-9.]+$/) ? sprintf("%.2f", p / a) : "-"
+      printf "%-18s %12s %12s %9s  %-26s %-26s\n", n, a, p, ratio, fig(a), fig(p)
+    }'
+done <"$tmp/list"
+echo "(time: median over rounds of each run's median iteration; B = minimum bytes moved,"
+echo " F = flops: NBody 20 per interaction, MatrixMul 2n^3; limit = STREAM add or FMA peak)"
+
+echo
+echo "Runtime microbenchmark (medians)"
+for round in 1 2; do
+  for platform in aquila pocl; do
+    if [ $platform = aquila ]; then icd=$aquila_icd; else icd=$pocl_icd; fi
+    OCL_ICD_VENDORS=$icd timeout 120 "$build/bench/micro" >>"$tmp/micro.$platform" ||
+      OCL_ICD_VENDORS=$icd timeout 120 "$build/bench/micro" >>"$tmp/micro.$platform" || failures=1
+  done
+done
+printf '%-28s %12s %12s %9s\n' measure Aquila pocl pocl/Aq
+for key in launch_us kernels_per_s write_GBs read_GBs copy_GBs map_GBs; do
+  a=$(field $key <"$tmp/micro.aquila" | median)
+  p=$(field $key <"$tmp/micro.pocl" | median)
+  case $key in
+  launch_us) label="empty kernel enqueue+finish (us)" ;;
+  kernels_per_s) label="back-to-back kernels/s" ;;
+  *) label="$(echo $key | sed 's/_GBs//') 256 MiB (GB/s)" ;;
+  esac
+  awk -v l="$label" -v a="$a" -v p="$p" 'BEGIN {
+    printf "%-28s %12s %12s %9s\n", substr(l, 1, 28), a, p, (a + 0 > 0) ? sprintf("%.2f", p / a) : "-" }'
+done
+ls "$tmp"/*.failed >/dev/null 2>&1 && failures=1
+exit $failures
