@@ -70,8 +70,8 @@ static void init_types(struct wg_types *t, LLVMModuleRef m) {
   LLVMTypeRef a3i64 = LLVMArrayType2(t->i64, 3), a3i32 = LLVMArrayType2(t->i32, 3);
   LLVMTypeRef fields[] = {a3i64, a3i32, a3i32, a3i32, a3i32, t->i32, t->i32, t->ptr, t->ptr};
   t->workgroup = LLVMStructTypeInContext(t->ctx, fields, 9, 0);
-  LLVMTypeRef sfields[] = {t->i32, t->ptr, t->ptr};
-  t->services = LLVMStructTypeInContext(t->ctx, sfields, 3, 0);
+  LLVMTypeRef sfields[] = {t->i32, t->ptr, t->ptr, t->ptr};
+  t->services = LLVMStructTypeInContext(t->ctx, sfields, 4, 0);
   LLVMTypeRef wi_params[] = {t->ptr, t->ptr, t->i32, t->i32, t->i32};
   t->wi_fn = LLVMFunctionType(t->void_t, wi_params, 5, 0);
   LLVMTypeRef wg_params[] = {t->ptr, t->ptr};
@@ -307,6 +307,25 @@ static int bind_workitem_builtins(struct wg_types *t, struct kernel_build *kb, i
       LLVMValueRef callee = LLVMIsACallInst(inst) ? LLVMGetCalledValue(inst) : NULL;
       size_t len = 0;
       const char *cname = callee && LLVMIsAFunction(callee) ? LLVMGetValueName2(callee, &len) : "";
+      if (!strcmp(cname, "printf")) {
+        /* OpenCL C printf goes to the agent's printf service, which knows
+         * vector conversions and flushes when the dispatch completes. */
+        LLVMPositionBuilderBefore(b, inst);
+        LLVMValueRef services = load_wg_field(t, b, wg, WG_SERVICES, NULL, t->ptr);
+        LLVMValueRef idx[2] = {LLVMConstInt(t->i32, 0, 0), LLVMConstInt(t->i32, 3, 0)};
+        LLVMValueRef slot = LLVMBuildInBoundsGEP2(b, t->services, services, idx, 2, "");
+        LLVMValueRef fn_ptr = LLVMBuildLoad2(b, t->ptr, slot, "");
+        unsigned nargs = (unsigned)LLVMGetNumArgOperands(inst);
+        LLVMValueRef *args = calloc(nargs ? nargs : 1, sizeof *args);
+        if (!args) abort();
+        for (unsigned i = 0; i < nargs; i++) args[i] = LLVMGetOperand(inst, i);
+        LLVMValueRef call = LLVMBuildCall2(b, LLVMGetCalledFunctionType(inst), fn_ptr, args, nargs, "");
+        free(args);
+        LLVMReplaceAllUsesWith(inst, call);
+        LLVMInstructionEraseFromParent(inst);
+        inst = next;
+        continue;
+      }
       if (strncmp(cname, "__aquila_", 9) != 0) {
         inst = next;
         continue;

@@ -191,6 +191,7 @@ static void *group_segment_for(struct aq_compute_unit *cu, size_t size) {
 static void finish_dispatch(struct aq_compute_unit *cu, struct aq_dispatch *d) {
   struct aq_queue *q = d->queue;
   visit_begin(cu);
+  aq_printf_flush();
   if (d->completion) aq_signal_subtract_release(d->completion, 1);
   uint32_t before = atomic_fetch_sub(&q->inflight, 1);
   if (before & AQ_INFLIGHT_DESTROYING) {
@@ -487,7 +488,15 @@ hsa_status_t aq_cpu_agent_start(void) {
     cu->index = started;
     cu->seen_event = atomic_load(&agent.event_seq) - 1;
     cu->fibers = aq_fiber_pool_create();
-    if (!cu->fibers || pthread_create(&cu->thread, NULL, compute_unit_main, cu) != 0) {
+    /* Big stacks: work-groups split at barriers keep each private variable
+     * that lives across a barrier in an array with one element per
+     * work-item, on this stack. Only touched pages cost memory. */
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, 64u << 20);
+    int started = cu->fibers && pthread_create(&cu->thread, &attr, compute_unit_main, cu) == 0;
+    pthread_attr_destroy(&attr);
+    if (!started) {
       aq_fiber_pool_destroy(cu->fibers);
       break;
     }

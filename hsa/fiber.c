@@ -156,4 +156,5 @@ const struct aquila_cpu_services aq_cpu_services = {
     .version = 1,
     .run_workitems = run_workitems,
     .barrier = barrier,
+    .printf = aq_printf,
 };

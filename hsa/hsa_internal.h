@@ -120,4 +120,8 @@ void aq_fiber_pool_destroy(struct aq_fiber_pool *pool);
 void aq_fiber_pool_bind_thread(struct aq_fiber_pool *pool);
 extern const struct aquila_cpu_services aq_cpu_services;
 
+/* printf.c: the printf service, and the flush when a dispatch that printed completes. */
+int aq_printf(const char *format, ...);
+void aq_printf_flush(void);
+
 #endif

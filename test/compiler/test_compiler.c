@@ -273,6 +273,47 @@ static void barriers_as_fibers(void) {
   check_reduce("fibers");
 }
 
+/* printf output, vectors included, is in standard output when clFinish
+ * returns: redirect it to a file and read it back. */
+static void printf_output_is_flushed_at_completion(void) {
+  const char *src =
+      "__kernel void say(int x) {\n"
+      "  if (get_global_id(0) == 1)\n"
+      "    printf(\"x=%d f=%.2f s=%s v=%v4hld d=%v2lf\\n\", x, 0.5f, \"ok\", (int4)(1, -2, 3, 4),\n"
+      "           (double2)(1.5, 2.5));\n"
+      "}\n";
+  cl_int err;
+  cl_program p = build_source(src, "", &err);
+  REQUIRE(err == CL_SUCCESS);
+  cl_kernel k = clCreateKernel(p, "say", &err);
+  REQUIRE(k);
+  int x = 7;
+  clSetKernelArg(k, 0, sizeof x, &x);
+  char path[300];
+  snprintf(path, sizeof path, "%s/printf.out", cache_dir);
+  fflush(stdout);
+  int saved = dup(1);
+  FILE *f = fopen(path, "w");
+  REQUIRE(f && saved >= 0);
+  dup2(fileno(f), 1);
+  size_t g = 4;
+  cl_int enq = clEnqueueNDRangeKernel(queue, k, 1, NULL, &g, NULL, 0, NULL, NULL);
+  clFinish(queue);
+  char got[256] = "";
+  FILE *r = fopen(path, "r");
+  size_t n = r ? fread(got, 1, sizeof got - 1, r) : 0;
+  got[n] = 0;
+  if (r) fclose(r);
+  dup2(saved, 1);
+  close(saved);
+  fclose(f);
+  CHECK_EQ_INT(enq, CL_SUCCESS);
+  CHECK(!strcmp(got, "x=7 f=0.50 s=ok v=1,-2,3,4 d=1.500000,2.500000\n"));
+  if (strcmp(got, "x=7 f=0.50 s=ok v=1,-2,3,4 d=1.500000,2.500000\n")) printf("  got: %s\n", got);
+  clReleaseKernel(k);
+  clReleaseProgram(p);
+}
+
 int main(void) {
   build_dir = getenv("BUILD") ? getenv("BUILD") : "build";
   snprintf(cache_dir, sizeof cache_dir, "/tmp/aquila-test-cache-%ld", (long)getpid());
@@ -288,6 +329,7 @@ int main(void) {
   RUN(fatbin_target_selection);
   RUN(barriers_split_into_loops);
   RUN(barriers_as_fibers);
+  RUN(printf_output_is_flushed_at_completion);
   api_teardown();
   char cmd[400];
   snprintf(cmd, sizeof cmd, "rm -rf %s", cache_dir);

@@ -59,6 +59,9 @@ struct aquila_cpu_services {
   /* Called by a work-item running under run_workitems: returns once every
    * work-item of the work-group has called it. */
   void (*barrier)(void);
+  /* OpenCL C printf, vector conversions included; the output is flushed
+   * before the dispatch's completion signal changes. */
+  int (*printf)(const char *format, ...);
 };
 
 #define AQUILA_KERNEL_USES_BARRIER 0x1u
