@@ -118,6 +118,8 @@ struct transform {
   LLVMValueRef *context_arrays;
   unsigned num_allocas;
   LLVMValueRef next_slot;
+  LLVMValueRef exit_ids; /* i32 per work-item: the region each one left for */
+  LLVMValueRef items;    /* work-items in the group */
   LLVMValueRef size[3];
 };
 
@@ -295,7 +297,6 @@ static LLVMBasicBlockRef emit_region(struct transform *t, unsigned r, LLVMBasicB
         if (!ret_exit) {
           ret_exit = LLVMAppendBasicBlockInContext(ctx, fn, "region.done");
           LLVMPositionBuilderAtEnd(t->b, ret_exit);
-          LLVMBuildStore(t->b, LLVMConstInt(t->i32, t->num_regions, 0), t->next_slot);
           LLVMBuildBr(t->b, xl);
         }
         LLVMPositionBuilderBefore(t->b, in);
@@ -316,7 +317,6 @@ static LLVMBasicBlockRef emit_region(struct transform *t, unsigned r, LLVMBasicB
           if (!barrier_exits[target]) {
             barrier_exits[target] = LLVMAppendBasicBlockInContext(ctx, fn, "region.barrier");
             LLVMPositionBuilderAtEnd(t->b, barrier_exits[target]);
-            LLVMBuildStore(t->b, LLVMConstInt(t->i32, (unsigned)target, 0), t->next_slot);
             LLVMBuildBr(t->b, xl);
           }
           LLVMSetSuccessor(in, s, barrier_exits[target]);
@@ -326,10 +326,32 @@ static LLVMBasicBlockRef emit_region(struct transform *t, unsigned r, LLVMBasicB
     }
   }
 
-  /* Latches. */
+  /* Latches. Which region comes next is the same for every work-item
+   * (barriers are uniform); with more than one way out, each work-item
+   * records its own in exit_ids rather than all storing to one place under
+   * a condition, which would keep the loop vectorizer away. */
   LLVMBasicBlockRef yl = LLVMAppendBasicBlockInContext(ctx, fn, "region.y.latch");
   LLVMBasicBlockRef zl = LLVMAppendBasicBlockInContext(ctx, fn, "region.z.latch");
+  LLVMBasicBlockRef end = LLVMAppendBasicBlockInContext(ctx, fn, "region.end");
+  unsigned num_exits = ret_exit ? 1 : 0;
+  int only_target = ret_exit ? (int)t->num_regions : -1;
+  for (unsigned e = 0; e < t->num_regions; e++)
+    if (barrier_exits[e]) {
+      num_exits++;
+      only_target = (int)e;
+    }
   LLVMPositionBuilderAtEnd(t->b, xl);
+  if (num_exits > 1) {
+    LLVMValueRef id = LLVMBuildPhi(t->b, t->i32, "exit.id");
+    for (unsigned e = 0; e <= t->num_regions; e++) {
+      LLVMBasicBlockRef from = e < t->num_regions ? barrier_exits[e] : ret_exit;
+      if (!from) continue;
+      LLVMValueRef v = LLVMConstInt(t->i32, e, 0);
+      LLVMAddIncoming(id, &v, &from, 1);
+    }
+    LLVMValueRef slot = LLVMBuildInBoundsGEP2(t->b, t->i32, t->exit_ids, &lin, 1, "");
+    LLVMBuildStore(t->b, id, slot);
+  }
   LLVMValueRef xn = LLVMBuildNUWAdd(t->b, x, one, "");
   LLVMBuildCondBr(t->b, LLVMBuildICmp(t->b, LLVMIntULT, xn, t->size[0], ""), xb, yl);
   LLVMPositionBuilderAtEnd(t->b, yl);
@@ -337,7 +359,18 @@ static LLVMBasicBlockRef emit_region(struct transform *t, unsigned r, LLVMBasicB
   LLVMBuildCondBr(t->b, LLVMBuildICmp(t->b, LLVMIntULT, yn, t->size[1], ""), yh, zl);
   LLVMPositionBuilderAtEnd(t->b, zl);
   LLVMValueRef zn = LLVMBuildNUWAdd(t->b, z, one, "");
-  LLVMBuildCondBr(t->b, LLVMBuildICmp(t->b, LLVMIntULT, zn, t->size[2], ""), zh, dispatch);
+  LLVMBuildCondBr(t->b, LLVMBuildICmp(t->b, LLVMIntULT, zn, t->size[2], ""), zh, end);
+  LLVMPositionBuilderAtEnd(t->b, end);
+  LLVMValueRef next;
+  if (num_exits > 1) {
+    LLVMValueRef last = LLVMBuildSub(t->b, t->items, LLVMConstInt(t->i64, 1, 0), "");
+    LLVMValueRef slot = LLVMBuildInBoundsGEP2(t->b, t->i32, t->exit_ids, &last, 1, "");
+    next = LLVMBuildLoad2(t->b, t->i32, slot, "");
+  } else {
+    next = LLVMConstInt(t->i32, (unsigned)(only_target < 0 ? (int)t->num_regions : only_target), 0);
+  }
+  LLVMBuildStore(t->b, next, t->next_slot);
+  LLVMBuildBr(t->b, dispatch);
   LLVMValueRef zin[2] = {zero, zn}, yin[2] = {zero, yn}, xin[2] = {zero, xn};
   LLVMBasicBlockRef zfrom[2] = {pre, zl}, yfrom[2] = {zh, yl}, xfrom[2] = {yh, xl};
   LLVMAddIncoming(z, zin, zfrom, 2);
@@ -424,6 +457,9 @@ int regions_transform(LLVMContextRef ctx, LLVMValueRef fn, LLVMTypeRef wg_type, 
     LLVMSetAlignment(arr, align > 64 ? align : 64);
     t.context_arrays[i] = arr;
   }
+  t.items = items;
+  t.exit_ids = LLVMBuildArrayAlloca(t.b, t.i32, items, "exit.ids");
+  LLVMSetAlignment(t.exit_ids, 64);
   t.next_slot = LLVMBuildAlloca(t.b, t.i32, "next.region");
   LLVMBuildStore(t.b, LLVMConstInt(t.i32, 0, 0), t.next_slot);
   LLVMBasicBlockRef dispatch = LLVMAppendBasicBlockInContext(ctx, fn, "dispatch");
