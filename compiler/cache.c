@@ -103,6 +103,7 @@ int cache_make_key(const struct aquila_compile_input *in, struct cache_key *key)
   struct hasher h = environment_hash;
   hash_field(&h, in->source);
   hash_field(&h, in->options ? in->options : "");
+  hash_field(&h, in->compile_only ? "object" : "executable");
   uint64_t n = in->num_targets;
   hash_bytes(&h, &n, sizeof n);
   for (size_t i = 0; i < in->num_targets; i++) hash_field(&h, in->targets[i]);

@@ -4,7 +4,6 @@
  * object that the HSA CPU agent loads. */
 #include "codegen.h"
 
-#include <dlfcn.h>
 #include <llvm-c/BitReader.h>
 #include <llvm-c/Support.h>
 #include <llvm-c/Core.h>
@@ -72,21 +71,62 @@ static LLVMTargetMachineRef create_target_machine(const char *target, struct str
   return tm;
 }
 
-/* Every function still declared must come from the C library or libm, which
- * the code object links against; anything else is a builtin this device does
- * not provide, and a clear build error beats a failure at load time. */
+/* The external functions the builtin library calls (libm): generated at
+ * build time from the library's bitcode, sorted. */
+static const char *const library_externals[] = {
+#include "builtins_externals.h"
+};
+
+static int compare_names(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Whether a code object may call name: a libm function of the builtin
+ * library, one of its vector variants from libmvec (_ZGV...), or a memory
+ * function LLVM introduces itself. */
+static int external_allowed(const char *name) {
+  if (!strncmp(name, "llvm.", 5) || !strncmp(name, "_ZGV", 4)) return 1;
+  if (!strcmp(name, "memcpy") || !strcmp(name, "memmove") || !strcmp(name, "memset")) return 1;
+  return bsearch(&name, library_externals, sizeof library_externals / sizeof library_externals[0],
+                 sizeof library_externals[0], compare_names) != NULL;
+}
+
+/* Anything else still declared is a function the program calls and nobody
+ * defines (a missing builtin, or a function from another compilation unit
+ * that was not linked): a clear build error beats a failure at load time. */
 static int check_undefined_functions(LLVMModuleRef m, struct strbuf *log) {
   int missing = 0;
   for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f)) {
     if (!LLVMIsDeclaration(f) || LLVMGetFirstUse(f) == NULL) continue;
     size_t len;
     const char *name = LLVMGetValueName2(f, &len);
-    if (!strncmp(name, "llvm.", 5) || dlsym(RTLD_DEFAULT, name)) continue;
-    strbuf_printf(log, "error: undefined function '%s': not provided by this device's builtin library\n",
+    if (external_allowed(name)) continue;
+    strbuf_printf(log, "error: undefined function '%s': neither defined by the program nor a "
+                       "builtin this device provides\n",
                   name);
     missing++;
   }
   return missing ? -1 : 0;
+}
+
+int codegen_kernel_layout(const void *bitcode, size_t bitcode_size,
+                          struct aquila_fatbin_kernel *kernels, unsigned num_kernels,
+                          struct strbuf *log) {
+  pthread_once(&llvm_once, init_llvm);
+  LLVMContextRef ctx = LLVMContextCreate();
+  LLVMModuleRef m = NULL;
+  LLVMMemoryBufferRef buf =
+      LLVMCreateMemoryBufferWithMemoryRangeCopy(bitcode, bitcode_size, "program.bc");
+  int status = -1;
+  if (LLVMParseBitcodeInContext2(ctx, buf, &m)) {
+    strbuf_append(log, "error: the program's LLVM bitcode is invalid\n");
+  } else {
+    status = workgroup_compile(m, kernels, num_kernels, log);
+    LLVMDisposeModule(m);
+  }
+  LLVMDisposeMemoryBuffer(buf);
+  LLVMContextDispose(ctx);
+  return status;
 }
 
 int codegen_cpu_code_object(const void *bitcode, size_t bitcode_size, const char *target,

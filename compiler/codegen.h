@@ -14,6 +14,13 @@ int codegen_cpu_code_object(const void *bitcode, size_t bitcode_size, const char
                             unsigned num_kernels, const char *dir, void **code,
                             size_t *code_size, struct strbuf *log);
 
+/* Fills the kernels' layout fields (kernarg offsets, sizes, attributes) from
+ * bitcode without generating code, for compiled objects whose calls may be
+ * resolved only at link time. */
+int codegen_kernel_layout(const void *bitcode, size_t bitcode_size,
+                          struct aquila_fatbin_kernel *kernels, unsigned num_kernels,
+                          struct strbuf *log);
+
 /* Whether this build can generate code for target. */
 int codegen_supports_target(const char *target);
 

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cache.h"
 #include "codegen.h"
@@ -49,17 +50,6 @@ const char *aquila_compiler_host_target(void) {
   return host_target;
 }
 
-static char *make_scratch_dir(void) {
-  const char *tmp = getenv("TMPDIR");
-  struct strbuf sb = {0};
-  strbuf_printf(&sb, "%s/aquila-build-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-  char *dir = strbuf_take(&sb);
-  if (!mkdtemp(dir)) {
-    free(dir);
-    return NULL;
-  }
-  return dir;
-}
 
 static char *path_in(const char *dir, const char *name) {
   struct strbuf sb = {0};
@@ -134,6 +124,11 @@ enum aquila_compile_status aquila_compile(const struct aquila_compile_input *in,
       break;
     }
     char *p = path_in(dir, in->header_names[i]);
+    for (char *slash = strchr(p + strlen(dir) + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
+      *slash = 0;
+      mkdir(p, 0700);
+      *slash = '/';
+    }
     ok = write_file(p, in->header_sources[i], strlen(in->header_sources[i])) == 0;
     free(p);
   }
@@ -193,6 +188,21 @@ enum aquila_compile_status aquila_compile(const struct aquila_compile_input *in,
     goto out;
   }
   const char *host = aquila_compiler_host_target();
+  if (in->compile_only) {
+    /* A compiled object: bitcode and metadata; code comes at link time. */
+    fb->kind = AQUILA_FATBIN_COMPILED_OBJECT;
+    if (codegen_kernel_layout(bitcode, bitcode_size, fr.kernels, fr.num_kernels, &log)) goto out;
+    copy_kernels(fb, &fr);
+    if (aquila_fatbin_add_code(fb, "bitcode", bitcode, bitcode_size) ||
+        aquila_fatbin_set_source(fb, in->source, in->options ? in->options : "")) {
+      status = AQUILA_COMPILE_NO_MEMORY;
+      goto out;
+    }
+    *out = fb;
+    fb = NULL;
+    status = AQUILA_COMPILE_OK;
+    goto out;
+  }
   const char *const *targets = in->num_targets ? in->targets : &host;
   size_t num_targets = in->num_targets ? in->num_targets : 1;
   for (size_t i = 0; i < num_targets; i++) {

@@ -18,6 +18,15 @@ $(BUILD)/gen/builtins_hash.h: $(BUILTINS_BC)
 
 $(BUILD)/obj/compiler/cache.o: $(BUILD)/gen/builtins_hash.h
 
+# The C library functions the builtin library calls: the only external
+# functions a code object may use (codegen.c checks).
+$(BUILD)/gen/builtins_externals.h: $(BUILTINS_BC)
+	@mkdir -p $(dir $@)
+	$(LLVM_DIR)/bin/llvm-nm --undefined-only $< | awk '$$2 !~ /^__aquila_/ {printf "\"%s\",\n", $$2}' \
+	  | sort -u > $@
+
+$(BUILD)/obj/compiler/codegen.o: $(BUILD)/gen/builtins_externals.h
+
 $(BUILD)/libaquila_compiler.a: $(COMPILER_OBJS)
 	@rm -f $@
 	ar rcs $@ $^

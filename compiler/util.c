@@ -1,6 +1,8 @@
 /* Small file helpers for the compiler's scratch directory. */
 #include "util.h"
 
+#include "strbuf.h"
+
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,9 +48,22 @@ void remove_scratch_dir(const char *dir) {
       if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
       char path[4096];
       snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-      unlink(path);
+      if (unlink(path) != 0) remove_scratch_dir(path); /* a header's folder */
     }
     closedir(d);
   }
   rmdir(dir);
+}
+
+/* A private scratch directory under $TMPDIR (or /tmp). */
+char *make_scratch_dir(void) {
+  const char *tmp = getenv("TMPDIR");
+  struct strbuf sb = {0};
+  strbuf_printf(&sb, "%s/aquila-build-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  char *dir = strbuf_take(&sb);
+  if (!mkdtemp(dir)) {
+    free(dir);
+    return NULL;
+  }
+  return dir;
 }

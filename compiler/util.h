@@ -8,7 +8,9 @@
 int write_file(const char *path, const void *data, size_t size);
 /* Reads a whole file into a malloc'd buffer. */
 int read_file(const char *path, void **data, size_t *size);
-/* Removes a scratch directory and the files in it (not recursive). */
+/* A new private directory for a build's scratch files (malloc'd path), or NULL. */
+char *make_scratch_dir(void);
+/* Removes a scratch directory and everything in it. */
 void remove_scratch_dir(const char *dir);
 
 #endif

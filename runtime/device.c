@@ -100,7 +100,8 @@ AQUILA_API cl_int clGetDeviceIDs(cl_platform_id platform, cl_device_type device_
   if (platform != NULL && platform != &aquila_platform) return CL_INVALID_PLATFORM;
   const cl_device_type known = CL_DEVICE_TYPE_DEFAULT | CL_DEVICE_TYPE_CPU | CL_DEVICE_TYPE_GPU |
                                CL_DEVICE_TYPE_ACCELERATOR | CL_DEVICE_TYPE_CUSTOM;
-  if (device_type != CL_DEVICE_TYPE_ALL && (device_type & ~known)) return CL_INVALID_DEVICE_TYPE;
+  if (device_type == 0 || (device_type != CL_DEVICE_TYPE_ALL && (device_type & ~known)))
+    return CL_INVALID_DEVICE_TYPE;
   if ((num_entries == 0 && devices) || (!devices && !num_devices)) return CL_INVALID_VALUE;
   if (platform_init() != CL_SUCCESS) return CL_DEVICE_NOT_FOUND;
   cl_uint n = 0;
@@ -192,7 +193,7 @@ AQUILA_API cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_name
   case CL_DEVICE_ENDIAN_LITTLE: INFO_VALUE(cl_bool, CL_TRUE);
   case CL_DEVICE_AVAILABLE: INFO_VALUE(cl_bool, CL_TRUE);
   case CL_DEVICE_COMPILER_AVAILABLE: INFO_VALUE(cl_bool, CL_TRUE);
-  case CL_DEVICE_LINKER_AVAILABLE: INFO_VALUE(cl_bool, CL_FALSE); /* clLinkProgram: not yet */
+  case CL_DEVICE_LINKER_AVAILABLE: INFO_VALUE(cl_bool, CL_TRUE);
   case CL_DEVICE_EXECUTION_CAPABILITIES: INFO_VALUE(cl_device_exec_capabilities, CL_EXEC_KERNEL);
   case CL_DEVICE_QUEUE_PROPERTIES:
     INFO_VALUE(cl_command_queue_properties,

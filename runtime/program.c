@@ -76,6 +76,7 @@ AQUILA_API cl_program clCreateProgramWithSource(cl_context context, cl_uint coun
   }
   src[off] = 0;
   p->source = src;
+  p->created_from_source = 1;
   if (errcode_ret) *errcode_ret = CL_SUCCESS;
   return p;
 fail:
@@ -119,9 +120,6 @@ AQUILA_API cl_program clCreateProgramWithBinary(cl_context context, cl_uint num_
     if (aquila_fatbin_read(binaries[i], lengths[i], &fb, reason, sizeof reason) != 0) {
       debug_log("clCreateProgramWithBinary: device %u: %s", i, reason);
       st = CL_INVALID_BINARY;
-    } else if (fb->kind != AQUILA_FATBIN_EXECUTABLE) {
-      debug_log("clCreateProgramWithBinary: device %u: not an executable binary", i);
-      st = CL_INVALID_BINARY;
     } else if (!aquila_fatbin_select_cpu_code(fb, device_list[i]->target) &&
                !aquila_fatbin_find_code(fb, "bitcode")) {
       debug_log("clCreateProgramWithBinary: device %u: no code object for %s and no bitcode", i,
@@ -140,8 +138,12 @@ AQUILA_API cl_program clCreateProgramWithBinary(cl_context context, cl_uint num_
     clReleaseProgram(p);
     goto fail;
   }
-  for (cl_uint i = 0; i < num_devices; i++)
-    p->per_device[i].binary_type = CL_PROGRAM_BINARY_TYPE_EXECUTABLE;
+  cl_program_binary_type type = p->fatbin->kind == AQUILA_FATBIN_COMPILED_OBJECT
+                                    ? CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT
+                                : p->fatbin->kind == AQUILA_FATBIN_LIBRARY
+                                    ? CL_PROGRAM_BINARY_TYPE_LIBRARY
+                                    : CL_PROGRAM_BINARY_TYPE_EXECUTABLE;
+  for (cl_uint i = 0; i < num_devices; i++) p->per_device[i].binary_type = type;
   if (p->fatbin->source) p->source = strdup(p->fatbin->source);
   if (errcode_ret) *errcode_ret = CL_SUCCESS;
   return p;
@@ -265,9 +267,7 @@ AQUILA_API cl_int clBuildProgram(cl_program program, cl_uint num_devices,
   cl_int err = CL_SUCCESS;
   free(program->options);
   program->options = strdup(options ? options : "");
-  int from_source = program->source && (!program->fatbin || program->fatbin->num_codes == 0 ||
-                                         program->per_device[0].binary_type !=
-                                             CL_PROGRAM_BINARY_TYPE_EXECUTABLE);
+  int from_source = program->created_from_source;
   program_unload(program);
   for (cl_uint i = 0; i < program->num_devices; i++) {
     free(program->per_device[i].log);
@@ -291,6 +291,21 @@ AQUILA_API cl_int clBuildProgram(cl_program program, cl_uint num_devices,
             : st == AQUILA_COMPILE_NO_MEMORY     ? CL_OUT_OF_HOST_MEMORY
                                                  : CL_BUILD_PROGRAM_FAILURE;
     }
+  } else if (program->fatbin->kind != AQUILA_FATBIN_EXECUTABLE) {
+    /* A compiled object or library from clCreateProgramWithBinary: link it
+     * on its own into an executable. */
+    const struct aquila_fatbin *inputs[1] = {program->fatbin};
+    struct aquila_fatbin *fb = NULL;
+    char *log = NULL;
+    enum aquila_compile_status st = aquila_link(inputs, 1, "", &fb, &log);
+    for (cl_uint i = 0; i < program->num_devices; i++) append_log(&program->per_device[i], log ? log : "");
+    free(log);
+    if (st == AQUILA_COMPILE_OK) {
+      aquila_fatbin_destroy(program->fatbin);
+      program->fatbin = fb;
+    } else {
+      err = st == AQUILA_COMPILE_NO_MEMORY ? CL_OUT_OF_HOST_MEMORY : CL_BUILD_PROGRAM_FAILURE;
+    }
   }
   for (cl_uint i = 0; i < program->num_devices; i++) {
     struct program_device *pd = &program->per_device[i];
@@ -309,8 +324,40 @@ AQUILA_API cl_int clBuildProgram(cl_program program, cl_uint num_devices,
   return err;
 }
 
-/* Separate compilation and linking need the bitcode linker, which is not
- * there yet; CL_DEVICE_LINKER_AVAILABLE says so. */
+static cl_int status_to_cl(enum aquila_compile_status st, cl_int invalid_options, cl_int failure) {
+  switch (st) {
+  case AQUILA_COMPILE_OK: return CL_SUCCESS;
+  case AQUILA_COMPILE_INVALID_OPTIONS: return invalid_options;
+  case AQUILA_COMPILE_UNAVAILABLE: return CL_COMPILER_NOT_AVAILABLE;
+  case AQUILA_COMPILE_NO_MEMORY: return CL_OUT_OF_HOST_MEMORY;
+  default: return failure;
+  }
+}
+
+static cl_int check_device_list(cl_program p, cl_uint num_devices, const cl_device_id *list) {
+  if ((num_devices == 0) != (list == NULL)) return CL_INVALID_VALUE;
+  for (cl_uint i = 0; i < num_devices; i++)
+    if (!device_is_valid(list[i]) || program_device_index(p, list[i]) < 0) return CL_INVALID_DEVICE;
+  return CL_SUCCESS;
+}
+
+/* Marks the start of a compile or build; CL_INVALID_OPERATION while another
+ * is running or kernels are attached. */
+static cl_int begin_build(cl_program p) {
+  pthread_mutex_lock(&p->lock);
+  cl_int err = CL_SUCCESS;
+  if (p->building || atomic_load(&p->num_kernels_attached) > 0) err = CL_INVALID_OPERATION;
+  else p->building = 1;
+  pthread_mutex_unlock(&p->lock);
+  return err;
+}
+
+static void end_build(cl_program p) {
+  pthread_mutex_lock(&p->lock);
+  p->building = 0;
+  pthread_mutex_unlock(&p->lock);
+}
+
 AQUILA_API cl_int clCompileProgram(cl_program program, cl_uint num_devices,
                                    const cl_device_id *device_list, const char *options,
                                    cl_uint num_input_headers, const cl_program *input_headers,
@@ -318,8 +365,64 @@ AQUILA_API cl_int clCompileProgram(cl_program program, cl_uint num_devices,
                                    void(CL_CALLBACK *pfn_notify)(cl_program, void *),
                                    void *user_data) {
   if (!object_is(program, OBJECT_PROGRAM)) return CL_INVALID_PROGRAM;
-  debug_log("clCompileProgram: separate compilation is not supported yet");
-  return CL_INVALID_OPERATION;
+  if ((num_devices == 0) != (device_list == NULL)) return CL_INVALID_VALUE;
+  if ((num_input_headers == 0) != (input_headers == NULL) ||
+      (num_input_headers == 0) != (header_include_names == NULL))
+    return CL_INVALID_VALUE;
+  if (!pfn_notify && user_data) return CL_INVALID_VALUE;
+  cl_int err = check_device_list(program, num_devices, device_list);
+  if (err) return err;
+  for (cl_uint i = 0; i < num_input_headers; i++) {
+    if (!object_is(input_headers[i], OBJECT_PROGRAM) || !input_headers[i]->source)
+      return CL_INVALID_PROGRAM;
+    if (!header_include_names[i]) return CL_INVALID_VALUE;
+  }
+  if (!program->created_from_source) return CL_INVALID_OPERATION;
+  if ((err = begin_build(program)) != CL_SUCCESS) return err;
+
+  const char **names = calloc(num_input_headers + 1, sizeof *names);
+  const char **sources = calloc(num_input_headers + 1, sizeof *sources);
+  if (!names || !sources) {
+    free(names);
+    free(sources);
+    end_build(program);
+    return CL_OUT_OF_HOST_MEMORY;
+  }
+  for (cl_uint i = 0; i < num_input_headers; i++) {
+    names[i] = header_include_names[i];
+    sources[i] = input_headers[i]->source;
+  }
+  struct aquila_compile_input in = {.source = program->source,
+                                    .options = options,
+                                    .num_headers = num_input_headers,
+                                    .header_names = names,
+                                    .header_sources = sources,
+                                    .compile_only = 1};
+  struct aquila_fatbin *fb = NULL;
+  char *log = NULL;
+  enum aquila_compile_status st = aquila_compile(&in, &fb, &log);
+  free(names);
+  free(sources);
+  err = status_to_cl(st, CL_INVALID_COMPILER_OPTIONS, CL_COMPILE_PROGRAM_FAILURE);
+  program_unload(program);
+  free(program->options);
+  program->options = strdup(options ? options : "");
+  if (err == CL_SUCCESS) {
+    aquila_fatbin_destroy(program->fatbin);
+    program->fatbin = fb;
+  }
+  for (cl_uint i = 0; i < program->num_devices; i++) {
+    struct program_device *pd = &program->per_device[i];
+    free(pd->log);
+    pd->log = strdup(log ? log : "");
+    pd->status = err == CL_SUCCESS ? CL_BUILD_SUCCESS : CL_BUILD_ERROR;
+    pd->binary_type = err == CL_SUCCESS ? CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT
+                                        : CL_PROGRAM_BINARY_TYPE_NONE;
+  }
+  free(log);
+  end_build(program);
+  if (pfn_notify) pfn_notify(program, user_data);
+  return err;
 }
 
 AQUILA_API cl_program clLinkProgram(cl_context context, cl_uint num_devices,
@@ -327,15 +430,83 @@ AQUILA_API cl_program clLinkProgram(cl_context context, cl_uint num_devices,
                                     cl_uint num_input_programs, const cl_program *input_programs,
                                     void(CL_CALLBACK *pfn_notify)(cl_program, void *),
                                     void *user_data, cl_int *errcode_ret) {
-  cl_int err = object_is(context, OBJECT_CONTEXT) ? CL_LINKER_NOT_AVAILABLE : CL_INVALID_CONTEXT;
-  debug_log("clLinkProgram: linking is not supported yet");
+  cl_int err = CL_SUCCESS;
+  cl_program out = NULL;
+  const struct aquila_fatbin **inputs = NULL;
+  if (!object_is(context, OBJECT_CONTEXT)) {
+    err = CL_INVALID_CONTEXT;
+    goto done;
+  }
+  if ((num_devices == 0) != (device_list == NULL) || num_input_programs == 0 ||
+      !input_programs || (!pfn_notify && user_data)) {
+    err = CL_INVALID_VALUE;
+    goto done;
+  }
+  for (cl_uint i = 0; i < num_input_programs; i++)
+    if (!object_is(input_programs[i], OBJECT_PROGRAM) || input_programs[i]->context != context) {
+      err = CL_INVALID_PROGRAM;
+      goto done;
+    }
+  for (cl_uint i = 0; i < num_devices; i++)
+    if (!device_is_valid(device_list[i]) || !context_has_device(context, device_list[i])) {
+      err = CL_INVALID_DEVICE;
+      goto done;
+    }
+  inputs = calloc(num_input_programs, sizeof *inputs);
+  if (!inputs) {
+    err = CL_OUT_OF_HOST_MEMORY;
+    goto done;
+  }
+  for (cl_uint i = 0; i < num_input_programs; i++) {
+    struct aquila_fatbin *fb = input_programs[i]->fatbin;
+    if (!fb || (fb->kind != AQUILA_FATBIN_COMPILED_OBJECT && fb->kind != AQUILA_FATBIN_LIBRARY)) {
+      err = CL_INVALID_OPERATION;
+      goto done;
+    }
+    inputs[i] = fb;
+  }
+  out = num_devices ? program_new(context, device_list, num_devices)
+                    : program_new(context, context->devices, context->num_devices);
+  if (!out) {
+    err = CL_OUT_OF_HOST_MEMORY;
+    goto done;
+  }
+  struct aquila_fatbin *fb = NULL;
+  char *log = NULL;
+  enum aquila_compile_status st = aquila_link(inputs, num_input_programs, options, &fb, &log);
+  err = status_to_cl(st, CL_INVALID_LINKER_OPTIONS, CL_LINK_PROGRAM_FAILURE);
+  out->options = strdup(options ? options : "");
+  out->fatbin = fb;
+  for (cl_uint i = 0; i < out->num_devices; i++) {
+    struct program_device *pd = &out->per_device[i];
+    pd->log = strdup(log ? log : "");
+    if (err == CL_SUCCESS && fb->kind == AQUILA_FATBIN_EXECUTABLE) {
+      cl_int lerr = program_load_for_device(out, i);
+      if (lerr != CL_SUCCESS) err = CL_LINK_PROGRAM_FAILURE;
+    }
+    pd->status = err == CL_SUCCESS ? CL_BUILD_SUCCESS : CL_BUILD_ERROR;
+    pd->binary_type = err != CL_SUCCESS                    ? CL_PROGRAM_BINARY_TYPE_NONE
+                      : fb->kind == AQUILA_FATBIN_LIBRARY ? CL_PROGRAM_BINARY_TYPE_LIBRARY
+                                                           : CL_PROGRAM_BINARY_TYPE_EXECUTABLE;
+  }
+  free(log);
+  if (pfn_notify) pfn_notify(out, user_data);
+  /* A failed link still returns a program, which carries the log. */
+  if (err != CL_SUCCESS && err != CL_LINK_PROGRAM_FAILURE) {
+    clReleaseProgram(out);
+    out = NULL;
+  }
+done:
+  free(inputs);
   if (errcode_ret) *errcode_ret = err;
-  return NULL;
+  return out;
 }
 
 static int program_built(cl_program p) {
   for (cl_uint i = 0; i < p->num_devices; i++)
-    if (p->per_device[i].status == CL_BUILD_SUCCESS) return 1;
+    if (p->per_device[i].status == CL_BUILD_SUCCESS &&
+        p->per_device[i].binary_type == CL_PROGRAM_BINARY_TYPE_EXECUTABLE)
+      return 1;
   return 0;
 }
 

@@ -173,6 +173,7 @@ struct program_device {
 struct _cl_program {
   struct object_header header;
   cl_context context;
+  int created_from_source; /* clCreateProgramWithSource, not a binary */
   char *source;
   char *options;
   struct aquila_fatbin *fatbin;

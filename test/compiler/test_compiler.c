@@ -314,6 +314,55 @@ static void printf_output_is_flushed_at_completion(void) {
   clReleaseProgram(p);
 }
 
+/* clCompileProgram with an embedded header, clLinkProgram of two objects,
+ * a library in between, and a link that cannot resolve a function. */
+static void compile_and_link(void) {
+  const char *header_src = "#define FACTOR 3.0f\nfloat times(float v);\n";
+  const char *helper_src = "#include \"inc/factor.h\"\nfloat times(float v) { return v * FACTOR; }\n";
+  const char *kernel_src = "#include \"inc/factor.h\"\n"
+                           "__kernel void scale(__global float *x, float f) {\n"
+                           "  x[get_global_id(0)] = times(x[get_global_id(0)]) * f / FACTOR * 3.0f / f;\n"
+                           "}\n";
+  cl_int err;
+  cl_program header = clCreateProgramWithSource(context, 1, &header_src, NULL, &err);
+  cl_program helper = clCreateProgramWithSource(context, 1, &helper_src, NULL, &err);
+  cl_program kernel = clCreateProgramWithSource(context, 1, &kernel_src, NULL, &err);
+  const char *names[1] = {"inc/factor.h"};
+  CHECK_EQ_INT(clCompileProgram(helper, 1, &device, "", 1, &header, names, NULL, NULL), CL_SUCCESS);
+  CHECK_EQ_INT(clCompileProgram(kernel, 1, &device, "", 1, &header, names, NULL, NULL), CL_SUCCESS);
+  cl_program_binary_type type = 0;
+  clGetProgramBuildInfo(kernel, device, CL_PROGRAM_BINARY_TYPE, sizeof type, &type, NULL);
+  CHECK_EQ_INT(type, CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT);
+  /* helper becomes a library, then is linked with the kernel's object. */
+  cl_program lib = clLinkProgram(context, 1, &device, "-create-library", 1, &helper, NULL, NULL, &err);
+  CHECK_EQ_INT(err, CL_SUCCESS);
+  clGetProgramBuildInfo(lib, device, CL_PROGRAM_BINARY_TYPE, sizeof type, &type, NULL);
+  CHECK_EQ_INT(type, CL_PROGRAM_BINARY_TYPE_LIBRARY);
+  cl_program inputs[2] = {kernel, lib};
+  cl_program exe = clLinkProgram(context, 1, &device, "", 2, inputs, NULL, NULL, &err);
+  CHECK_EQ_INT(err, CL_SUCCESS);
+  clGetProgramBuildInfo(exe, device, CL_PROGRAM_BINARY_TYPE, sizeof type, &type, NULL);
+  CHECK_EQ_INT(type, CL_PROGRAM_BINARY_TYPE_EXECUTABLE);
+  CHECK(run_scale(exe));
+  /* The kernel's object alone leaves times() unresolved. */
+  cl_program bad = clLinkProgram(context, 1, &device, "", 1, &kernel, NULL, NULL, &err);
+  CHECK_EQ_INT(err, CL_LINK_PROGRAM_FAILURE);
+  char log[2048] = "";
+  if (bad) clGetProgramBuildInfo(bad, device, CL_PROGRAM_BUILD_LOG, sizeof log, log, NULL);
+  CHECK(strstr(log, "times") != NULL);
+  /* Unknown link options and executables as inputs are refused. */
+  CHECK(clLinkProgram(context, 1, &device, "-bogus", 1, &kernel, NULL, NULL, &err) == NULL);
+  CHECK_EQ_INT(err, CL_INVALID_LINKER_OPTIONS);
+  CHECK(clLinkProgram(context, 1, &device, "", 1, &exe, NULL, NULL, &err) == NULL);
+  CHECK_EQ_INT(err, CL_INVALID_OPERATION);
+  if (bad) clReleaseProgram(bad);
+  clReleaseProgram(exe);
+  clReleaseProgram(lib);
+  clReleaseProgram(kernel);
+  clReleaseProgram(helper);
+  clReleaseProgram(header);
+}
+
 int main(void) {
   build_dir = getenv("BUILD") ? getenv("BUILD") : "build";
   snprintf(cache_dir, sizeof cache_dir, "/tmp/aquila-test-cache-%ld", (long)getpid());
@@ -330,6 +379,7 @@ int main(void) {
   RUN(barriers_split_into_loops);
   RUN(barriers_as_fibers);
   RUN(printf_output_is_flushed_at_completion);
+  RUN(compile_and_link);
   api_teardown();
   char cmd[400];
   snprintf(cmd, sizeof cmd, "rm -rf %s", cache_dir);

@@ -28,12 +28,24 @@ struct aquila_compile_input {
   size_t num_headers;
   const char *const *header_names;
   const char *const *header_sources;
+  /* clCompileProgram: stop at a compiled object (portable bitcode and kernel
+   * metadata, no code objects) that aquila_link turns into an executable. */
+  int compile_only;
 };
 
 /* Builds an executable fat binary. *log receives a malloc'd build log (possibly
  * empty, never NULL on return) that the caller frees. */
 enum aquila_compile_status aquila_compile(const struct aquila_compile_input *in,
                                           struct aquila_fatbin **out, char **log);
+
+/* clLinkProgram: links the bitcode of compiled objects and libraries. With
+ * "-create-library" in options the result is a library, else an executable
+ * with a code object for the host CPU. Unknown options give
+ * AQUILA_COMPILE_INVALID_OPTIONS; unresolved or duplicate symbols
+ * AQUILA_COMPILE_FAILED with the reason in the log. */
+enum aquila_compile_status aquila_link(const struct aquila_fatbin *const *inputs, size_t num_inputs,
+                                       const char *options, struct aquila_fatbin **out,
+                                       char **log);
 
 /* Turns a fat binary's portable bitcode into a code object for target and adds
  * it to fb. */
