@@ -64,6 +64,30 @@ struct aquila_cpu_services {
   int (*printf)(const char *format, ...);
 };
 
+/* An image as code sees it: an image kernel argument (and the handle of an
+ * HSA image, hsa_ext_image_t) is the address of one of these. Pixels are
+ * packed, row after row, slice after slice (array layers count as slices
+ * for 2D arrays and as rows for 1D arrays). Channel order and data type use
+ * OpenCL's values (CL_RGBA, CL_UNORM_INT8, ...). */
+struct aquila_image {
+  void *data;
+  uint64_t row_pitch;   /* bytes */
+  uint64_t slice_pitch; /* bytes; for 1D arrays the pitch between layers */
+  uint32_t width, height, depth; /* 1 in unused dimensions */
+  uint32_t array_size;           /* layers of an array image, else 0 */
+  uint32_t image_type;           /* CL_MEM_OBJECT_IMAGE2D, ... */
+  uint32_t channel_order;
+  uint32_t channel_data_type;
+  uint32_t num_channels;
+  uint32_t element_size; /* bytes per pixel */
+  uint32_t reserved;
+};
+
+/* A sampler as code sees it (a sampler_t argument, hsa_ext_sampler_t's
+ * handle): OpenCL C's sampler bits, CLK_NORMALIZED_COORDS_TRUE (0x1) |
+ * CLK_ADDRESS_* (0x0 none, 0x2 clamp to edge, 0x4 clamp, 0x6 repeat,
+ * 0x8 mirrored repeat) | CLK_FILTER_* (0x10 nearest, 0x20 linear). */
+
 #define AQUILA_KERNEL_USES_BARRIER 0x1u
 
 struct aquila_kernel_descriptor {
