@@ -26,8 +26,8 @@ static pthread_once_t llvm_once = PTHREAD_ONCE_INIT;
 static void init_llvm(void) {
   /* Lets the loop vectorizer call glibc's vector math (libmvec) for loops
    * over transcendental functions. */
-  const char *const argv[] = {"aquila", "-vector-library=LIBMVEC-X86"};
-  LLVMParseCommandLineOptions(2, argv, NULL);
+  const char *const argv[] = {"aquila", "-vector-library=LIBMVEC-X86", "-scalarize-load-store"};
+  LLVMParseCommandLineOptions(3, argv, NULL);
   LLVMInitializeX86TargetInfo();
   LLVMInitializeX86Target();
   LLVMInitializeX86TargetMC();

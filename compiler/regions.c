@@ -20,7 +20,10 @@
  * each region across work-items. */
 #include "regions.h"
 
+#include "uniform.h"
+
 #include <llvm-c/Analysis.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -76,6 +79,105 @@ static LLVMBasicBlockRef split_before(LLVMContextRef ctx, LLVMBuilderRef b, LLVM
   return to;
 }
 
+/* Whether v can be recomputed wherever it is used: arithmetic, address
+ * computation and work-item builtins over such values, arguments and
+ * constants; never a load, whose memory may change at a barrier. */
+static int is_cheap(LLVMValueRef v, int depth) {
+  if (!LLVMIsAInstruction(v)) return 1;
+  if (depth > 8) return 0;
+  switch (LLVMGetInstructionOpcode(v)) {
+  case LLVMGetElementPtr:
+  case LLVMBitCast:
+  case LLVMAddrSpaceCast:
+  case LLVMZExt:
+  case LLVMSExt:
+  case LLVMTrunc:
+  case LLVMAdd:
+  case LLVMSub:
+  case LLVMMul:
+  case LLVMShl:
+  case LLVMLShr:
+  case LLVMAShr:
+  case LLVMAnd:
+  case LLVMOr:
+  case LLVMXor:
+  case LLVMICmp:
+  case LLVMPtrToInt:
+  case LLVMIntToPtr:
+    break;
+  case LLVMCall: {
+    LLVMValueRef callee = LLVMGetCalledValue(v);
+    size_t len = 0;
+    const char *name = callee && LLVMIsAFunction(callee) ? LLVMGetValueName2(callee, &len) : "";
+    if (strncmp(name, "__aquila_", 9) || !strcmp(name, "__aquila_barrier")) return 0;
+    break;
+  }
+  case LLVMLoad: {
+    /* The kernarg segment and the work-group descriptor (the function's
+     * pointer arguments) never change while the kernel runs. */
+    LLVMValueRef p = LLVMGetOperand(v, 0);
+    while (LLVMIsAGetElementPtrInst(p) || LLVMIsABitCastInst(p)) {
+      for (int i = 1; i < LLVMGetNumOperands(p); i++)
+        if (!is_cheap(LLVMGetOperand(p, (unsigned)i), depth + 1)) return 0;
+      p = LLVMGetOperand(p, 0);
+    }
+    return LLVMIsAArgument(p) && LLVMGetTypeKind(LLVMTypeOf(p)) == LLVMPointerTypeKind;
+  }
+  default:
+    return 0;
+  }
+  int n = LLVMIsACallInst(v) ? (int)LLVMGetNumArgOperands(v) : LLVMGetNumOperands(v);
+  for (int i = 0; i < n; i++)
+    if (!is_cheap(LLVMGetOperand(v, (unsigned)i), depth + 1)) return 0;
+  return 1;
+}
+
+struct remat_map {
+  LLVMValueRef from[64], to[64];
+  unsigned len;
+};
+
+/* A copy of v (and of the cheap values it uses from other blocks) placed
+ * before user's position in block bb. */
+static LLVMValueRef rematerialize(LLVMBuilderRef b, LLVMValueRef v, LLVMBasicBlockRef bb,
+                                  struct remat_map *map) {
+  if (!LLVMIsAInstruction(v) || LLVMGetInstructionParent(v) == bb) return v;
+  for (unsigned i = 0; i < map->len; i++)
+    if (map->from[i] == v) return map->to[i];
+  LLVMValueRef c = LLVMInstructionClone(v);
+  int n = LLVMIsACallInst(v) ? (int)LLVMGetNumArgOperands(v) : LLVMGetNumOperands(v);
+  for (int i = 0; i < n; i++) {
+    LLVMValueRef op = LLVMGetOperand(v, (unsigned)i);
+    LLVMValueRef r = rematerialize(b, op, bb, map);
+    if (r != op) LLVMSetOperand(c, (unsigned)i, r);
+  }
+  LLVMInsertIntoBuilder(b, c);
+  if (map->len < 64) {
+    map->from[map->len] = v;
+    map->to[map->len++] = c;
+  }
+  return c;
+}
+
+void regions_rematerialize(LLVMContextRef ctx, LLVMValueRef fn) {
+  LLVMBuilderRef b = LLVMCreateBuilderInContext(ctx);
+  for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(fn); bb; bb = LLVMGetNextBasicBlock(bb)) {
+    struct remat_map map = {0};
+    for (LLVMValueRef in = LLVMGetFirstInstruction(bb); in; in = LLVMGetNextInstruction(in)) {
+      if (LLVMIsAPHINode(in)) continue;
+      int n = LLVMGetNumOperands(in);
+      for (int i = 0; i < n; i++) {
+        LLVMValueRef op = LLVMGetOperand(in, (unsigned)i);
+        if (!op || !LLVMIsAInstruction(op) || LLVMGetInstructionParent(op) == bb) continue;
+        if (!is_cheap(op, 0)) continue;
+        LLVMPositionBuilderBefore(b, in);
+        LLVMSetOperand(in, (unsigned)i, rematerialize(b, op, bb, &map));
+      }
+    }
+  }
+  LLVMDisposeBuilder(b);
+}
+
 int regions_prepare(LLVMContextRef ctx, LLVMValueRef fn) {
   LLVMBuilderRef b = LLVMCreateBuilderInContext(ctx);
   /* Entry: allocas only. */
@@ -115,6 +217,9 @@ struct transform {
   unsigned num_regions;
   LLVMValueRef *allocas; /* entry allocas */
   int *alloca_per_item;  /* 1: context array */
+  int *alloca_uniform;   /* 1: one scalar shared by all items, read once per region */
+  int *alloca_candidate; /* only loaded and stored as an address */
+  struct ptr_set direct_loads; /* loads of uniform slots that read the slot itself */
   LLVMValueRef *context_arrays;
   unsigned num_allocas;
   LLVMValueRef next_slot;
@@ -147,28 +252,186 @@ static int block_in_region(const struct region *r, LLVMBasicBlockRef bb) {
   return block_list_index(&r->blocks, bb) >= 0;
 }
 
-/* An alloca stays a shared scalar when it is only loaded from and stored to
- * as an address, by blocks of a single region: then every work-item writes it
- * before reading it within that region (see the comment at the top). */
-static int alloca_needs_context(const struct transform *t, LLVMValueRef a) {
-  int region = -1;
+/* Whether a is only loaded from and stored to as an address. */
+static int is_slot(LLVMValueRef a) {
   for (LLVMUseRef u = LLVMGetFirstUse(a); u; u = LLVMGetNextUse(u)) {
     LLVMValueRef user = LLVMGetUser(u);
-    if (!LLVMIsAInstruction(user)) return 1;
-    if (LLVMIsALoadInst(user)) {
-    } else if (LLVMIsAStoreInst(user)) {
-      if (LLVMGetOperand(user, 0) == a) return 1; /* the address escapes */
-    } else {
-      return 1;
-    }
-    LLVMBasicBlockRef bb = LLVMGetInstructionParent(user);
-    for (unsigned r = 0; r < t->num_regions; r++) {
-      if (!block_in_region(&t->regions[r], bb)) continue;
-      if (region >= 0 && region != (int)r) return 1;
-      region = (int)r;
-    }
+    if (LLVMIsALoadInst(user)) continue;
+    if (LLVMIsAStoreInst(user) && LLVMGetOperand(user, 1) == a) continue;
+    return 0;
+  }
+  return 1;
+}
+
+/* How many regions use a slot; its single region when that is one. */
+static unsigned slot_regions(const struct transform *t, LLVMValueRef a, int *only) {
+  unsigned count = 0;
+  char *seen = calloc(t->num_regions + 1, 1);
+  if (!seen) abort();
+  for (LLVMUseRef u = LLVMGetFirstUse(a); u; u = LLVMGetNextUse(u)) {
+    LLVMBasicBlockRef bb = LLVMGetInstructionParent(LLVMGetUser(u));
+    for (unsigned r = 0; r < t->num_regions; r++)
+      if (!seen[r] && block_in_region(&t->regions[r], bb)) {
+        seen[r] = 1;
+        count++;
+        *only = (int)r;
+      }
+  }
+  free(seen);
+  return count;
+}
+
+static int slot_uniform_callback(void *data, LLVMValueRef a) {
+  struct transform *t = data;
+  for (unsigned i = 0; i < t->num_allocas; i++)
+    if (t->allocas[i] == a) return t->alloca_uniform[i];
+  return 0;
+}
+
+static int region_has_varying_branch(const struct transform *t, const struct uniformity *u,
+                                     const struct region *r) {
+  for (unsigned i = 0; i < r->blocks.len; i++) {
+    LLVMValueRef term = LLVMGetBasicBlockTerminator(r->blocks.items[i]);
+    if (term && uniformity_branch_varying(u, term)) return 1;
   }
   return 0;
+}
+
+/* How each load of uniform slot a in region r reads it. Items run one after
+ * another, all storing the same values: a load that no store of this run can
+ * precede reads the value the slot had when the region started (read once,
+ * before the items run: copy-in); a load that a store always precedes reads
+ * the slot itself (it holds this run's value, whoever stored it). A load
+ * that may or may not follow a store cannot be served either way: returns
+ * 1. Loads of the second kind are added to direct. */
+static int classify_slot_loads(const struct region *r, LLVMValueRef a, struct ptr_set *direct) {
+  unsigned n = r->blocks.len;
+  char *clean = calloc(n + 1, 1), *dirty = calloc(n + 1, 1), *has_store = calloc(n + 1, 1);
+  int *work = calloc(2 * (n + 1), sizeof *work);
+  if (!clean || !dirty || !has_store || !work) abort();
+  for (unsigned i = 0; i < n; i++)
+    for (LLVMValueRef in = LLVMGetFirstInstruction(r->blocks.items[i]); in;
+         in = LLVMGetNextInstruction(in))
+      if (LLVMIsAStoreInst(in) && LLVMGetOperand(in, 1) == a) has_store[i] = 1;
+  /* clean: reachable from the start with no store run yet. */
+  unsigned w = 0;
+  clean[0] = 1;
+  work[w++] = 0;
+  while (w) {
+    int k = work[--w];
+    if (has_store[k]) continue;
+    LLVMValueRef term = LLVMGetBasicBlockTerminator(r->blocks.items[k]);
+    for (unsigned s = 0; term && s < LLVMGetNumSuccessors(term); s++) {
+      int j = block_list_index(&r->blocks, LLVMGetSuccessor(term, s));
+      if (j >= 0 && !clean[j]) {
+        clean[j] = 1;
+        work[w++] = j;
+      }
+    }
+  }
+  /* dirty: reachable after a store. */
+  for (unsigned i = 0; i < n; i++) {
+    if (!has_store[i]) continue;
+    LLVMValueRef term = LLVMGetBasicBlockTerminator(r->blocks.items[i]);
+    for (unsigned s = 0; term && s < LLVMGetNumSuccessors(term); s++) {
+      int j = block_list_index(&r->blocks, LLVMGetSuccessor(term, s));
+      if (j >= 0 && !dirty[j]) {
+        dirty[j] = 1;
+        work[w++] = j;
+      }
+    }
+  }
+  while (w) {
+    int k = work[--w];
+    LLVMValueRef term = LLVMGetBasicBlockTerminator(r->blocks.items[k]);
+    for (unsigned s = 0; term && s < LLVMGetNumSuccessors(term); s++) {
+      int j = block_list_index(&r->blocks, LLVMGetSuccessor(term, s));
+      if (j >= 0 && !dirty[j]) {
+        dirty[j] = 1;
+        work[w++] = j;
+      }
+    }
+  }
+  int reject = 0;
+  for (unsigned i = 0; i < n && !reject; i++) {
+    int stored_here = 0;
+    for (LLVMValueRef in = LLVMGetFirstInstruction(r->blocks.items[i]); in && !reject;
+         in = LLVMGetNextInstruction(in)) {
+      if (LLVMIsAStoreInst(in) && LLVMGetOperand(in, 1) == a) stored_here = 1;
+      if (!LLVMIsALoadInst(in) || LLVMGetOperand(in, 0) != a) continue;
+      if (stored_here || (dirty[i] && !clean[i])) ptr_set_add(direct, in);
+      else if (dirty[i] && clean[i]) reject = 1;
+    }
+  }
+  free(clean);
+  free(dirty);
+  free(has_store);
+  free(work);
+  return reject;
+}
+
+/* Decides, for every alloca, between a context array, a region-local
+ * scalar and a uniform scalar. Optimistic fixed point: every slot starts
+ * uniform and loses that when it stores a varying value or is stored in a
+ * region where items take different paths. */
+static void classify_allocas(struct transform *t) {
+  int *regions_used = calloc(t->num_allocas + 1, sizeof *regions_used);
+  int *only_region = calloc(t->num_allocas + 1, sizeof *only_region);
+  if (!regions_used || !only_region) abort();
+  for (unsigned i = 0; i < t->num_allocas; i++) {
+    t->alloca_candidate[i] = is_slot(t->allocas[i]);
+    regions_used[i] = (int)slot_regions(t, t->allocas[i], &only_region[i]);
+    t->alloca_uniform[i] = t->alloca_candidate[i];
+  }
+  struct uniformity u = {.fn = t->fn, .slot_is_uniform = slot_uniform_callback, .slot_data = t};
+  char *region_varies = calloc(t->num_regions + 1, 1);
+  if (!region_varies) abort();
+  for (int changed = 1; changed;) {
+    changed = 0;
+    uniformity_compute(&u);
+    for (unsigned r = 0; r < t->num_regions; r++)
+      region_varies[r] = (char)region_has_varying_branch(t, &u, &t->regions[r]);
+    for (unsigned i = 0; i < t->num_allocas; i++) {
+      if (!t->alloca_uniform[i]) continue;
+      int keep = 1;
+      for (LLVMUseRef use = LLVMGetFirstUse(t->allocas[i]); use && keep; use = LLVMGetNextUse(use)) {
+        LLVMValueRef st = LLVMGetUser(use);
+        if (!LLVMIsAStoreInst(st)) continue;
+        if (uniformity_is_varying(&u, LLVMGetOperand(st, 0))) keep = 0;
+        LLVMBasicBlockRef bb = LLVMGetInstructionParent(st);
+        for (unsigned r = 0; r < t->num_regions && keep; r++)
+          if (block_in_region(&t->regions[r], bb) &&
+              (region_varies[r] ||
+               (regions_used[i] > 1 &&
+                classify_slot_loads(&t->regions[r], t->allocas[i], &t->direct_loads))))
+            keep = 0;
+      }
+      if (!keep) {
+        t->alloca_uniform[i] = 0;
+        changed = 1;
+      }
+    }
+  }
+  if (getenv("AQUILA_DEBUG_REGIONS")) {
+    size_t len;
+    fprintf(stderr, "regions: %s: %u regions\n", LLVMGetValueName2(t->fn, &len), t->num_regions);
+    for (unsigned i = 0; i < t->num_allocas; i++) {
+      char *txt = LLVMPrintValueToString(t->allocas[i]);
+      fprintf(stderr, "  %s: slot %d regions %d uniform %d\n", txt, t->alloca_candidate[i],
+              regions_used[i], t->alloca_uniform[i]);
+      LLVMDisposeMessage(txt);
+    }
+  }
+  for (unsigned i = 0; i < t->num_allocas; i++) {
+    /* Used by one region: every item writes it before reading it there. */
+    int local = t->alloca_candidate[i] && regions_used[i] <= 1;
+    if (local) t->alloca_uniform[i] = 0;
+    t->alloca_per_item[i] = !local && !t->alloca_uniform[i];
+  }
+  uniformity_free(&u);
+  free(region_varies);
+  free(regions_used);
+  free(only_region);
 }
 
 static LLVMValueRef context_pointer(struct transform *t, unsigned alloca_index, LLVMValueRef lin) {
@@ -207,7 +470,16 @@ static LLVMBasicBlockRef emit_region(struct transform *t, unsigned r, LLVMBasicB
   LLVMBasicBlockRef xb = LLVMAppendBasicBlockInContext(ctx, fn, "region.x");
   LLVMValueRef zero = LLVMConstInt(t->i32, 0, 0), one = LLVMConstInt(t->i32, 1, 0);
 
+  /* Uniform slots are read once, before the items run: every item would
+   * read the same value, and the items' stores (all alike) must not be seen
+   * by items later in this run. */
   LLVMPositionBuilderAtEnd(t->b, pre);
+  LLVMValueRef *uniform_value = calloc(t->num_allocas + 1, sizeof *uniform_value);
+  if (!uniform_value) abort();
+  for (unsigned i = 0; i < t->num_allocas; i++)
+    if (t->alloca_uniform[i])
+      uniform_value[i] = LLVMBuildLoad2(t->b, LLVMGetAllocatedType(t->allocas[i]), t->allocas[i],
+                                        "uniform");
   LLVMBuildBr(t->b, zh);
   LLVMPositionBuilderAtEnd(t->b, zh);
   LLVMValueRef z = LLVMBuildPhi(t->b, t->i32, "z");
@@ -253,7 +525,22 @@ static LLVMBasicBlockRef emit_region(struct transform *t, unsigned r, LLVMBasicB
     if (!from || !to) abort();
     LLVMPositionBuilderAtEnd(t->b, clones[i]);
     for (LLVMValueRef in = LLVMGetFirstInstruction(orig); in; in = LLVMGetNextInstruction(in)) {
-      LLVMValueRef c = LLVMInstructionClone(in);
+      LLVMValueRef c = NULL;
+      if (LLVMIsALoadInst(in) && !ptr_set_has(&t->direct_loads, in))
+        for (unsigned a = 0; a < t->num_allocas && !c; a++)
+          if (uniform_value[a] && LLVMGetOperand(in, 0) == t->allocas[a]) c = uniform_value[a];
+      if (c) {
+        if (count == cap) {
+          cap *= 2;
+          from = realloc(from, cap * sizeof *from);
+          to = realloc(to, cap * sizeof *to);
+          if (!from || !to) abort();
+        }
+        from[count] = in;
+        to[count++] = c;
+        continue;
+      }
+      c = LLVMInstructionClone(in);
       LLVMInsertIntoBuilder(t->b, c);
       int nops = LLVMGetNumOperands(c);
       for (int k = 0; k < nops; k++) {
@@ -377,6 +664,7 @@ static LLVMBasicBlockRef emit_region(struct transform *t, unsigned r, LLVMBasicB
   LLVMAddIncoming(y, yin, yfrom, 2);
   LLVMAddIncoming(x, xin, xfrom, 2);
   free(ctx_ptr);
+  free(uniform_value);
   free(clones);
   free(barrier_exits);
   return pre;
@@ -427,13 +715,16 @@ int regions_transform(LLVMContextRef ctx, LLVMValueRef fn, LLVMTypeRef wg_type, 
     if (LLVMIsAAllocaInst(in)) t.num_allocas++;
   t.allocas = calloc(t.num_allocas + 1, sizeof *t.allocas);
   t.alloca_per_item = calloc(t.num_allocas + 1, sizeof *t.alloca_per_item);
+  t.alloca_uniform = calloc(t.num_allocas + 1, sizeof *t.alloca_uniform);
+  t.alloca_candidate = calloc(t.num_allocas + 1, sizeof *t.alloca_candidate);
   t.context_arrays = calloc(t.num_allocas + 1, sizeof *t.context_arrays);
-  if (!t.allocas || !t.alloca_per_item || !t.context_arrays) abort();
+  if (!t.allocas || !t.alloca_per_item || !t.alloca_uniform || !t.alloca_candidate ||
+      !t.context_arrays)
+    abort();
   unsigned k = 0;
   for (LLVMValueRef in = LLVMGetFirstInstruction(entry); in; in = LLVMGetNextInstruction(in))
     if (LLVMIsAAllocaInst(in)) t.allocas[k++] = in;
-  for (unsigned i = 0; i < t.num_allocas; i++)
-    t.alloca_per_item[i] = alloca_needs_context(&t, t.allocas[i]);
+  classify_allocas(&t);
 
   /* Entry: the sizes, one context array per work-item variable, the slot
    * that says which region runs next. */
@@ -499,6 +790,9 @@ int regions_transform(LLVMContextRef ctx, LLVMValueRef fn, LLVMTypeRef wg_type, 
   free(originals.items);
   free(t.allocas);
   free(t.alloca_per_item);
+  free(t.alloca_uniform);
+  free(t.alloca_candidate);
+  ptr_set_free(&t.direct_loads);
   free(t.context_arrays);
   free(pre);
   LLVMDisposeBuilder(t.b);

@@ -5,6 +5,11 @@
 #include <llvm-c/Core.h>
 #include "strbuf.h"
 
+/* Recomputes cheap values (address arithmetic, work-item ids) in each block
+ * that uses them, before reg2mem: then they never need storage across a
+ * barrier, and the loop vectorizer still sees addresses it can analyse. */
+void regions_rematerialize(LLVMContextRef ctx, LLVMValueRef fn);
+
 /* Puts fn in the shape regions_transform needs, once reg2mem has removed its
  * phi nodes: an entry block of allocas only, each __aquila_barrier call alone
  * at the start of its block. Run reg2mem again afterwards. */

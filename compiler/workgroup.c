@@ -25,6 +25,7 @@
 
 #include "aquila/cpu_abi.h"
 #include "regions.h"
+#include "uniform.h"
 
 /* Field numbers of struct aquila_workgroup in the IR type built below. */
 enum {
@@ -661,6 +662,13 @@ int workgroup_compile(LLVMModuleRef m, struct aquila_fatbin_kernel *kernels,
   const char *barrier_mode = getenv("AQUILA_BARRIERS");
   int use_fibers = barrier_mode && !strcmp(barrier_mode, "fibers");
   int any_split = 0;
+  /* SSA form and simple loops for the uniformity analysis; then barriers
+   * around loops that every work-item runs alike, so that the work-item loop
+   * ends up innermost (uniform.c). */
+  if (run_passes(m, "function(sroa,loop-simplify)", log)) goto fail;
+  const char *loop_barriers = getenv("AQUILA_LOOP_BARRIERS");
+  if (!use_fibers && !(loop_barriers && !strcmp(loop_barriers, "0")))
+    for (unsigned i = 0; i < n; i++) uniform_insert_loop_barriers(m, kbs[i].wi);
   for (unsigned i = 0; i < n; i++) {
     kbs[i].uses_barrier = calls_function(kbs[i].wi, "__aquila_barrier");
     kbs[i].split_at_barriers = kbs[i].uses_barrier && !use_fibers;
@@ -670,8 +678,14 @@ int workgroup_compile(LLVMModuleRef m, struct aquila_fatbin_kernel *kernels,
     status = bind_workitem_builtins(&t, &kbs[i], kbs[i].split_at_barriers, log);
   if (status) goto out;
   if (any_split) {
+    /* Kernels split at barriers become work-item loops over context arrays:
+     * scalar elements there (not OpenCL vectors) are what the loop
+     * vectorizer can widen across work-items. */
+    if (run_passes(m, "function(scalarizer,instcombine)", log)) goto fail;
     /* reg2mem before and after the block splitting: regions.c clones blocks
      * and wants no phi nodes and no value used outside its block. */
+    for (unsigned i = 0; i < n; i++)
+      if (kbs[i].split_at_barriers) regions_rematerialize(t.ctx, kbs[i].wi);
     if (run_passes(m, "function(reg2mem)", log)) goto fail;
     for (unsigned i = 0; i < n; i++)
       if (kbs[i].split_at_barriers) regions_prepare(t.ctx, kbs[i].wi);

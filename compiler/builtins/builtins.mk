@@ -80,3 +80,22 @@ $(BUILTINS_TEST): test/builtins/test_builtins.c test/builtins/funcs.h test/check
 	$(CC) $(CPPFLAGS) $(CFLAGS) -Itest -rdynamic -o $@ test/builtins/test_builtins.c -ldl -lm -pthread
 
 TESTS += $(BUILTINS_TEST)
+
+# The image builtins' test: the same scheme, with images built in memory as
+# struct aquila_image (hsa/include/aquila/cpu_abi.h).
+IMAGES_TEST := $(BUILTINS_TEST_DIR)/test-images
+
+$(BUILTINS_TEST_DIR)/imagetests.o: test/builtins/imagetests.cl $(BUILTINS_BC) | deps
+	@mkdir -p $(dir $@)
+	$(CLANG) $(BUILTINS_CLFLAGS) -Xclang -mlink-builtin-bitcode \
+	  -Xclang $(BUILTINS_BC) -MMD -MP -c $< -o $@
+
+$(BUILTINS_TEST_DIR)/imagetests.so: $(BUILTINS_TEST_DIR)/imagetests.o
+	$(CLANG) -shared -o $@ $< -lm
+
+$(IMAGES_TEST): test/builtins/test_images.c test/check.h hsa/include/aquila/cpu_abi.h \
+                $(BUILTINS_TEST_DIR)/imagetests.so | deps
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -Itest -Ihsa/include -o $@ test/builtins/test_images.c -ldl -lm
+
+TESTS += $(IMAGES_TEST)

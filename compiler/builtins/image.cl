@@ -1,0 +1,553 @@
+/* Image builtins (OpenCL 1.2 section 6.12.14) over struct aquila_image, the
+ * CPU agent's image (hsa/include/aquila/cpu_abi.h): read_image{f,i,ui} with
+ * and without a sampler, write_image{f,i,ui}, the get_image_* queries, and
+ * __translate_sampler_initializer, which clang calls for sampler constants.
+ *
+ * An image argument is the address of a struct aquila_image; a sampler is a
+ * pointer whose value is the sampler bits (CLK_NORMALIZED_COORDS_TRUE |
+ * CLK_ADDRESS_* | CLK_FILTER_*). Addressing and filtering follow the 1.2
+ * specification's section 8.2 formulas; pixel conversions section 8.3.
+ * Coordinates the specification leaves undefined (out of range with
+ * CLK_ADDRESS_NONE, out-of-range writes, array layers) are clamped or
+ * dropped so that no access leaves the image. */
+#include "clc.h"
+
+/* Same layout as cpu_abi.h's struct aquila_image. */
+struct aquila_image {
+  __global uchar *data;
+  ulong row_pitch, slice_pitch;
+  uint width, height, depth, array_size, image_type;
+  uint channel_order, channel_data_type, num_channels, element_size, reserved;
+};
+typedef __global const struct aquila_image img_t;
+
+#define IM(i) __builtin_astype((i), __global const struct aquila_image *)
+#define SMP(s) ((uint)(ulong)__builtin_astype((s), __constant void *))
+#define HLP static inline __attribute__((always_inline))
+
+/* A sampler's value is its bits; clang emits this call for every sampler
+ * initializer (a constant sampler_t or a literal passed as a sampler). */
+__constant void *__translate_sampler_initializer(int bits) {
+  return (__constant void *)(ulong)(uint)bits;
+}
+
+/* NaN-proof clamp in float: fmin/fmax return the other operand for NaN, so
+ * the result is always a valid index before it becomes an int. */
+HLP float fclamp(float x, float lo, float hi) {
+  return __builtin_fminf(__builtin_fmaxf(x, lo), hi);
+}
+
+HLP __global uchar *texel_ptr(img_t *im, int x, int y, int z) {
+  return im->data + (ulong)z * im->slice_pitch + (ulong)y * im->row_pitch +
+         (ulong)x * im->element_size;
+}
+
+/* ---- pixel decoding: stored channels, then the channel order ---- */
+
+HLP float4 fetch_f(img_t *im, __global const uchar *p) {
+  float v[4] = {0, 0, 0, 0};
+  uint n = im->num_channels;
+  switch (im->channel_data_type) {
+  case CLK_UNORM_INT8:
+    for (uint c = 0; c < n; c++)
+      v[c] = p[c] / 255.0f;
+    break;
+  case CLK_SNORM_INT8:
+    for (uint c = 0; c < n; c++)
+      v[c] = __builtin_fmaxf(((__global const char *)p)[c] / 127.0f, -1.0f);
+    break;
+  case CLK_UNORM_INT16:
+    for (uint c = 0; c < n; c++)
+      v[c] = ((__global const ushort *)p)[c] / 65535.0f;
+    break;
+  case CLK_SNORM_INT16:
+    for (uint c = 0; c < n; c++)
+      v[c] = __builtin_fmaxf(((__global const short *)p)[c] / 32767.0f, -1.0f);
+    break;
+  case CLK_HALF_FLOAT:
+    for (uint c = 0; c < n; c++)
+      v[c] = vload_half(c, (__global const half *)p);
+    break;
+  case CLK_FLOAT:
+    for (uint c = 0; c < n; c++)
+      v[c] = ((__global const float *)p)[c];
+    break;
+  case CLK_UNORM_SHORT_565: {
+    uint x = *(__global const ushort *)p;
+    v[0] = (x >> 11) / 31.0f;
+    v[1] = ((x >> 5) & 63) / 63.0f;
+    v[2] = (x & 31) / 31.0f;
+    break;
+  }
+  case CLK_UNORM_SHORT_555: {
+    uint x = *(__global const ushort *)p;
+    v[0] = ((x >> 10) & 31) / 31.0f;
+    v[1] = ((x >> 5) & 31) / 31.0f;
+    v[2] = (x & 31) / 31.0f;
+    break;
+  }
+  case CLK_UNORM_INT_101010: {
+    uint x = *(__global const uint *)p;
+    v[0] = ((x >> 20) & 1023) / 1023.0f;
+    v[1] = ((x >> 10) & 1023) / 1023.0f;
+    v[2] = (x & 1023) / 1023.0f;
+    break;
+  }
+  /* Integer formats read with read_imagef are undefined; give the values. */
+  case CLK_SIGNED_INT8:
+    for (uint c = 0; c < n; c++)
+      v[c] = ((__global const char *)p)[c];
+    break;
+  case CLK_SIGNED_INT16:
+    for (uint c = 0; c < n; c++)
+      v[c] = ((__global const short *)p)[c];
+    break;
+  case CLK_SIGNED_INT32:
+    for (uint c = 0; c < n; c++)
+      v[c] = ((__global const int *)p)[c];
+    break;
+  case CLK_UNSIGNED_INT8:
+    for (uint c = 0; c < n; c++)
+      v[c] = p[c];
+    break;
+  case CLK_UNSIGNED_INT16:
+    for (uint c = 0; c < n; c++)
+      v[c] = ((__global const ushort *)p)[c];
+    break;
+  default:
+    for (uint c = 0; c < n; c++)
+      v[c] = ((__global const uint *)p)[c];
+    break;
+  }
+  return (float4)(v[0], v[1], v[2], v[3]);
+}
+
+/* Integer reads: signed types sign-extend, the others zero-extend; the
+ * bits are the same for read_imagei and read_imageui. */
+HLP int4 fetch_i(img_t *im, __global const uchar *p) {
+  int v[4] = {0, 0, 0, 0};
+  uint n = im->num_channels;
+  switch (im->channel_data_type) {
+  case CLK_SIGNED_INT8:
+  case CLK_SNORM_INT8:
+    for (uint c = 0; c < n; c++)
+      v[c] = ((__global const char *)p)[c];
+    break;
+  case CLK_SIGNED_INT16:
+  case CLK_SNORM_INT16:
+    for (uint c = 0; c < n; c++)
+      v[c] = ((__global const short *)p)[c];
+    break;
+  case CLK_UNSIGNED_INT8:
+  case CLK_UNORM_INT8:
+    for (uint c = 0; c < n; c++)
+      v[c] = p[c];
+    break;
+  case CLK_UNSIGNED_INT16:
+  case CLK_UNORM_INT16:
+  case CLK_HALF_FLOAT:
+    for (uint c = 0; c < n; c++)
+      v[c] = ((__global const ushort *)p)[c];
+    break;
+  case CLK_UNORM_SHORT_565:
+  case CLK_UNORM_SHORT_555:
+    v[0] = *(__global const ushort *)p;
+    break;
+  default:
+    for (uint c = 0; c < n; c++)
+      v[c] = ((__global const int *)p)[c];
+    break;
+  }
+  return (int4)(v[0], v[1], v[2], v[3]);
+}
+
+/* Missing channels read as 0, a missing alpha as 1 (section 8.3). */
+#define ORDER(T, ONE)                                                          \
+  HLP T##4 order_##T(uint order, T##4 s) {                                    \
+    switch (order) {                                                          \
+    case CLK_R:                                                               \
+    case CLK_Rx:                                                              \
+      return (T##4)(s.x, 0, 0, ONE);                                          \
+    case CLK_A:                                                               \
+      return (T##4)(0, 0, 0, s.x);                                            \
+    case CLK_RG:                                                              \
+    case CLK_RGx:                                                             \
+      return (T##4)(s.x, s.y, 0, ONE);                                        \
+    case CLK_RA:                                                              \
+      return (T##4)(s.x, 0, 0, s.y);                                          \
+    case CLK_RGB:                                                             \
+    case CLK_RGBx:                                                            \
+      return (T##4)(s.x, s.y, s.z, ONE);                                      \
+    case CLK_BGRA:                                                            \
+      return s.zyxw;                                                          \
+    case CLK_ARGB:                                                            \
+      return s.yzwx;                                                          \
+    case CLK_INTENSITY:                                                       \
+      return s.xxxx;                                                          \
+    case CLK_LUMINANCE:                                                       \
+      return (T##4)(s.x, s.x, s.x, ONE);                                      \
+    default:                                                                  \
+      return s;                                                               \
+    }                                                                         \
+  }                                                                           \
+  /* Border color (CLK_ADDRESS_CLAMP): transparent black where the order */  \
+  /* has alpha, opaque black where it has none. */                            \
+  HLP T##4 border_##T(uint order) {                                           \
+    switch (order) {                                                          \
+    case CLK_R:                                                               \
+    case CLK_Rx:                                                              \
+    case CLK_RG:                                                              \
+    case CLK_RGx:                                                             \
+    case CLK_RGB:                                                             \
+    case CLK_RGBx:                                                            \
+    case CLK_LUMINANCE:                                                       \
+      return (T##4)(0, 0, 0, ONE);                                            \
+    default:                                                                  \
+      return (T##4)(0);                                                       \
+    }                                                                         \
+  }
+ORDER(float, 1.0f)
+ORDER(int, 1)
+ORDER(uint, 1u)
+
+HLP float4 texel_float(img_t *im, __global const uchar *p) {
+  return order_float(im->channel_order, fetch_f(im, p));
+}
+HLP int4 texel_int(img_t *im, __global const uchar *p) {
+  return order_int(im->channel_order, fetch_i(im, p));
+}
+HLP uint4 texel_uint(img_t *im, __global const uchar *p) {
+  return order_uint(im->channel_order, as_uint4(fetch_i(im, p)));
+}
+
+/* ---- addressing (section 8.2) ---- */
+
+#define ADDR_MODE(smp) ((smp) & 0xeu)
+#define IS_LINEAR(smp) (((smp) & 0x30u) == CLK_FILTER_LINEAR)
+
+/* Repeat and mirrored repeat: the coordinate mapped into [0, size] (their
+ * unnormalized use is undefined; it is treated as normalized). */
+HLP float wrap_u(float s, float size, uint smp) {
+  if (!(smp & CLK_NORMALIZED_COORDS_TRUE)) s = s / size;
+  if (ADDR_MODE(smp) == CLK_ADDRESS_REPEAT) return (s - __builtin_floorf(s)) * size;
+  return __builtin_fabsf(s - 2.0f * __builtin_rintf(0.5f * s)) * size;
+}
+
+/* Nearest: the texel index; -1 or size stand for the border. */
+HLP int nearest_index(float s, int size, uint smp) {
+  float fs = (float)size;
+  uint mode = ADDR_MODE(smp);
+  if (mode == CLK_ADDRESS_REPEAT || mode == CLK_ADDRESS_MIRRORED_REPEAT) {
+    float i = __builtin_floorf(wrap_u(s, fs, smp));
+    if (mode == CLK_ADDRESS_REPEAT && i > fs - 1) i -= fs;
+    return (int)fclamp(i, 0, fs - 1);
+  }
+  float u = (smp & CLK_NORMALIZED_COORDS_TRUE) ? s * fs : s;
+  float i = __builtin_floorf(u);
+  return mode == CLK_ADDRESS_CLAMP ? (int)fclamp(i, -1, fs) : (int)fclamp(i, 0, fs - 1);
+}
+
+/* Linear: the two texel indices and the weight a of the second. */
+HLP int linear_index(float s, int size, uint smp, __private int *i1, __private float *a) {
+  float fs = (float)size;
+  uint mode = ADDR_MODE(smp);
+  bool wrap = mode == CLK_ADDRESS_REPEAT || mode == CLK_ADDRESS_MIRRORED_REPEAT;
+  float u = wrap ? wrap_u(s, fs, smp) : (smp & CLK_NORMALIZED_COORDS_TRUE) ? s * fs : s;
+  float t = u - 0.5f, f = __builtin_floorf(t), lo = 0, hi = fs - 1;
+  float f0 = f, f1 = f + 1;
+  *a = t - f;
+  if (mode == CLK_ADDRESS_REPEAT) {
+    if (f0 < 0) f0 += fs;
+    if (f1 > fs - 1) f1 -= fs;
+  } else if (mode == CLK_ADDRESS_CLAMP) {
+    lo = -1;
+    hi = fs;
+  }
+  *i1 = (int)fclamp(f1, lo, hi);
+  return (int)fclamp(f0, lo, hi);
+}
+
+HLP int layer_of(float l, img_t *im) {
+  return (int)fclamp(__builtin_rintf(l), 0, (float)im->array_size - 1);
+}
+
+/* One texel of a dims-dimensional image (z is the layer of an array), or
+ * the border color where the index is outside. */
+#define TEXEL_AT(T)                                                            \
+  HLP T##4 tex_##T(img_t *im, int x, int y, int z, int dims) {                \
+    bool out = x < 0 || x >= (int)im->width;                                  \
+    if (dims > 1) out |= y < 0 || y >= (int)im->height;                       \
+    if (dims > 2) out |= z < 0 || z >= (int)im->depth;                        \
+    if (out) return border_##T(im->channel_order);                            \
+    return texel_##T(im, texel_ptr(im, x, y, z));                             \
+  }                                                                           \
+  /* Nearest sampling with float coordinates c (x, y, z or layer). */        \
+  HLP T##4 nearest_##T(img_t *im, uint smp, float4 c, int dims, bool layered) { \
+    int x = nearest_index(c.x, im->width, smp), y = 0, z = 0;                 \
+    if (dims > 1) y = nearest_index(c.y, im->height, smp);                    \
+    if (dims > 2) z = nearest_index(c.z, im->depth, smp);                     \
+    if (layered) z = layer_of(dims == 1 ? c.y : c.z, im);                     \
+    return tex_##T(im, x, y, z, dims);                                        \
+  }                                                                           \
+  /* Integer coordinates: unnormalized, nearest, clamp / clamp to edge / */   \
+  /* none (the only modes 1.2 allows with them). */                           \
+  HLP T##4 intcoord_##T(img_t *im, uint smp, int4 c, int dims, bool layered) { \
+    int lo = ADDR_MODE(smp) == CLK_ADDRESS_CLAMP ? -1 : 0, d = 1 + lo;        \
+    int x = clamp(c.x, lo, (int)im->width - d), y = 0, z = 0;                 \
+    if (dims > 1) y = clamp(c.y, lo, (int)im->height - d);                    \
+    if (dims > 2) z = clamp(c.z, lo, (int)im->depth - d);                     \
+    if (layered) z = clamp(dims == 1 ? c.y : c.z, 0, (int)im->array_size - 1); \
+    return tex_##T(im, x, y, z, dims);                                        \
+  }
+TEXEL_AT(float)
+TEXEL_AT(int)
+TEXEL_AT(uint)
+
+/* Linear filtering: the weighted sum of 2, 4 or 8 texels. */
+HLP float4 sample_float(img_t *im, uint smp, float4 c, int dims, bool layered) {
+  if (!IS_LINEAR(smp)) return nearest_float(im, smp, c, dims, layered);
+  int x0, x1, y0 = 0, y1 = 0, z0 = 0, z1 = 0;
+  float a, b = 0, g = 0;
+  x0 = linear_index(c.x, im->width, smp, &x1, &a);
+  if (dims > 1) y0 = linear_index(c.y, im->height, smp, &y1, &b);
+  if (dims > 2) z0 = linear_index(c.z, im->depth, smp, &z1, &g);
+  if (layered) z0 = z1 = layer_of(dims == 1 ? c.y : c.z, im);
+  float4 r = (1 - a) * tex_float(im, x0, y0, z0, dims) + a * tex_float(im, x1, y0, z0, dims);
+  if (dims == 1) return r;
+  r = (1 - b) * r +
+      b * ((1 - a) * tex_float(im, x0, y1, z0, dims) + a * tex_float(im, x1, y1, z0, dims));
+  if (dims == 2) return r;
+  float4 r1 = (1 - b) * ((1 - a) * tex_float(im, x0, y0, z1, dims) +
+                         a * tex_float(im, x1, y0, z1, dims)) +
+              b * ((1 - a) * tex_float(im, x0, y1, z1, dims) + a * tex_float(im, x1, y1, z1, dims));
+  return (1 - g) * r + g * r1;
+}
+/* Linear filtering of integer formats is undefined: nearest. */
+HLP int4 sample_int(img_t *im, uint smp, float4 c, int dims, bool layered) {
+  return nearest_int(im, smp, c, dims, layered);
+}
+HLP uint4 sample_uint(img_t *im, uint smp, float4 c, int dims, bool layered) {
+  return nearest_uint(im, smp, c, dims, layered);
+}
+
+/* ---- pixel encoding (section 8.3.1): round to nearest even, saturate ---- */
+
+HLP uint unorm_enc(float f, float scale) {
+  if (!(f > 0)) return 0; /* negative, zero and NaN */
+  return (uint)__builtin_rintf(__builtin_fminf(f * scale, scale));
+}
+HLP int snorm_enc(float f, float scale) {
+  if (f != f) return 0;
+  return (int)__builtin_rintf(fclamp(f * scale, -scale - 1, scale));
+}
+
+/* RGBA to the order the channels are stored in. */
+#define STORED(T)                                                              \
+  HLP T##4 stored_##T(uint order, T##4 c) {                                   \
+    switch (order) {                                                          \
+    case CLK_A:                                                               \
+      return c.wwww;                                                          \
+    case CLK_RA:                                                              \
+      return c.xwzy;                                                          \
+    case CLK_BGRA:                                                            \
+      return c.zyxw;                                                          \
+    case CLK_ARGB:                                                            \
+      return c.wxyz;                                                          \
+    default:                                                                  \
+      return c;                                                               \
+    }                                                                         \
+  }
+STORED(float)
+STORED(long)
+
+HLP void store_f(img_t *im, __global uchar *p, float4 color) {
+  float v[4];
+  vstore4(stored_float(im->channel_order, color), 0, v);
+  uint n = im->num_channels;
+  switch (im->channel_data_type) {
+  case CLK_UNORM_INT8:
+    for (uint c = 0; c < n; c++)
+      p[c] = (uchar)unorm_enc(v[c], 255.0f);
+    break;
+  case CLK_SNORM_INT8:
+    for (uint c = 0; c < n; c++)
+      ((__global char *)p)[c] = (char)snorm_enc(v[c], 127.0f);
+    break;
+  case CLK_UNORM_INT16:
+    for (uint c = 0; c < n; c++)
+      ((__global ushort *)p)[c] = (ushort)unorm_enc(v[c], 65535.0f);
+    break;
+  case CLK_SNORM_INT16:
+    for (uint c = 0; c < n; c++)
+      ((__global short *)p)[c] = (short)snorm_enc(v[c], 32767.0f);
+    break;
+  case CLK_HALF_FLOAT:
+    for (uint c = 0; c < n; c++)
+      vstore_half_rte(v[c], c, (__global half *)p);
+    break;
+  case CLK_FLOAT:
+    for (uint c = 0; c < n; c++)
+      ((__global float *)p)[c] = v[c];
+    break;
+  case CLK_UNORM_SHORT_565:
+    *(__global ushort *)p = (ushort)(unorm_enc(v[0], 31) << 11 | unorm_enc(v[1], 63) << 5 |
+                                     unorm_enc(v[2], 31));
+    break;
+  case CLK_UNORM_SHORT_555:
+    *(__global ushort *)p = (ushort)(unorm_enc(v[0], 31) << 10 | unorm_enc(v[1], 31) << 5 |
+                                     unorm_enc(v[2], 31));
+    break;
+  case CLK_UNORM_INT_101010:
+    *(__global uint *)p =
+        unorm_enc(v[0], 1023) << 20 | unorm_enc(v[1], 1023) << 10 | unorm_enc(v[2], 1023);
+    break;
+  default: /* write_imagef to an integer format is undefined: nothing */
+    break;
+  }
+}
+
+/* write_imagei / write_imageui: saturate to the channel type's range. */
+HLP void store_l(img_t *im, __global uchar *p, long4 color) {
+  long v[4];
+  vstore4(stored_long(im->channel_order, color), 0, v);
+  uint n = im->num_channels;
+  switch (im->channel_data_type) {
+  case CLK_SIGNED_INT8:
+    for (uint c = 0; c < n; c++)
+      ((__global char *)p)[c] = (char)clamp(v[c], (long)CHAR_MIN, (long)CHAR_MAX);
+    break;
+  case CLK_SIGNED_INT16:
+    for (uint c = 0; c < n; c++)
+      ((__global short *)p)[c] = (short)clamp(v[c], (long)SHRT_MIN, (long)SHRT_MAX);
+    break;
+  case CLK_SIGNED_INT32:
+    for (uint c = 0; c < n; c++)
+      ((__global int *)p)[c] = (int)clamp(v[c], (long)INT_MIN, (long)INT_MAX);
+    break;
+  case CLK_UNSIGNED_INT8:
+    for (uint c = 0; c < n; c++)
+      p[c] = (uchar)clamp(v[c], 0l, (long)UCHAR_MAX);
+    break;
+  case CLK_UNSIGNED_INT16:
+    for (uint c = 0; c < n; c++)
+      ((__global ushort *)p)[c] = (ushort)clamp(v[c], 0l, (long)USHRT_MAX);
+    break;
+  case CLK_UNSIGNED_INT32:
+    for (uint c = 0; c < n; c++)
+      ((__global uint *)p)[c] = (uint)clamp(v[c], 0l, (long)UINT_MAX);
+    break;
+  default: /* integer writes to other formats are undefined: nothing */
+    break;
+  }
+}
+
+/* Where a write lands, or NULL outside the image (undefined: dropped). */
+HLP __global uchar *write_ptr(img_t *im, int4 c, int dims, bool layered) {
+  bool out = c.x < 0 || c.x >= (int)im->width;
+  if (dims > 1) out |= c.y < 0 || c.y >= (int)im->height;
+  if (dims > 2) out |= c.z < 0 || c.z >= (int)im->depth;
+  int z = dims > 2 ? c.z : 0;
+  if (layered) {
+    z = dims == 1 ? c.y : c.z;
+    out |= z < 0 || z >= (int)im->array_size;
+  }
+  return out ? 0 : texel_ptr(im, c.x, dims > 1 ? c.y : 0, z);
+}
+
+/* ---- the builtins ---- */
+
+/* Widening coordinates to 4 components, per image type. */
+#define C4F_1(c) ((float4)((c), 0, 0, 0))
+#define C4F_2(c) ((float4)((c), 0, 0))
+#define C4F_4(c) (c)
+#define C4I_1(c) ((int4)((c), 0, 0, 0))
+#define C4I_2(c) ((int4)((c), 0, 0))
+#define C4I_4(c) (c)
+
+/* IMG: type; W: coordinate width; DIMS: spatial dimensions; L: layered. */
+#define READS(IMG, W, FT, IT, DIMS, L)                                         \
+  READ_ONE(f, float, IMG, W, FT, IT, DIMS, L)                                 \
+  READ_ONE(i, int, IMG, W, FT, IT, DIMS, L)                                   \
+  READ_ONE(ui, uint, IMG, W, FT, IT, DIMS, L)
+#define READ_ONE(S, T, IMG, W, FT, IT, DIMS, L)                                        \
+  INL T##4 read_image##S(read_only IMG img, sampler_t smp, FT c) {       \
+    return sample_##T(IM(img), SMP(smp), C4F_##W(c), DIMS, L);                 \
+  }                                                                           \
+  INL T##4 read_image##S(read_only IMG img, sampler_t smp, IT c) {         \
+    return intcoord_##T(IM(img), SMP(smp), C4I_##W(c), DIMS, L);               \
+  }                                                                           \
+  INL T##4 read_image##S(read_only IMG img, IT c) {                        \
+    return intcoord_##T(IM(img), CLK_ADDRESS_CLAMP_TO_EDGE, C4I_##W(c), DIMS, L); \
+  }
+READS(image1d_t, 1, float, int, 1, false)
+READS(image1d_array_t, 2, float2, int2, 1, true)
+READS(image2d_t, 2, float2, int2, 2, false)
+READS(image2d_array_t, 4, float4, int4, 2, true)
+READS(image3d_t, 4, float4, int4, 3, false)
+
+/* image1d_buffer_t has only the samplerless reads. */
+INL float4 read_imagef(read_only image1d_buffer_t img, int c) {
+  return intcoord_float(IM(img), CLK_ADDRESS_CLAMP_TO_EDGE, C4I_1(c), 1, false);
+}
+INL int4 read_imagei(read_only image1d_buffer_t img, int c) {
+  return intcoord_int(IM(img), CLK_ADDRESS_CLAMP_TO_EDGE, C4I_1(c), 1, false);
+}
+INL uint4 read_imageui(read_only image1d_buffer_t img, int c) {
+  return intcoord_uint(IM(img), CLK_ADDRESS_CLAMP_TO_EDGE, C4I_1(c), 1, false);
+}
+
+#define WRITES(IMG, W, IT, DIMS, L)                                                \
+  INL void write_imagef(write_only IMG img, IT c, float4 color) {          \
+    img_t *im = IM(img);                                                      \
+    __global uchar *p = write_ptr(im, C4I_##W(c), DIMS, L);                   \
+    if (p) store_f(im, p, color);                                             \
+  }                                                                           \
+  INL void write_imagei(write_only IMG img, IT c, int4 color) {            \
+    img_t *im = IM(img);                                                      \
+    __global uchar *p = write_ptr(im, C4I_##W(c), DIMS, L);                   \
+    if (p) store_l(im, p, convert_long4(color));                              \
+  }                                                                           \
+  INL void write_imageui(write_only IMG img, IT c, uint4 color) {          \
+    img_t *im = IM(img);                                                      \
+    __global uchar *p = write_ptr(im, C4I_##W(c), DIMS, L);                   \
+    if (p) store_l(im, p, convert_long4(color));                              \
+  }
+WRITES(image1d_t, 1, int, 1, false)
+WRITES(image1d_buffer_t, 1, int, 1, false)
+WRITES(image1d_array_t, 2, int2, 1, true)
+WRITES(image2d_t, 2, int2, 2, false)
+WRITES(image2d_array_t, 4, int4, 2, true)
+WRITES(image3d_t, 4, int4, 3, false)
+
+/* ---- queries ---- */
+
+#define QUERY_BOTH(M, IMG) M(read_only, IMG) M(write_only, IMG)
+#define Q_COMMON(A, IMG)                                                       \
+  INL int get_image_width(A IMG img) { return IM(img)->width; }               \
+  INL int get_image_channel_data_type(A IMG img) { return IM(img)->channel_data_type; } \
+  INL int get_image_channel_order(A IMG img) { return IM(img)->channel_order; }
+#define Q_HEIGHT(A, IMG)                                                       \
+  INL int get_image_height(A IMG img) { return IM(img)->height; }
+#define Q_DIM2(A, IMG)                                                         \
+  INL int2 get_image_dim(A IMG img) { return (int2)(IM(img)->width, IM(img)->height); }
+#define Q_ARRAY(A, IMG)                                                        \
+  INL size_t get_image_array_size(A IMG img) { return IM(img)->array_size; }
+#define Q_3D(A, IMG)                                                           \
+  INL int get_image_depth(A IMG img) { return IM(img)->depth; }               \
+  INL int4 get_image_dim(A IMG img) {                                         \
+    return (int4)(IM(img)->width, IM(img)->height, IM(img)->depth, 0);        \
+  }
+QUERY_BOTH(Q_COMMON, image1d_t)
+QUERY_BOTH(Q_COMMON, image1d_buffer_t)
+QUERY_BOTH(Q_COMMON, image1d_array_t)
+QUERY_BOTH(Q_COMMON, image2d_t)
+QUERY_BOTH(Q_COMMON, image2d_array_t)
+QUERY_BOTH(Q_COMMON, image3d_t)
+QUERY_BOTH(Q_HEIGHT, image2d_t)
+QUERY_BOTH(Q_HEIGHT, image2d_array_t)
+QUERY_BOTH(Q_HEIGHT, image3d_t)
+QUERY_BOTH(Q_DIM2, image2d_t)
+QUERY_BOTH(Q_DIM2, image2d_array_t)
+QUERY_BOTH(Q_ARRAY, image1d_array_t)
+QUERY_BOTH(Q_ARRAY, image2d_array_t)
+QUERY_BOTH(Q_3D, image3d_t)
