@@ -57,6 +57,7 @@ static void hash_environment(void) {
   hash_field(&h, AQUILA_BUILTINS_HASH);
   hash_field(&h, getenv("AQUILA_CLANG") ? getenv("AQUILA_CLANG") : "clang-19");
   hash_field(&h, getenv("AQUILA_BARRIERS"));
+  hash_field(&h, getenv("AQUILA_LOOP_BARRIERS"));
   char *cpu = LLVMGetHostCPUName(), *features = LLVMGetHostCPUFeatures();
   hash_field(&h, cpu);
   hash_field(&h, features);

@@ -363,6 +363,132 @@ static void compile_and_link(void) {
   clReleaseProgram(header);
 }
 
+/* Kernels whose loops the compiler may split into work-item loops
+ * (implicit loop barriers) next to look-alikes it must not split; every
+ * result is compared with the host's. */
+static const char *loops_source =
+    "__kernel void uniform_bound(__global const float *x, __global float *y, int n) {\n"
+    "  size_t i = get_global_id(0); float acc = 0.0f; float priv[4] = {1, 2, 3, 4};\n"
+    "  for (int j = 0; j < n; j++) { acc += x[j] * priv[j & 3] + x[i % 64]; if (acc > 1e6f) acc = 0; }\n"
+    "  y[i] = acc;\n"
+    "}\n"
+    "__kernel void varying_bound(__global const float *x, __global float *y, int n) {\n"
+    "  size_t i = get_global_id(0); float acc = 0.0f;\n"
+    "  for (int j = 0; j < (int)(i % 7) + n; j++) acc += x[j];\n"
+    "  y[i] = acc;\n"
+    "}\n"
+    "__kernel void loop_in_varying_if(__global const float *x, __global float *y, int n) {\n"
+    "  size_t i = get_global_id(0); float acc = -1.0f;\n"
+    "  if (i % 3 == 0) { acc = 0.0f; for (int j = 0; j < n; j++) acc += x[j] * 2.0f; }\n"
+    "  y[i] = acc;\n"
+    "}\n"
+    "__kernel void uniform_break_nested(__global const float *x, __global float *y, int n, int m) {\n"
+    "  size_t i = get_global_id(0); float acc = 0.0f;\n"
+    "  for (int j = 0; j < n; j++) {\n"
+    "    if (j == m) break;\n"
+    "    if (j % 5 == 1) continue;\n"
+    "    for (int k = 0; k < m; k++) acc += x[(j + k) % n] * (float)(i % 5);\n"
+    "  }\n"
+    "  y[i] = acc;\n"
+    "}\n"
+    "__kernel void atomics_in_loop(__global int *hist, __global const int *data, int n) {\n"
+    "  size_t i = get_global_id(0);\n"
+    "  for (int j = 0; j < n; j++) atomic_add(&hist[(data[j] + i) % 16], 1);\n"
+    "}\n";
+
+static void run_loops_kernel(cl_program p, const char *name, int n, int m, float *out, size_t g,
+                             size_t l, const float *x, size_t nx) {
+  cl_int err;
+  cl_kernel k = clCreateKernel(p, name, &err);
+  if (!k) return;
+  cl_mem bx = clCreateBuffer(context, CL_MEM_COPY_HOST_PTR, nx * sizeof(float), (void *)x, &err);
+  cl_mem by = clCreateBuffer(context, CL_MEM_READ_WRITE, g * sizeof(float), NULL, &err);
+  clSetKernelArg(k, 0, sizeof bx, &bx);
+  clSetKernelArg(k, 1, sizeof by, &by);
+  clSetKernelArg(k, 2, sizeof n, &n);
+  if (!strcmp(name, "uniform_break_nested")) clSetKernelArg(k, 3, sizeof m, &m);
+  clEnqueueNDRangeKernel(queue, k, 1, NULL, &g, &l, 0, NULL, NULL);
+  clEnqueueReadBuffer(queue, by, CL_TRUE, 0, g * sizeof(float), out, 0, NULL, NULL);
+  clReleaseMemObject(bx);
+  clReleaseMemObject(by);
+  clReleaseKernel(k);
+}
+
+static void check_loops(const char *mode) {
+  setenv("AQUILA_LOOP_BARRIERS", mode, 1);
+  cl_int err;
+  cl_program p = build_source(loops_source, "", &err);
+  unsetenv("AQUILA_LOOP_BARRIERS");
+  REQUIRE(err == CL_SUCCESS);
+  enum { G = 96, L = 32, NX = 64 };
+  float x[NX], out[G];
+  for (int j = 0; j < NX; j++) x[j] = (float)(j % 9) * 0.5f;
+  int n = 40, m = 6;
+  run_loops_kernel(p, "uniform_bound", n, m, out, G, L, x, NX);
+  for (int i = 0; i < G; i++) {
+    float acc = 0, priv[4] = {1, 2, 3, 4};
+    for (int j = 0; j < n; j++) {
+      acc += x[j] * priv[j & 3] + x[i % NX];
+      if (acc > 1e6f) acc = 0;
+    }
+    CHECK(out[i] == acc);
+  }
+  run_loops_kernel(p, "varying_bound", n, m, out, G, L, x, NX);
+  for (int i = 0; i < G; i++) {
+    float acc = 0;
+    for (int j = 0; j < i % 7 + n; j++) acc += x[j];
+    CHECK(out[i] == acc);
+  }
+  run_loops_kernel(p, "loop_in_varying_if", n, m, out, G, L, x, NX);
+  for (int i = 0; i < G; i++) {
+    float acc = -1;
+    if (i % 3 == 0) {
+      acc = 0;
+      for (int j = 0; j < n; j++) acc += x[j] * 2.0f;
+    }
+    CHECK(out[i] == acc);
+  }
+  run_loops_kernel(p, "uniform_break_nested", n, m, out, G, L, x, NX);
+  for (int i = 0; i < G; i++) {
+    float acc = 0;
+    for (int j = 0; j < n; j++) {
+      if (j == m) break;
+      if (j % 5 == 1) continue;
+      for (int k = 0; k < m; k++) acc += x[(j + k) % n] * (float)(i % 5);
+    }
+    CHECK(out[i] == acc);
+  }
+  /* Atomics: every (item, j) pair counted exactly once. */
+  cl_kernel k = clCreateKernel(p, "atomics_in_loop", &err);
+  REQUIRE(k);
+  int hist[16] = {0}, data[NX];
+  for (int j = 0; j < NX; j++) data[j] = j * 7;
+  cl_mem bh = clCreateBuffer(context, CL_MEM_COPY_HOST_PTR, sizeof hist, hist, &err);
+  cl_mem bd = clCreateBuffer(context, CL_MEM_COPY_HOST_PTR, sizeof data, data, &err);
+  clSetKernelArg(k, 0, sizeof bh, &bh);
+  clSetKernelArg(k, 1, sizeof bd, &bd);
+  clSetKernelArg(k, 2, sizeof n, &n);
+  size_t g = G, l = L;
+  clEnqueueNDRangeKernel(queue, k, 1, NULL, &g, &l, 0, NULL, NULL);
+  clEnqueueReadBuffer(queue, bh, CL_TRUE, 0, sizeof hist, hist, 0, NULL, NULL);
+  int expect[16] = {0};
+  for (int i = 0; i < G; i++)
+    for (int j = 0; j < n; j++) expect[(data[j] + i) % 16]++;
+  for (int b = 0; b < 16; b++) CHECK_EQ_INT(hist[b], expect[b]);
+  clReleaseMemObject(bh);
+  clReleaseMemObject(bd);
+  clReleaseKernel(k);
+  clReleaseProgram(p);
+}
+
+static void loops_split_at_implicit_barriers(void) {
+  check_loops("1");
+}
+
+static void loops_kept_whole(void) {
+  check_loops("0");
+}
+
 int main(void) {
   build_dir = getenv("BUILD") ? getenv("BUILD") : "build";
   snprintf(cache_dir, sizeof cache_dir, "/tmp/aquila-test-cache-%ld", (long)getpid());
@@ -380,6 +506,8 @@ int main(void) {
   RUN(barriers_as_fibers);
   RUN(printf_output_is_flushed_at_completion);
   RUN(compile_and_link);
+  RUN(loops_split_at_implicit_barriers);
+  RUN(loops_kept_whole);
   api_teardown();
   char cmd[400];
   snprintf(cmd, sizeof cmd, "rm -rf %s", cache_dir);
