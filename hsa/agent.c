@@ -180,6 +180,7 @@ hsa_status_t hsa_agent_get_info(hsa_agent_t agent, hsa_agent_info_t attribute, v
     break;
   case HSA_AGENT_INFO_EXTENSIONS:
     memset(value, 0, 128);
+    ((uint8_t *)value)[HSA_EXTENSION_IMAGES / 8] |= 1u << (HSA_EXTENSION_IMAGES % 8);
     break;
   case HSA_AGENT_INFO_VERSION_MAJOR:
     *(uint16_t *)value = 1;
@@ -199,6 +200,8 @@ hsa_status_t hsa_agent_get_info(hsa_agent_t agent, hsa_agent_info_t attribute, v
     *(uint32_t *)value = cpu_max_clock_mhz();
     break;
   default:
+    /* The image extension's limits (hsa_ext_image.h) live with the images. */
+    if (aq_image_agent_info((uint32_t)attribute, value)) break;
     return HSA_STATUS_ERROR_INVALID_ARGUMENT;
   }
   return HSA_STATUS_SUCCESS;

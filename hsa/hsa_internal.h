@@ -112,6 +112,13 @@ void aq_cpu_agent_ring(struct aq_queue *queue);
 /* A signal watched by a stalled barrier packet changed. */
 void aq_cpu_agent_watched_signal_changed(void);
 
+/* ---- image.c ---- */
+/* Answers the HSA_EXT_AGENT_INFO_* image attributes; false for others. */
+bool aq_image_agent_info(uint32_t attribute, void *value);
+/* Copies the images extension's function table: hsa_ext_images_1_00_pfn_t,
+ * or for major_table the first length bytes of hsa_ext_images_1_pfn_t. */
+size_t aq_image_table(bool major_table, void *table, size_t length);
+
 /* ---- fiber.c ---- */
 struct aq_fiber_pool;
 struct aq_fiber_pool *aq_fiber_pool_create(void);

@@ -4,10 +4,10 @@
 
 HSA_SOURCES := hsa/runtime.c hsa/agent.c hsa/memory.c hsa/signal.c hsa/queue.c \
                hsa/cpu_agent.c hsa/fiber.c hsa/fiber_x86_64.S hsa/code_object.c \
-               hsa/code_object_v1.c hsa/executable.c hsa/printf.c
+               hsa/code_object_v1.c hsa/executable.c hsa/printf.c hsa/image.c
 HSA_OBJS        := $(patsubst %,$(BUILD)/obj/%.o,$(basename $(HSA_SOURCES)))
 HSA_SHARED_OBJS := $(patsubst %,$(BUILD)/obj-shared/%.o,$(basename $(HSA_SOURCES)))
-HSA_LIBS_SYS    := -pthread -ldl
+HSA_LIBS_SYS    := -pthread -ldl -lm
 
 $(BUILD)/libaquila_hsa.a: $(HSA_OBJS)
 	@mkdir -p $(dir $@)
@@ -24,7 +24,7 @@ LIBS += $(BUILD)/libaquila_hsa.a $(BUILD)/libaquila-hsa.so
 
 # Tests: hand-written CPU code objects, and programs using only the public API.
 HSA_TEST_KERNELS := $(patsubst test/hsa/kernels/%.c,$(BUILD)/test/hsa/%.so,$(wildcard test/hsa/kernels/*.c))
-HSA_TEST_NAMES   := test_runtime test_signal test_queue test_dispatch test_executable
+HSA_TEST_NAMES   := test_runtime test_signal test_queue test_dispatch test_executable test_image
 HSA_TESTS        := $(addprefix $(BUILD)/test/hsa/,$(HSA_TEST_NAMES))
 HSA_BENCH        := $(BUILD)/test/hsa/bench_dispatch
 

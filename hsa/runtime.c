@@ -1,6 +1,7 @@
 /* Runtime lifetime (reference-counted hsa_init / hsa_shut_down), status
- * strings, system-wide information and the extension queries. Aquila
- * implements no optional HSA extension through these entry points. */
+ * strings, system-wide information and the extension queries. Of the
+ * optional extensions Aquila implements images (hsa/image.c), version 1.0,
+ * whose function tables these entry points hand out. */
 #include "hsa_internal.h"
 
 #include <pthread.h>
@@ -203,6 +204,7 @@ hsa_status_t hsa_system_get_info(hsa_system_info_t attribute, void *value) {
     break;
   case HSA_SYSTEM_INFO_EXTENSIONS:
     memset(value, 0, 128);
+    ((uint8_t *)value)[HSA_EXTENSION_IMAGES / 8] |= 1u << (HSA_EXTENSION_IMAGES % 8);
     break;
   default:
     return HSA_STATUS_ERROR_INVALID_ARGUMENT;
@@ -250,7 +252,7 @@ hsa_status_t hsa_system_extension_supported(uint16_t extension, uint16_t version
                                             uint16_t version_minor, bool *result) {
   if (!aq_runtime_is_initialized()) return HSA_STATUS_ERROR_NOT_INITIALIZED;
   if (!result || !extension_id_is_known(extension)) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
-  *result = false; /* no extension is implemented through the system tables */
+  *result = extension == HSA_EXTENSION_IMAGES && version_major == 1 && version_minor == 0;
   return HSA_STATUS_SUCCESS;
 }
 
@@ -259,21 +261,28 @@ hsa_status_t hsa_system_major_extension_supported(uint16_t extension, uint16_t v
   if (!aq_runtime_is_initialized()) return HSA_STATUS_ERROR_NOT_INITIALIZED;
   if (!result || !version_minor || !extension_id_is_known(extension))
     return HSA_STATUS_ERROR_INVALID_ARGUMENT;
-  *result = false;
+  *result = extension == HSA_EXTENSION_IMAGES && version_major == 1;
+  if (*result) *version_minor = 0;
   return HSA_STATUS_SUCCESS;
 }
 
-/* No extension is supported, so there is no table to hand out: the
- * specification's error for an extension that is not supported is
+/* Only the images extension has a table; for any other extension (or
+ * version) the specification's error for an unsupported one is
  * INVALID_ARGUMENT. */
 hsa_status_t hsa_system_get_extension_table(uint16_t extension, uint16_t version_major,
                                             uint16_t version_minor, void *table) {
   if (!aq_runtime_is_initialized()) return HSA_STATUS_ERROR_NOT_INITIALIZED;
-  return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+  if (!table || extension != HSA_EXTENSION_IMAGES || version_major != 1 || version_minor != 0)
+    return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+  aq_image_table(false, table, 0);
+  return HSA_STATUS_SUCCESS;
 }
 
 hsa_status_t hsa_system_get_major_extension_table(uint16_t extension, uint16_t version_major,
                                                   size_t table_length, void *table) {
   if (!aq_runtime_is_initialized()) return HSA_STATUS_ERROR_NOT_INITIALIZED;
-  return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+  if (!table || extension != HSA_EXTENSION_IMAGES || version_major != 1)
+    return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+  aq_image_table(true, table, table_length);
+  return HSA_STATUS_SUCCESS;
 }
