@@ -1,0 +1,93 @@
+/* Shared set-up for the API tests: every test reaches Aquila through the
+ * system ICD loader, exactly as an application would. */
+#ifndef AQUILA_TEST_API_H
+#define AQUILA_TEST_API_H
+
+#define CL_TARGET_OPENCL_VERSION 120
+#define CL_USE_DEPRECATED_OPENCL_1_0_APIS
+#define CL_USE_DEPRECATED_OPENCL_1_1_APIS
+#define CL_USE_DEPRECATED_OPENCL_1_2_APIS
+#include <CL/cl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../check.h"
+
+static cl_platform_id platform;
+static cl_device_id device;
+static cl_context context;
+static cl_command_queue queue;
+
+/* The loader may list other vendors' platforms too: pick Aquila's. */
+static void api_setup(void) {
+  cl_platform_id ps[16];
+  cl_uint n = 0;
+  if (clGetPlatformIDs(16, ps, &n) != CL_SUCCESS || n == 0) {
+    printf("not ok setup: no OpenCL platform (is OCL_ICD_VENDORS set?)\n");
+    exit(1);
+  }
+  for (cl_uint i = 0; i < n && i < 16; i++) {
+    char name[64] = "";
+    clGetPlatformInfo(ps[i], CL_PLATFORM_NAME, sizeof name, name, NULL);
+    if (!strcmp(name, "Aquila")) platform = ps[i];
+  }
+  cl_int err = CL_SUCCESS;
+  if (!platform || clGetDeviceIDs(platform, CL_DEVICE_TYPE_CPU, 1, &device, NULL) != CL_SUCCESS ||
+      !(context = clCreateContext(NULL, 1, &device, NULL, NULL, &err)) ||
+      !(queue = clCreateCommandQueue(context, device, 0, &err))) {
+    printf("not ok setup: Aquila platform/device/context/queue unavailable (%d)\n", err);
+    exit(1);
+  }
+}
+
+static void api_teardown(void) {
+  clReleaseCommandQueue(queue);
+  clReleaseContext(context);
+}
+
+/* Builds src for the context's device; on failure prints the build log. */
+__attribute__((unused)) static cl_program build_program(const char *src, const char *options, cl_int *err_out) {
+  cl_int err;
+  cl_program p = clCreateProgramWithSource(context, 1, &src, NULL, &err);
+  if (!p) {
+    if (err_out) *err_out = err;
+    return NULL;
+  }
+  err = clBuildProgram(p, 1, &device, options, NULL, NULL);
+  if (err != CL_SUCCESS) {
+    char log[8192] = "";
+    clGetProgramBuildInfo(p, device, CL_PROGRAM_BUILD_LOG, sizeof log, log, NULL);
+    printf("  build failed (%d):\n%s\n", err, log);
+    clReleaseProgram(p);
+    p = NULL;
+  }
+  if (err_out) *err_out = err;
+  return p;
+}
+
+/* One kernel from a source; the program stays alive through the kernel. */
+__attribute__((unused)) static cl_kernel build_kernel(const char *src, const char *name) {
+  cl_program p = build_program(src, NULL, NULL);
+  if (!p) return NULL;
+  cl_int err;
+  cl_kernel k = clCreateKernel(p, name, &err);
+  if (!k) printf("  clCreateKernel(%s) failed: %d\n", name, err);
+  clReleaseProgram(p);
+  return k;
+}
+
+__attribute__((unused)) static cl_uint ref_count_of_mem(cl_mem m) {
+  cl_uint n = 0;
+  clGetMemObjectInfo(m, CL_MEM_REFERENCE_COUNT, sizeof n, &n, NULL);
+  return n;
+}
+
+__attribute__((unused)) static cl_int event_status(cl_event e) {
+  cl_int s = 12345;
+  clGetEventInfo(e, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof s, &s, NULL);
+  return s;
+}
+
+#endif
