@@ -39,6 +39,9 @@ $(BUILD)/test/hsa/%: test/hsa/%.c test/hsa/hsa_test_util.h test/check.h $(BUILD)
 
 TESTS += $(HSA_TESTS)
 PROGS += $(HSA_BENCH)
+# The tests load these at run time: make must not delete them as
+# intermediate files of the pattern rule above.
+.SECONDARY: $(HSA_TEST_KERNELS)
 
 .PHONY: hsa-check
 hsa-check: $(HSA_TESTS)
