@@ -109,11 +109,21 @@ static int check_undefined_functions(LLVMModuleRef m, struct strbuf *log) {
   return missing ? -1 : 0;
 }
 
+/* LLVM reports bad bitcode through the context's diagnostic handler; without
+ * one it prints and exits the process. Collect the message instead. */
+static void collect_diagnostic(LLVMDiagnosticInfoRef info, void *log) {
+  if (LLVMGetDiagInfoSeverity(info) != LLVMDSError) return;
+  char *msg = LLVMGetDiagInfoDescription(info);
+  strbuf_printf(log, "error: %s\n", msg);
+  LLVMDisposeMessage(msg);
+}
+
 int codegen_kernel_layout(const void *bitcode, size_t bitcode_size,
                           struct aquila_fatbin_kernel *kernels, unsigned num_kernels,
                           struct strbuf *log) {
   pthread_once(&llvm_once, init_llvm);
   LLVMContextRef ctx = LLVMContextCreate();
+  LLVMContextSetDiagnosticHandler(ctx, collect_diagnostic, log);
   LLVMModuleRef m = NULL;
   LLVMMemoryBufferRef buf =
       LLVMCreateMemoryBufferWithMemoryRangeCopy(bitcode, bitcode_size, "program.bc");
@@ -138,6 +148,7 @@ int codegen_cpu_code_object(const void *bitcode, size_t bitcode_size, const char
   *code_size = 0;
   int status = -1;
   LLVMContextRef ctx = LLVMContextCreate();
+  LLVMContextSetDiagnosticHandler(ctx, collect_diagnostic, log);
   LLVMModuleRef m = NULL;
   LLVMTargetMachineRef tm = NULL;
   LLVMMemoryBufferRef buf =

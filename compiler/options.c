@@ -91,7 +91,8 @@ int build_options_parse(const char *options, struct build_options *o, struct str
     } else if (!strcmp(a, "-cl-denorms-are-zero")) {
       o->denorms_are_zero = 1;
       add_arg(o, a);
-    } else if (!strcmp(a, "-cl-single-precision-constant") || !strcmp(a, "-cl-strict-aliasing")) {
+    } else if (!strcmp(a, "-cl-single-precision-constant") || !strcmp(a, "-cl-strict-aliasing") ||
+               !strcmp(a, "-cl-fp32-correctly-rounded-divide-sqrt")) {
       add_arg(o, a);
     } else if (!strcmp(a, "-cl-kernel-arg-info")) {
       o->kernel_arg_info = 1;

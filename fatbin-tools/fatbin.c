@@ -342,3 +342,17 @@ int aquila_fatbin_validate(const struct aquila_fatbin *fb, char *err, size_t err
   free(names);
   return found ? -1 : 0;
 }
+
+static uint64_t fnv1a(uint64_t h, const void *data, size_t size) {
+  const unsigned char *p = data;
+  for (size_t i = 0; i < size; i++) h = (h ^ p[i]) * 0x100000001b3ull;
+  return h;
+}
+
+uint64_t fatbin_digest_section(uint64_t digest, const char *name, const void *data, size_t size) {
+  unsigned char le[8];
+  for (int i = 0; i < 8; i++) le[i] = (unsigned char)((uint64_t)size >> (8 * i));
+  digest = fnv1a(digest, name, strlen(name) + 1);
+  digest = fnv1a(digest, le, sizeof le);
+  return fnv1a(digest, data, size);
+}

@@ -17,6 +17,14 @@
 #define FATBIN_SECTION_CODE_PREFIX ".aquila.code."
 #define FATBIN_SECTION_SOURCE ".aquila.source"
 #define FATBIN_SECTION_OPTIONS ".aquila.options"
+#define FATBIN_SECTION_DIGEST ".aquila.digest"
+
+/* The digest: 64-bit FNV-1a over, for each .aquila.* section but the digest
+ * itself, in file order, its name with the NUL, its size as a little-endian
+ * u64, and its bytes. It catches accidental damage (a truncated download, a
+ * flipped bit), which would otherwise reach dlopen or the CPU. */
+#define FATBIN_DIGEST_INIT 0xcbf29ce484222325ull
+uint64_t fatbin_digest_section(uint64_t digest, const char *name, const void *data, size_t size);
 
 /* A length of this value in place of a string means "no string" (NULL). */
 #define FATBIN_ABSENT_STRING 0xffffffffu

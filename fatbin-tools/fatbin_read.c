@@ -306,6 +306,32 @@ static const Elf_Data *section_bytes(Elf_Scn *scn, const GElf_Shdr *sh) {
   return d;
 }
 
+/* Last, once the structure is known to be sound: the digest over our
+ * sections (see fatbin_format.h) must match. */
+static int check_digest(struct reader *r, Elf *elf, size_t shnum, size_t shstrndx) {
+  uint64_t digest = FATBIN_DIGEST_INIT;
+  const Elf_Data *stored = NULL;
+  for (size_t i = 1; i < shnum; i++) {
+    Elf_Scn *scn = elf_getscn(elf, i);
+    GElf_Shdr sh;
+    if (!scn || !gelf_getshdr(scn, &sh)) return fail(r, "libelf: %s", elf_errmsg(-1));
+    const char *name = elf_strptr(elf, shstrndx, sh.sh_name);
+    if (!name || strncmp(name, ".aquila.", 8) != 0) continue;
+    const Elf_Data *d = section_bytes(scn, &sh);
+    if (!d) return fail(r, "cannot read section %s", name);
+    if (!strcmp(name, FATBIN_SECTION_DIGEST)) {
+      if (stored) return fail(r, "two %s sections", FATBIN_SECTION_DIGEST);
+      stored = d;
+      continue;
+    }
+    digest = fatbin_digest_section(digest, name, d->d_buf, d->d_size);
+  }
+  if (!stored) return fail(r, "no %s section: the fat binary is damaged", FATBIN_SECTION_DIGEST);
+  if (stored->d_size != 8 || le64(stored->d_buf) != digest)
+    return fail(r, "digest mismatch: the fat binary is damaged");
+  return 0;
+}
+
 static int read_sections(struct reader *r, Elf *elf, struct aquila_fatbin *fb) {
   size_t shnum, shstrndx;
   if (elf_getshdrnum(elf, &shnum) || elf_getshdrstrndx(elf, &shstrndx))
@@ -358,7 +384,7 @@ static int read_sections(struct reader *r, Elf *elf, struct aquila_fatbin *fb) {
   }
   char why[256];
   if (aquila_fatbin_validate(fb, why, sizeof why)) return fail(r, "%s", why);
-  return 0;
+  return check_digest(r, elf, shnum, shstrndx);
 }
 
 int aquila_fatbin_read(const void *data, size_t size, struct aquila_fatbin **out, char *err,

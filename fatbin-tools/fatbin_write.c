@@ -186,7 +186,27 @@ static int write_elf(int fd, const struct aquila_fatbin *fb, const struct bytes 
   put(&names, FATBIN_SECTION_SOURCE, sizeof FATBIN_SECTION_SOURCE);
   size_t options_name = names.size;
   put(&names, FATBIN_SECTION_OPTIONS, sizeof FATBIN_SECTION_OPTIONS);
+  size_t digest_name = names.size;
+  put(&names, FATBIN_SECTION_DIGEST, sizeof FATBIN_SECTION_DIGEST);
   if (names.failed) goto out;
+
+  /* The digest covers the sections below, in the order they are written. */
+  uint64_t digest = fatbin_digest_section(FATBIN_DIGEST_INIT, FATBIN_SECTION_META, meta->data,
+                                          meta->size);
+  char section_name[sizeof FATBIN_SECTION_CODE_PREFIX + FATBIN_MAX_TARGET_LEN + 1];
+  for (uint32_t i = 0; i < fb->num_codes; i++) {
+    snprintf(section_name, sizeof section_name, "%s%s", FATBIN_SECTION_CODE_PREFIX,
+             fb->codes[i].target);
+    digest = fatbin_digest_section(digest, section_name, fb->codes[i].data, fb->codes[i].size);
+  }
+  if (fb->source)
+    digest = fatbin_digest_section(digest, FATBIN_SECTION_SOURCE, fb->source,
+                                   strlen(fb->source) + 1);
+  if (fb->build_options)
+    digest = fatbin_digest_section(digest, FATBIN_SECTION_OPTIONS, fb->build_options,
+                                   strlen(fb->build_options) + 1);
+  unsigned char digest_le[8];
+  for (int i = 0; i < 8; i++) digest_le[i] = (unsigned char)(digest >> (8 * i));
 
   Elf *elf = elf_begin(fd, ELF_C_WRITE, NULL);
   if (!elf) goto out;
@@ -214,6 +234,7 @@ static int write_elf(int fd, const struct aquila_fatbin *fb, const struct bytes 
   if (fb->build_options && add_section(elf, options_name, SHT_PROGBITS, fb->build_options,
                                        strlen(fb->build_options) + 1, 1))
     goto out_elf;
+  if (add_section(elf, digest_name, SHT_PROGBITS, digest_le, sizeof digest_le, 8)) goto out_elf;
   if (elf_update(elf, ELF_C_WRITE) < 0) goto out_elf;
   rc = 0;
 out_elf:

@@ -37,6 +37,7 @@ struct aq_executable {
   hsa_executable_state_t state;
   pthread_mutex_t lock;
   void **libraries; /* dlopen handles of loaded code objects */
+  int *library_fds; /* their memfds, open while loaded (see open_code_object) */
   size_t library_count;
   struct aq_symbol **symbols;
   size_t symbol_count;
@@ -109,10 +110,13 @@ hsa_status_t hsa_executable_destroy(hsa_executable_t executable) {
   e->magic = 0;
   for (size_t i = 0; i < e->symbol_count; i++)
     symbol_free(e->symbols[i]);
-  for (size_t i = 0; i < e->library_count; i++)
+  for (size_t i = 0; i < e->library_count; i++) {
     dlclose(e->libraries[i]);
+    close(e->library_fds[i]);
+  }
   free(e->symbols);
   free(e->libraries);
+  free(e->library_fds);
   pthread_mutex_destroy(&e->lock);
   free(e);
   return HSA_STATUS_SUCCESS;
@@ -146,7 +150,12 @@ static bool is_cpu_shared_object(const unsigned char *bytes, size_t size) {
   return has_load && has_dynamic;
 }
 
-static void *open_code_object(const void *bytes, size_t size) {
+/* Loads bytes as a shared object through a memfd. The memfd stays open
+ * (*fd_out) for as long as the library is loaded: dlopen recognizes an
+ * already loaded library by its path, and a closed descriptor's number, hence
+ * "/proc/self/fd/N", would come back for the next code object, which would
+ * then silently get the previous one's library. */
+static void *open_code_object(const void *bytes, size_t size, int *fd_out) {
   int fd = memfd_create("aquila-code-object", MFD_CLOEXEC);
   if (fd < 0) return NULL;
   size_t done = 0;
@@ -161,7 +170,11 @@ static void *open_code_object(const void *bytes, size_t size) {
   char path[64];
   snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
   void *library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  close(fd); /* the mappings keep the contents alive */
+  if (!library) {
+    close(fd);
+    return NULL;
+  }
+  *fd_out = fd;
   return library;
 }
 
@@ -235,6 +248,7 @@ hsa_status_t hsa_executable_load_agent_code_object(hsa_executable_t executable, 
   pthread_mutex_lock(&e->lock);
   hsa_status_t status = HSA_STATUS_SUCCESS;
   void *library = NULL;
+  int library_fd = -1;
   size_t first_new_symbol = e->symbol_count;
   if (e->state == HSA_EXECUTABLE_STATE_FROZEN) {
     status = HSA_STATUS_ERROR_FROZEN_EXECUTABLE;
@@ -246,7 +260,13 @@ hsa_status_t hsa_executable_load_agent_code_object(hsa_executable_t executable, 
     goto done;
   }
   e->libraries = libraries;
-  library = open_code_object(reader->bytes, reader->size);
+  int *fds = realloc(e->library_fds, (e->library_count + 1) * sizeof(*fds));
+  if (!fds) {
+    status = HSA_STATUS_ERROR_OUT_OF_RESOURCES;
+    goto done;
+  }
+  e->library_fds = fds;
+  library = open_code_object(reader->bytes, reader->size, &library_fd);
   if (!library) {
     status = HSA_STATUS_ERROR_INVALID_CODE_OBJECT;
     goto done;
@@ -271,6 +291,7 @@ hsa_status_t hsa_executable_load_agent_code_object(hsa_executable_t executable, 
     }
     s->kernel = k;
   }
+  e->library_fds[e->library_count] = library_fd;
   e->libraries[e->library_count++] = library;
   if (loaded_code_object) loaded_code_object->handle = (uint64_t)(uintptr_t)library;
 
@@ -278,7 +299,10 @@ done:
   if (status != HSA_STATUS_SUCCESS) {
     while (e->symbol_count > first_new_symbol)
       symbol_free(e->symbols[--e->symbol_count]);
-    if (library) dlclose(library);
+    if (library) {
+      dlclose(library);
+      close(library_fd);
+    }
   }
   pthread_mutex_unlock(&e->lock);
   return status;

@@ -11,26 +11,35 @@ int context_has_device(cl_context c, cl_device_id d) {
   return 0;
 }
 
-/* Validates and copies the properties list (CL_CONTEXT_PLATFORM,
- * CL_CONTEXT_INTEROP_USER_SYNC). */
-static cl_int copy_properties(const cl_context_properties *props, cl_context c) {
-  if (!props) return CL_SUCCESS;
+/* Validates the properties list (CL_CONTEXT_PLATFORM,
+ * CL_CONTEXT_INTEROP_USER_SYNC); *count gets its length without the 0. */
+static cl_int check_properties(const cl_context_properties *props, size_t *count) {
   size_t n = 0;
   int seen_platform = 0, seen_sync = 0;
-  while (props[n]) {
-    switch (props[n]) {
-    case CL_CONTEXT_PLATFORM:
-      if (seen_platform++) return CL_INVALID_PROPERTY;
-      if ((cl_platform_id)props[n + 1] != &aquila_platform) return CL_INVALID_PLATFORM;
-      break;
-    case CL_CONTEXT_INTEROP_USER_SYNC:
-      if (seen_sync++) return CL_INVALID_PROPERTY;
-      break;
-    default:
-      return CL_INVALID_PROPERTY;
+  if (props) {
+    while (props[n]) {
+      switch (props[n]) {
+      case CL_CONTEXT_PLATFORM:
+        if (seen_platform++) return CL_INVALID_PROPERTY;
+        if ((cl_platform_id)props[n + 1] != &aquila_platform) return CL_INVALID_PLATFORM;
+        break;
+      case CL_CONTEXT_INTEROP_USER_SYNC:
+        if (seen_sync++) return CL_INVALID_PROPERTY;
+        break;
+      default:
+        return CL_INVALID_PROPERTY;
+      }
+      n += 2;
     }
-    n += 2;
   }
+  *count = n;
+  return CL_SUCCESS;
+}
+
+static cl_int copy_properties(const cl_context_properties *props, cl_context c) {
+  size_t n;
+  cl_int err = check_properties(props, &n);
+  if (err != CL_SUCCESS || !props) return err;
   c->properties = malloc((n + 1) * sizeof *props);
   if (!c->properties) return CL_OUT_OF_HOST_MEMORY;
   memcpy(c->properties, props, (n + 1) * sizeof *props);
@@ -55,6 +64,8 @@ AQUILA_API cl_context clCreateContext(const cl_context_properties *properties, c
     err = CL_INVALID_PLATFORM;
     goto fail;
   }
+  size_t num_props;
+  if ((err = check_properties(properties, &num_props)) != CL_SUCCESS) goto fail;
   if (!devices || num_devices == 0 || (!pfn_notify && user_data)) {
     err = CL_INVALID_VALUE;
     goto fail;
@@ -89,14 +100,19 @@ fail:
   return NULL;
 }
 
-AQUILA_API cl_context clCreateContextFromType(const cl_context_properties *properties,
-                                              cl_device_type device_type,
-                                              void(CL_CALLBACK *pfn_notify)(const char *,
-                                                                            const void *, size_t,
-                                                                            void *),
-                                              void *user_data, cl_int *errcode_ret) {
+AQUILA_API cl_context
+clCreateContextFromType(const cl_context_properties *properties, cl_device_type device_type,
+                        void(CL_CALLBACK *pfn_notify)(const char *, const void *, size_t, void *),
+                        void *user_data, cl_int *errcode_ret) {
   cl_device_id devs[16];
   cl_uint n = 0;
+  size_t num_props;
+  cl_int perr = platform_init() != CL_SUCCESS ? CL_INVALID_PLATFORM
+                                              : check_properties(properties, &num_props);
+  if (perr != CL_SUCCESS) {
+    if (errcode_ret) *errcode_ret = perr;
+    return NULL;
+  }
   if (!pfn_notify && user_data) {
     if (errcode_ret) *errcode_ret = CL_INVALID_VALUE;
     return NULL;
@@ -126,15 +142,19 @@ AQUILA_API cl_int clGetContextInfo(cl_context context, cl_context_info param_nam
                                    size_t *param_value_size_ret) {
   if (!object_is(context, OBJECT_CONTEXT)) return CL_INVALID_CONTEXT;
   switch (param_name) {
-  case CL_CONTEXT_REFERENCE_COUNT: INFO_VALUE(cl_uint, atomic_load(&context->header.refcount));
-  case CL_CONTEXT_NUM_DEVICES: INFO_VALUE(cl_uint, context->num_devices);
+  case CL_CONTEXT_REFERENCE_COUNT:
+    INFO_VALUE(cl_uint, atomic_load(&context->header.refcount));
+  case CL_CONTEXT_NUM_DEVICES:
+    INFO_VALUE(cl_uint, context->num_devices);
   case CL_CONTEXT_DEVICES:
     return info_copy(context->devices, context->num_devices * sizeof(cl_device_id),
                      param_value_size, param_value, param_value_size_ret);
   case CL_CONTEXT_PROPERTIES:
     return info_copy(context->properties,
-                     context->properties ? context->num_properties * sizeof(cl_context_properties) : 0,
+                     context->properties ? context->num_properties * sizeof(cl_context_properties)
+                                         : 0,
                      param_value_size, param_value, param_value_size_ret);
-  default: return CL_INVALID_VALUE;
+  default:
+    return CL_INVALID_VALUE;
   }
 }

@@ -9,10 +9,10 @@
 
 #include "runtime.h"
 
-#define DEVICE_EXTENSIONS                                                                         \
-  "cl_khr_icd cl_khr_fp64 cl_khr_byte_addressable_store "                                         \
-  "cl_khr_global_int32_base_atomics cl_khr_global_int32_extended_atomics "                        \
-  "cl_khr_local_int32_base_atomics cl_khr_local_int32_extended_atomics "                          \
+#define DEVICE_EXTENSIONS                                                                          \
+  "cl_khr_icd cl_khr_fp64 cl_khr_byte_addressable_store "                                          \
+  "cl_khr_global_int32_base_atomics cl_khr_global_int32_extended_atomics "                         \
+  "cl_khr_local_int32_base_atomics cl_khr_local_int32_extended_atomics "                           \
   "cl_khr_int64_base_atomics cl_khr_int64_extended_atomics"
 
 int device_is_valid(cl_device_id d) {
@@ -57,7 +57,8 @@ static void *watcher_main(void *arg) {
   cl_device_id d = arg;
   for (;;) {
     pthread_mutex_lock(&d->inflight_lock);
-    while (!d->inflight_head) pthread_cond_wait(&d->inflight_cond, &d->inflight_lock);
+    while (!d->inflight_head)
+      pthread_cond_wait(&d->inflight_cond, &d->inflight_lock);
     cl_event ev = d->inflight_head;
     pthread_mutex_unlock(&d->inflight_lock);
     hsa_signal_wait_scacquire(ev->u.ndrange.signal, HSA_SIGNAL_CONDITION_EQ, 0, UINT64_MAX,
@@ -87,16 +88,17 @@ void device_watch(cl_device_id d, cl_event ev) {
   object_retain(&ev->header);
   ev->inflight_next = NULL;
   pthread_mutex_lock(&d->inflight_lock);
-  if (d->inflight_tail) d->inflight_tail->inflight_next = ev;
-  else d->inflight_head = ev;
+  if (d->inflight_tail)
+    d->inflight_tail->inflight_next = ev;
+  else
+    d->inflight_head = ev;
   d->inflight_tail = ev;
   pthread_cond_signal(&d->inflight_cond);
   pthread_mutex_unlock(&d->inflight_lock);
 }
 
 AQUILA_API cl_int clGetDeviceIDs(cl_platform_id platform, cl_device_type device_type,
-                                 cl_uint num_entries, cl_device_id *devices,
-                                 cl_uint *num_devices) {
+                                 cl_uint num_entries, cl_device_id *devices, cl_uint *num_devices) {
   if (platform != NULL && platform != &aquila_platform) return CL_INVALID_PLATFORM;
   const cl_device_type known = CL_DEVICE_TYPE_DEFAULT | CL_DEVICE_TYPE_CPU | CL_DEVICE_TYPE_GPU |
                                CL_DEVICE_TYPE_ACCELERATOR | CL_DEVICE_TYPE_CUSTOM;
@@ -122,38 +124,50 @@ AQUILA_API cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_name
   if (!device_is_valid(device)) return CL_INVALID_DEVICE;
   cl_device_id d = device;
   switch (param_name) {
-  case CL_DEVICE_TYPE: INFO_VALUE(cl_device_type, CL_DEVICE_TYPE_CPU);
-  case CL_DEVICE_VENDOR_ID: INFO_VALUE(cl_uint, 0x10000 /* no PCI vendor: Khronos vendor id range */);
-  case CL_DEVICE_MAX_COMPUTE_UNITS: INFO_VALUE(cl_uint, d->compute_units);
-  case CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS: INFO_VALUE(cl_uint, 3);
+  case CL_DEVICE_TYPE:
+    INFO_VALUE(cl_device_type, CL_DEVICE_TYPE_CPU);
+  case CL_DEVICE_VENDOR_ID:
+    INFO_VALUE(cl_uint, 0x10000 /* no PCI vendor: Khronos vendor id range */);
+  case CL_DEVICE_MAX_COMPUTE_UNITS:
+    INFO_VALUE(cl_uint, d->compute_units);
+  case CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS:
+    INFO_VALUE(cl_uint, 3);
   case CL_DEVICE_MAX_WORK_ITEM_SIZES: {
     size_t sizes[3] = {d->max_work_group_size, d->max_work_group_size, d->max_work_group_size};
     return info_copy(sizes, sizeof sizes, param_value_size, param_value, param_value_size_ret);
   }
-  case CL_DEVICE_MAX_WORK_GROUP_SIZE: INFO_VALUE(size_t, d->max_work_group_size);
+  case CL_DEVICE_MAX_WORK_GROUP_SIZE:
+    INFO_VALUE(size_t, d->max_work_group_size);
   case CL_DEVICE_PREFERRED_VECTOR_WIDTH_CHAR:
-  case CL_DEVICE_NATIVE_VECTOR_WIDTH_CHAR: INFO_VALUE(cl_uint, 16);
+  case CL_DEVICE_NATIVE_VECTOR_WIDTH_CHAR:
+    INFO_VALUE(cl_uint, 16);
   case CL_DEVICE_PREFERRED_VECTOR_WIDTH_SHORT:
-  case CL_DEVICE_NATIVE_VECTOR_WIDTH_SHORT: INFO_VALUE(cl_uint, 8);
+  case CL_DEVICE_NATIVE_VECTOR_WIDTH_SHORT:
+    INFO_VALUE(cl_uint, 8);
   case CL_DEVICE_PREFERRED_VECTOR_WIDTH_INT:
   case CL_DEVICE_NATIVE_VECTOR_WIDTH_INT:
   case CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT:
-  case CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT: INFO_VALUE(cl_uint, 4);
+  case CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT:
+    INFO_VALUE(cl_uint, 4);
   case CL_DEVICE_PREFERRED_VECTOR_WIDTH_LONG:
   case CL_DEVICE_NATIVE_VECTOR_WIDTH_LONG:
   case CL_DEVICE_PREFERRED_VECTOR_WIDTH_DOUBLE:
-  case CL_DEVICE_NATIVE_VECTOR_WIDTH_DOUBLE: INFO_VALUE(cl_uint, 2);
+  case CL_DEVICE_NATIVE_VECTOR_WIDTH_DOUBLE:
+    INFO_VALUE(cl_uint, 2);
   case CL_DEVICE_PREFERRED_VECTOR_WIDTH_HALF:
-  case CL_DEVICE_NATIVE_VECTOR_WIDTH_HALF: INFO_VALUE(cl_uint, 0);
+  case CL_DEVICE_NATIVE_VECTOR_WIDTH_HALF:
+    INFO_VALUE(cl_uint, 0);
   case CL_DEVICE_MAX_CLOCK_FREQUENCY: {
     uint32_t mhz = 0;
     hsa_agent_get_info(d->agent, (hsa_agent_info_t)HSA_AMD_AGENT_INFO_MAX_CLOCK_FREQUENCY, &mhz);
     INFO_VALUE(cl_uint, mhz);
   }
-  case CL_DEVICE_ADDRESS_BITS: INFO_VALUE(cl_uint, 64);
+  case CL_DEVICE_ADDRESS_BITS:
+    INFO_VALUE(cl_uint, 64);
   case CL_DEVICE_MAX_READ_IMAGE_ARGS:
   case CL_DEVICE_MAX_WRITE_IMAGE_ARGS:
-  case CL_DEVICE_MAX_SAMPLERS: INFO_VALUE(cl_uint, 0);
+  case CL_DEVICE_MAX_SAMPLERS:
+    INFO_VALUE(cl_uint, 0);
   case CL_DEVICE_MAX_MEM_ALLOC_SIZE: {
     uint64_t v = d->global_mem_size / 4;
     if (v < 128ull * 1024 * 1024) v = 128ull * 1024 * 1024;
@@ -165,63 +179,101 @@ AQUILA_API cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_name
   case CL_DEVICE_IMAGE3D_MAX_HEIGHT:
   case CL_DEVICE_IMAGE3D_MAX_DEPTH:
   case CL_DEVICE_IMAGE_MAX_BUFFER_SIZE:
-  case CL_DEVICE_IMAGE_MAX_ARRAY_SIZE: INFO_VALUE(size_t, 0);
-  case CL_DEVICE_IMAGE_SUPPORT: INFO_VALUE(cl_bool, CL_FALSE);
-  case CL_DEVICE_MAX_PARAMETER_SIZE: INFO_VALUE(size_t, 1024);
-  case CL_DEVICE_MEM_BASE_ADDR_ALIGN: INFO_VALUE(cl_uint, 1024);
-  case CL_DEVICE_MIN_DATA_TYPE_ALIGN_SIZE: INFO_VALUE(cl_uint, 128);
+  case CL_DEVICE_IMAGE_MAX_ARRAY_SIZE:
+    INFO_VALUE(size_t, 0);
+  case CL_DEVICE_IMAGE_SUPPORT:
+    INFO_VALUE(cl_bool, CL_FALSE);
+  case CL_DEVICE_MAX_PARAMETER_SIZE:
+    INFO_VALUE(size_t, 1024);
+  case CL_DEVICE_MEM_BASE_ADDR_ALIGN:
+    INFO_VALUE(cl_uint, 1024);
+  case CL_DEVICE_MIN_DATA_TYPE_ALIGN_SIZE:
+    INFO_VALUE(cl_uint, 128);
   case CL_DEVICE_SINGLE_FP_CONFIG:
     INFO_VALUE(cl_device_fp_config, CL_FP_DENORM | CL_FP_INF_NAN | CL_FP_ROUND_TO_NEAREST |
                                         CL_FP_ROUND_TO_ZERO | CL_FP_ROUND_TO_INF | CL_FP_FMA);
   case CL_DEVICE_DOUBLE_FP_CONFIG:
     INFO_VALUE(cl_device_fp_config, CL_FP_DENORM | CL_FP_INF_NAN | CL_FP_ROUND_TO_NEAREST |
                                         CL_FP_ROUND_TO_ZERO | CL_FP_ROUND_TO_INF | CL_FP_FMA);
-  case CL_DEVICE_GLOBAL_MEM_CACHE_TYPE: INFO_VALUE(cl_device_mem_cache_type, CL_READ_WRITE_CACHE);
-  case CL_DEVICE_GLOBAL_MEM_CACHELINE_SIZE: INFO_VALUE(cl_uint, 64);
+  case CL_DEVICE_GLOBAL_MEM_CACHE_TYPE:
+    INFO_VALUE(cl_device_mem_cache_type, CL_READ_WRITE_CACHE);
+  case CL_DEVICE_GLOBAL_MEM_CACHELINE_SIZE:
+    INFO_VALUE(cl_uint, 64);
   case CL_DEVICE_GLOBAL_MEM_CACHE_SIZE: {
     long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
     INFO_VALUE(cl_ulong, l2 > 0 ? (cl_ulong)l2 : 256 * 1024);
   }
-  case CL_DEVICE_GLOBAL_MEM_SIZE: INFO_VALUE(cl_ulong, d->global_mem_size);
-  case CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE: INFO_VALUE(cl_ulong, 1024 * 1024);
-  case CL_DEVICE_MAX_CONSTANT_ARGS: INFO_VALUE(cl_uint, 16);
-  case CL_DEVICE_LOCAL_MEM_TYPE: INFO_VALUE(cl_device_local_mem_type, CL_GLOBAL);
-  case CL_DEVICE_LOCAL_MEM_SIZE: INFO_VALUE(cl_ulong, d->local_mem_size);
-  case CL_DEVICE_ERROR_CORRECTION_SUPPORT: INFO_VALUE(cl_bool, CL_FALSE);
-  case CL_DEVICE_HOST_UNIFIED_MEMORY: INFO_VALUE(cl_bool, CL_TRUE);
-  case CL_DEVICE_PROFILING_TIMER_RESOLUTION: INFO_VALUE(size_t, 1);
-  case CL_DEVICE_ENDIAN_LITTLE: INFO_VALUE(cl_bool, CL_TRUE);
-  case CL_DEVICE_AVAILABLE: INFO_VALUE(cl_bool, CL_TRUE);
-  case CL_DEVICE_COMPILER_AVAILABLE: INFO_VALUE(cl_bool, CL_TRUE);
-  case CL_DEVICE_LINKER_AVAILABLE: INFO_VALUE(cl_bool, CL_TRUE);
-  case CL_DEVICE_EXECUTION_CAPABILITIES: INFO_VALUE(cl_device_exec_capabilities, CL_EXEC_KERNEL);
+  case CL_DEVICE_GLOBAL_MEM_SIZE:
+    INFO_VALUE(cl_ulong, d->global_mem_size);
+  case CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE:
+    INFO_VALUE(cl_ulong, 1024 * 1024);
+  case CL_DEVICE_MAX_CONSTANT_ARGS:
+    INFO_VALUE(cl_uint, 16);
+  case CL_DEVICE_LOCAL_MEM_TYPE:
+    INFO_VALUE(cl_device_local_mem_type, CL_GLOBAL);
+  case CL_DEVICE_LOCAL_MEM_SIZE:
+    INFO_VALUE(cl_ulong, d->local_mem_size);
+  case CL_DEVICE_ERROR_CORRECTION_SUPPORT:
+    INFO_VALUE(cl_bool, CL_FALSE);
+  case CL_DEVICE_HOST_UNIFIED_MEMORY:
+    INFO_VALUE(cl_bool, CL_TRUE);
+  case CL_DEVICE_PROFILING_TIMER_RESOLUTION:
+    INFO_VALUE(size_t, 1);
+  case CL_DEVICE_ENDIAN_LITTLE:
+    INFO_VALUE(cl_bool, CL_TRUE);
+  case CL_DEVICE_AVAILABLE:
+    INFO_VALUE(cl_bool, CL_TRUE);
+  case CL_DEVICE_COMPILER_AVAILABLE:
+    INFO_VALUE(cl_bool, CL_TRUE);
+  case CL_DEVICE_LINKER_AVAILABLE:
+    INFO_VALUE(cl_bool, CL_TRUE);
+  case CL_DEVICE_EXECUTION_CAPABILITIES:
+    INFO_VALUE(cl_device_exec_capabilities, CL_EXEC_KERNEL);
   case CL_DEVICE_QUEUE_PROPERTIES:
     INFO_VALUE(cl_command_queue_properties,
                CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE | CL_QUEUE_PROFILING_ENABLE);
-  case CL_DEVICE_PLATFORM: INFO_VALUE(cl_platform_id, d->platform);
-  case CL_DEVICE_NAME: INFO_STRING(d->name);
-  case CL_DEVICE_VENDOR: INFO_STRING("Aquila");
-  case CL_DRIVER_VERSION: INFO_STRING(AQUILA_VERSION);
-  case CL_DEVICE_PROFILE: INFO_STRING("FULL_PROFILE");
-  case CL_DEVICE_VERSION: INFO_STRING("OpenCL 1.2 Aquila " AQUILA_VERSION);
-  case CL_DEVICE_OPENCL_C_VERSION: INFO_STRING("OpenCL C 1.2 ");
-  case CL_DEVICE_EXTENSIONS: INFO_STRING(DEVICE_EXTENSIONS);
-  case CL_DEVICE_BUILT_IN_KERNELS: INFO_STRING("");
-  case CL_DEVICE_PRINTF_BUFFER_SIZE: INFO_VALUE(size_t, 1024 * 1024);
-  case CL_DEVICE_PREFERRED_INTEROP_USER_SYNC: INFO_VALUE(cl_bool, CL_TRUE);
-  case CL_DEVICE_PARENT_DEVICE: INFO_VALUE(cl_device_id, NULL);
-  case CL_DEVICE_PARTITION_MAX_SUB_DEVICES: INFO_VALUE(cl_uint, 0);
-  case CL_DEVICE_PARTITION_PROPERTIES: INFO_VALUE(cl_device_partition_property, 0);
-  case CL_DEVICE_PARTITION_AFFINITY_DOMAIN: INFO_VALUE(cl_device_affinity_domain, 0);
+  case CL_DEVICE_PLATFORM:
+    INFO_VALUE(cl_platform_id, d->platform);
+  case CL_DEVICE_NAME:
+    INFO_STRING(d->name);
+  case CL_DEVICE_VENDOR:
+    INFO_STRING("Aquila");
+  case CL_DRIVER_VERSION:
+    INFO_STRING(AQUILA_VERSION);
+  case CL_DEVICE_PROFILE:
+    INFO_STRING("FULL_PROFILE");
+  case CL_DEVICE_VERSION:
+    INFO_STRING("OpenCL 1.2 Aquila " AQUILA_VERSION);
+  case CL_DEVICE_OPENCL_C_VERSION:
+    INFO_STRING("OpenCL C 1.2 ");
+  case CL_DEVICE_EXTENSIONS:
+    INFO_STRING(DEVICE_EXTENSIONS);
+  case CL_DEVICE_BUILT_IN_KERNELS:
+    INFO_STRING("");
+  case CL_DEVICE_PRINTF_BUFFER_SIZE:
+    INFO_VALUE(size_t, 1024 * 1024);
+  case CL_DEVICE_PREFERRED_INTEROP_USER_SYNC:
+    INFO_VALUE(cl_bool, CL_TRUE);
+  case CL_DEVICE_PARENT_DEVICE:
+    INFO_VALUE(cl_device_id, NULL);
+  case CL_DEVICE_PARTITION_MAX_SUB_DEVICES:
+    INFO_VALUE(cl_uint, 0);
+  case CL_DEVICE_PARTITION_PROPERTIES:
+    INFO_VALUE(cl_device_partition_property, 0);
+  case CL_DEVICE_PARTITION_AFFINITY_DOMAIN:
+    INFO_VALUE(cl_device_affinity_domain, 0);
   case CL_DEVICE_PARTITION_TYPE:
     return info_copy(NULL, 0, param_value_size, param_value, param_value_size_ret);
-  case CL_DEVICE_REFERENCE_COUNT: INFO_VALUE(cl_uint, 1);
-  default: return CL_INVALID_VALUE;
+  case CL_DEVICE_REFERENCE_COUNT:
+    INFO_VALUE(cl_uint, 1);
+  default:
+    return CL_INVALID_VALUE;
   }
 }
 
 AQUILA_API cl_int clRetainDevice(cl_device_id device) {
-  return device_is_valid(device) ? CL_SUCCESS : CL_INVALID_DEVICE; /* root devices are not counted */
+  return device_is_valid(device) ? CL_SUCCESS
+                                 : CL_INVALID_DEVICE; /* root devices are not counted */
 }
 
 AQUILA_API cl_int clReleaseDevice(cl_device_id device) {

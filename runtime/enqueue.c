@@ -154,10 +154,14 @@ AQUILA_API cl_int clEnqueueCopyBuffer(cl_command_queue q, cl_mem src, cl_mem dst
 static int rect_setup(const size_t origin[3], const size_t region[3], size_t *row, size_t *slice,
                       size_t limit, size_t *offset) {
   if (!origin || !region || region[0] == 0 || region[1] == 0 || region[2] == 0) return 0;
-  if (*row == 0) *row = region[0];
-  else if (*row < region[0]) return 0;
-  if (*slice == 0) *slice = region[1] * *row;
-  else if (*slice < region[1] * *row || *slice % *row) return 0;
+  if (*row == 0)
+    *row = region[0];
+  else if (*row < region[0])
+    return 0;
+  if (*slice == 0)
+    *slice = region[1] * *row;
+  else if (*slice < region[1] * *row || *slice % *row)
+    return 0;
   *offset = origin[2] * *slice + origin[1] * *row + origin[0];
   size_t end = *offset + (region[2] - 1) * *slice + (region[1] - 1) * *row + region[0];
   return end <= limit;
@@ -173,8 +177,9 @@ AQUILA_API cl_int clEnqueueReadBufferRect(cl_command_queue q, cl_mem buffer, cl_
   if (!mem_is_buffer(buffer)) return CL_INVALID_MEM_OBJECT;
   if (buffer->context != q->context) return CL_INVALID_CONTEXT;
   size_t boff, hoff;
-  if (!ptr || !rect_setup(buffer_origin, region, &buffer_row_pitch, &buffer_slice_pitch,
-                          buffer->size, &boff) ||
+  if (!ptr ||
+      !rect_setup(buffer_origin, region, &buffer_row_pitch, &buffer_slice_pitch, buffer->size,
+                  &boff) ||
       !rect_setup(host_origin, region, &host_row_pitch, &host_slice_pitch, SIZE_MAX, &hoff))
     return CL_INVALID_VALUE;
   cl_int err = check_wait_list(q, num_wait, wait_list);
@@ -196,8 +201,9 @@ AQUILA_API cl_int clEnqueueWriteBufferRect(cl_command_queue q, cl_mem buffer, cl
   if (!mem_is_buffer(buffer)) return CL_INVALID_MEM_OBJECT;
   if (buffer->context != q->context) return CL_INVALID_CONTEXT;
   size_t boff, hoff;
-  if (!ptr || !rect_setup(buffer_origin, region, &buffer_row_pitch, &buffer_slice_pitch,
-                          buffer->size, &boff) ||
+  if (!ptr ||
+      !rect_setup(buffer_origin, region, &buffer_row_pitch, &buffer_slice_pitch, buffer->size,
+                  &boff) ||
       !rect_setup(host_origin, region, &host_row_pitch, &host_slice_pitch, SIZE_MAX, &hoff))
     return CL_INVALID_VALUE;
   cl_int err = check_wait_list(q, num_wait, wait_list);
@@ -206,6 +212,39 @@ AQUILA_API cl_int clEnqueueWriteBufferRect(cl_command_queue q, cl_mem buffer, cl
   return enqueue_copy(q, CL_COMMAND_WRITE_BUFFER_RECT, buffer, NULL, buffer->data + boff,
                       (const char *)ptr + hoff, region, buffer_row_pitch, buffer_slice_pitch,
                       host_row_pitch, host_slice_pitch, blocking, num_wait, wait_list, event);
+}
+
+/* Whether two rectangles of the same pitches share a byte. Bounding ranges
+ * are not enough: side-by-side rectangles interleave their rows without
+ * touching. With d the distance between the starts, the rectangles meet
+ * when d = dx + dy * row + dz * slice for some |dx| < region[0],
+ * |dy| < region[1], |dz| < region[2]; because row >= region[0] and
+ * slice >= region[1] * row, only two values of dz, and then of dy, can
+ * work. */
+static int rect_same_pitch_overlap(size_t d, const size_t region[3], size_t row, size_t slice) {
+  for (size_t dz = d / slice; dz <= d / slice + 1; dz++) {
+    if (dz >= region[2]) continue;
+    long long e = (long long)(d - dz * slice); /* in (-slice, slice) */
+    long long dy0 = e >= 0 ? e / (long long)row : -((-e + (long long)row - 1) / (long long)row);
+    for (long long dy = dy0; dy <= dy0 + 1; dy++) {
+      if (dy >= (long long)region[1] || -dy >= (long long)region[1]) continue;
+      long long dx = e - dy * (long long)row;
+      if (dx < (long long)region[0] && -dx < (long long)region[0]) return 1;
+    }
+  }
+  return 0;
+}
+
+static int rect_copy_overlaps(const char *src, size_t src_row, size_t src_slice, const char *dst,
+                              size_t dst_row, size_t dst_slice, const size_t region[3]) {
+  const char *src_end = src + (region[2] - 1) * src_slice + (region[1] - 1) * src_row + region[0];
+  const char *dst_end = dst + (region[2] - 1) * dst_slice + (region[1] - 1) * dst_row + region[0];
+  if (src >= dst_end || dst >= src_end) return 0;
+  /* Different pitches only happen for different (sub-)buffers: the
+   * bounding ranges are the conservative answer there. */
+  if (src_row != dst_row || src_slice != dst_slice) return 1;
+  size_t d = src > dst ? (size_t)(src - dst) : (size_t)(dst - src);
+  return rect_same_pitch_overlap(d, region, src_row, src_slice);
 }
 
 AQUILA_API cl_int clEnqueueCopyBufferRect(cl_command_queue q, cl_mem src, cl_mem dst,
@@ -225,11 +264,8 @@ AQUILA_API cl_int clEnqueueCopyBufferRect(cl_command_queue q, cl_mem src, cl_mem
     return CL_INVALID_VALUE;
   cl_int err = check_wait_list(q, num_wait, wait_list);
   if (err) return err;
-  if (src->data + soff < dst->data + doff + (region[2] - 1) * dst_slice_pitch +
-                             (region[1] - 1) * dst_row_pitch + region[0] &&
-      dst->data + doff < src->data + soff + (region[2] - 1) * src_slice_pitch +
-                             (region[1] - 1) * src_row_pitch + region[0] &&
-      src->data == dst->data)
+  if (rect_copy_overlaps(src->data + soff, src_row_pitch, src_slice_pitch, dst->data + doff,
+                         dst_row_pitch, dst_slice_pitch, region))
     return CL_MEM_COPY_OVERLAP;
   return enqueue_copy(q, CL_COMMAND_COPY_BUFFER_RECT, src, dst, dst->data + doff, src->data + soff,
                       region, dst_row_pitch, dst_slice_pitch, src_row_pitch, src_slice_pitch,
@@ -267,15 +303,21 @@ AQUILA_API void *clEnqueueMapBuffer(cl_command_queue q, cl_mem buffer, cl_bool b
                                     cl_int *errcode_ret) {
   cl_int err = CL_SUCCESS;
   void *result = NULL;
-  if (queue_check(q)) err = CL_INVALID_COMMAND_QUEUE;
-  else if (!mem_is_buffer(buffer)) err = CL_INVALID_MEM_OBJECT;
-  else if (buffer->context != q->context) err = CL_INVALID_CONTEXT;
+  if (queue_check(q))
+    err = CL_INVALID_COMMAND_QUEUE;
+  else if (!mem_is_buffer(buffer))
+    err = CL_INVALID_MEM_OBJECT;
+  else if (buffer->context != q->context)
+    err = CL_INVALID_CONTEXT;
   else if (size == 0 || !region_in_bounds(buffer->size, offset, size) ||
-           (map_flags & ~(cl_map_flags)(CL_MAP_READ | CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION)) ||
-           ((map_flags & CL_MAP_WRITE_INVALIDATE_REGION) && (map_flags & (CL_MAP_READ | CL_MAP_WRITE))))
+           (map_flags &
+            ~(cl_map_flags)(CL_MAP_READ | CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION)) ||
+           ((map_flags & CL_MAP_WRITE_INVALIDATE_REGION) &&
+            (map_flags & (CL_MAP_READ | CL_MAP_WRITE))))
     err = CL_INVALID_VALUE;
   else if ((err = check_wait_list(q, num_wait, wait_list)) != CL_SUCCESS) {
-  } else if ((map_flags & CL_MAP_READ) && (buffer->flags & (CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS)))
+  } else if ((map_flags & CL_MAP_READ) &&
+             (buffer->flags & (CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS)))
     err = CL_INVALID_OPERATION;
   else if ((map_flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION)) &&
            (buffer->flags & (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS)))
@@ -318,9 +360,9 @@ AQUILA_API cl_int clEnqueueUnmapMemObject(cl_command_queue q, cl_mem memobj, voi
 }
 
 AQUILA_API cl_int clEnqueueMigrateMemObjects(cl_command_queue q, cl_uint num_mem_objects,
-                                             const cl_mem *mem_objects, cl_mem_migration_flags flags,
-                                             cl_uint num_wait, const cl_event *wait_list,
-                                             cl_event *event) {
+                                             const cl_mem *mem_objects,
+                                             cl_mem_migration_flags flags, cl_uint num_wait,
+                                             const cl_event *wait_list, cl_event *event) {
   if (queue_check(q)) return CL_INVALID_COMMAND_QUEUE;
   if (num_mem_objects == 0 || !mem_objects) return CL_INVALID_VALUE;
   for (cl_uint i = 0; i < num_mem_objects; i++) {
@@ -382,8 +424,10 @@ AQUILA_API cl_int clEnqueueWaitForEvents(cl_command_queue q, cl_uint num_events,
   if (queue_check(q)) return CL_INVALID_COMMAND_QUEUE;
   if (num_events == 0 || !event_list) return CL_INVALID_VALUE;
   for (cl_uint i = 0; i < num_events; i++)
-    if (!object_is(event_list[i], OBJECT_EVENT)) return CL_INVALID_EVENT;
-    else if (event_list[i]->context != q->context) return CL_INVALID_CONTEXT;
+    if (!object_is(event_list[i], OBJECT_EVENT))
+      return CL_INVALID_EVENT;
+    else if (event_list[i]->context != q->context)
+      return CL_INVALID_CONTEXT;
   return enqueue_sync(q, CL_COMMAND_BARRIER, num_events, event_list, NULL);
 }
 
@@ -443,7 +487,8 @@ AQUILA_API cl_int clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel kernel, c
   if (local_work_size) {
     size_t total = 1;
     for (cl_uint d = 0; d < work_dim; d++) {
-      if (local_work_size[d] == 0 || global[d] % local_work_size[d]) return CL_INVALID_WORK_GROUP_SIZE;
+      if (local_work_size[d] == 0 || global[d] % local_work_size[d])
+        return CL_INVALID_WORK_GROUP_SIZE;
       if (has_reqd && local_work_size[d] != reqd[d]) return CL_INVALID_WORK_GROUP_SIZE;
       local[d] = local_work_size[d];
       total *= local[d];
@@ -485,7 +530,8 @@ AQUILA_API cl_int clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel kernel, c
       memcpy(kernarg + a->offset, &addr, sizeof addr);
       if (m && retain_mem(ev, m)) err = CL_OUT_OF_HOST_MEMORY;
     } else if (a->kind == AQUILA_ARG_LOCAL_PTR) {
-      group_segment = (group_segment + GROUP_SEGMENT_ALIGNMENT - 1) & ~(uint64_t)(GROUP_SEGMENT_ALIGNMENT - 1);
+      group_segment =
+          (group_segment + GROUP_SEGMENT_ALIGNMENT - 1) & ~(uint64_t)(GROUP_SEGMENT_ALIGNMENT - 1);
       memcpy(kernarg + a->offset, &group_segment, sizeof group_segment);
       group_segment += kernel->args[i].local_size;
     }
@@ -539,7 +585,8 @@ void ndrange_submit(cl_event ev, int unused) {
   event_set_status(ev, CL_SUBMITTED);
 
   uint64_t index = hsa_queue_add_write_index_scacq_screl(hq, 1);
-  while (index - hsa_queue_load_read_index_scacquire(hq) >= hq->size) sched_yield();
+  while (index - hsa_queue_load_read_index_scacquire(hq) >= hq->size)
+    sched_yield();
   hsa_kernel_dispatch_packet_t *pkt =
       (hsa_kernel_dispatch_packet_t *)hq->base_address + (index & (hq->size - 1));
   pkt->workgroup_size_x = (uint16_t)ev->u.ndrange.workgroup[0];
@@ -567,7 +614,12 @@ void ndrange_submit(cl_event ev, int unused) {
                     ((barrier ? 1 : 0) << HSA_PACKET_HEADER_BARRIER) |
                     (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCACQUIRE_FENCE_SCOPE) |
                     (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE);
+  /* RUNNING before the header is published, and a reference until the
+   * doorbell rang: once the packet can run, the watcher may complete ev and
+   * drop the last references to it and to its queue. */
+  event_set_status(ev, CL_RUNNING);
+  object_retain(&ev->header);
   __atomic_store_n((uint32_t *)pkt, (uint32_t)header | ((uint32_t)dims << 16), __ATOMIC_RELEASE);
   hsa_signal_store_screlease(hq->doorbell_signal, (hsa_signal_value_t)index);
-  event_set_status(ev, CL_RUNNING);
+  event_release_internal(ev);
 }

@@ -7,8 +7,7 @@
 
 #include "runtime.h"
 
-static cl_kernel kernel_create(cl_program p, const struct aquila_fatbin_kernel *meta,
-                               cl_int *err) {
+static cl_kernel kernel_create(cl_program p, const struct aquila_fatbin_kernel *meta, cl_int *err) {
   cl_kernel k = calloc(1, sizeof *k);
   if (!k) {
     *err = CL_OUT_OF_HOST_MEMORY;
@@ -33,10 +32,13 @@ static cl_kernel kernel_create(cl_program p, const struct aquila_fatbin_kernel *
     if (!pd->loaded) continue;
     hsa_executable_symbol_t sym;
     hsa_agent_t agent = p->devices[i]->agent;
-    if (hsa_executable_get_symbol_by_name(pd->executable, meta->name, &agent, &sym) ==
-        HSA_STATUS_SUCCESS)
-      hsa_executable_symbol_get_info(sym, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT,
-                                     &k->kernel_objects[i]);
+    hsa_status_t st = hsa_executable_get_symbol_by_name(pd->executable, meta->name, &agent, &sym);
+    if (st == HSA_STATUS_SUCCESS)
+      st = hsa_executable_symbol_get_info(sym, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT,
+                                          &k->kernel_objects[i]);
+    if (st != HSA_STATUS_SUCCESS)
+      debug_log("kernel '%s': no kernel object on device %u (HSA status 0x%x)", meta->name, i,
+                (unsigned)st);
   }
   object_retain(&p->header);
   atomic_fetch_add(&p->num_kernels_attached, 1);
@@ -54,11 +56,15 @@ AQUILA_API cl_kernel clCreateKernel(cl_program program, const char *kernel_name,
                                     cl_int *errcode_ret) {
   cl_int err;
   cl_kernel k = NULL;
-  if (!object_is(program, OBJECT_PROGRAM)) err = CL_INVALID_PROGRAM;
-  else if (!program_has_executable(program)) err = CL_INVALID_PROGRAM_EXECUTABLE;
-  else if (!kernel_name) err = CL_INVALID_VALUE;
+  if (!object_is(program, OBJECT_PROGRAM))
+    err = CL_INVALID_PROGRAM;
+  else if (!program_has_executable(program))
+    err = CL_INVALID_PROGRAM_EXECUTABLE;
+  else if (!kernel_name)
+    err = CL_INVALID_VALUE;
   else {
-    const struct aquila_fatbin_kernel *meta = aquila_fatbin_find_kernel(program->fatbin, kernel_name);
+    const struct aquila_fatbin_kernel *meta =
+        aquila_fatbin_find_kernel(program->fatbin, kernel_name);
     if (!meta) {
       debug_log("clCreateKernel: no kernel '%s' in the program", kernel_name);
       err = CL_INVALID_KERNEL_NAME;
@@ -81,7 +87,8 @@ AQUILA_API cl_int clCreateKernelsInProgram(cl_program program, cl_uint num_kerne
       cl_int err;
       kernels[i] = kernel_create(program, &program->fatbin->kernels[i], &err);
       if (!kernels[i]) {
-        for (cl_uint j = 0; j < i; j++) clReleaseKernel(kernels[j]);
+        for (cl_uint j = 0; j < i; j++)
+          clReleaseKernel(kernels[j]);
         return err;
       }
     }
@@ -149,13 +156,20 @@ AQUILA_API cl_int clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name,
                                   size_t *param_value_size_ret) {
   if (!object_is(kernel, OBJECT_KERNEL)) return CL_INVALID_KERNEL;
   switch (param_name) {
-  case CL_KERNEL_FUNCTION_NAME: INFO_STRING(kernel->meta->name);
-  case CL_KERNEL_NUM_ARGS: INFO_VALUE(cl_uint, kernel->meta->num_args);
-  case CL_KERNEL_REFERENCE_COUNT: INFO_VALUE(cl_uint, atomic_load(&kernel->header.refcount));
-  case CL_KERNEL_CONTEXT: INFO_VALUE(cl_context, kernel->program->context);
-  case CL_KERNEL_PROGRAM: INFO_VALUE(cl_program, kernel->program);
-  case CL_KERNEL_ATTRIBUTES: INFO_STRING(kernel->meta->attributes ? kernel->meta->attributes : "");
-  default: return CL_INVALID_VALUE;
+  case CL_KERNEL_FUNCTION_NAME:
+    INFO_STRING(kernel->meta->name);
+  case CL_KERNEL_NUM_ARGS:
+    INFO_VALUE(cl_uint, kernel->meta->num_args);
+  case CL_KERNEL_REFERENCE_COUNT:
+    INFO_VALUE(cl_uint, atomic_load(&kernel->header.refcount));
+  case CL_KERNEL_CONTEXT:
+    INFO_VALUE(cl_context, kernel->program->context);
+  case CL_KERNEL_PROGRAM:
+    INFO_VALUE(cl_program, kernel->program);
+  case CL_KERNEL_ATTRIBUTES:
+    INFO_STRING(kernel->meta->attributes ? kernel->meta->attributes : "");
+  default:
+    return CL_INVALID_VALUE;
   }
 }
 
@@ -171,7 +185,8 @@ AQUILA_API cl_int clGetKernelWorkGroupInfo(cl_kernel kernel, cl_device_id device
   }
   if (!device_is_valid(device) || !context_has_device(p->context, device)) return CL_INVALID_DEVICE;
   switch (param_name) {
-  case CL_KERNEL_WORK_GROUP_SIZE: INFO_VALUE(size_t, device->max_work_group_size);
+  case CL_KERNEL_WORK_GROUP_SIZE:
+    INFO_VALUE(size_t, device->max_work_group_size);
   case CL_KERNEL_COMPILE_WORK_GROUP_SIZE: {
     size_t s[3] = {kernel->meta->reqd_work_group_size[0], kernel->meta->reqd_work_group_size[1],
                    kernel->meta->reqd_work_group_size[2]};
@@ -183,10 +198,14 @@ AQUILA_API cl_int clGetKernelWorkGroupInfo(cl_kernel kernel, cl_device_id device
       if (kernel->meta->args[i].kind == AQUILA_ARG_LOCAL_PTR) total += kernel->args[i].local_size;
     INFO_VALUE(cl_ulong, total);
   }
-  case CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE: INFO_VALUE(size_t, 16);
-  case CL_KERNEL_PRIVATE_MEM_SIZE: INFO_VALUE(cl_ulong, 0);
-  case CL_KERNEL_GLOBAL_WORK_SIZE: return CL_INVALID_VALUE; /* only for custom devices */
-  default: return CL_INVALID_VALUE;
+  case CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE:
+    INFO_VALUE(size_t, 16);
+  case CL_KERNEL_PRIVATE_MEM_SIZE:
+    INFO_VALUE(cl_ulong, 0);
+  case CL_KERNEL_GLOBAL_WORK_SIZE:
+    return CL_INVALID_VALUE; /* only for custom devices */
+  default:
+    return CL_INVALID_VALUE;
   }
 }
 
@@ -201,9 +220,13 @@ AQUILA_API cl_int clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index,
     INFO_VALUE(cl_kernel_arg_address_qualifier, a->address_qualifier);
   case CL_KERNEL_ARG_ACCESS_QUALIFIER:
     INFO_VALUE(cl_kernel_arg_access_qualifier, a->access_qualifier);
-  case CL_KERNEL_ARG_TYPE_NAME: INFO_STRING(a->type_name ? a->type_name : "");
-  case CL_KERNEL_ARG_TYPE_QUALIFIER: INFO_VALUE(cl_kernel_arg_type_qualifier, a->type_qualifier);
-  case CL_KERNEL_ARG_NAME: INFO_STRING(a->name ? a->name : "");
-  default: return CL_INVALID_VALUE;
+  case CL_KERNEL_ARG_TYPE_NAME:
+    INFO_STRING(a->type_name ? a->type_name : "");
+  case CL_KERNEL_ARG_TYPE_QUALIFIER:
+    INFO_VALUE(cl_kernel_arg_type_qualifier, a->type_qualifier);
+  case CL_KERNEL_ARG_NAME:
+    INFO_STRING(a->name ? a->name : "");
+  default:
+    return CL_INVALID_VALUE;
   }
 }

@@ -1,2 +1,4 @@
-# test/: end-to-end tests through the ICD loader; each layer adds its own.
+# test: filled in as the layer is built
+include test/api/module.mk
+
 include test/compiler/module.mk

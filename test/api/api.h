@@ -48,7 +48,8 @@ static void api_teardown(void) {
 }
 
 /* Builds src for the context's device; on failure prints the build log. */
-__attribute__((unused)) static cl_program build_program(const char *src, const char *options, cl_int *err_out) {
+__attribute__((unused)) static cl_program build_program(const char *src, const char *options,
+                                                        cl_int *err_out) {
   cl_int err;
   cl_program p = clCreateProgramWithSource(context, 1, &src, NULL, &err);
   if (!p) {

@@ -1,0 +1,15 @@
+# test/api/: OpenCL API tests, each a program linked only with the system
+# ICD loader, as an application would be.
+API_TEST_NAMES := test_platform_device test_context_queue test_buffers test_events test_program_kernel test_ndrange
+API_TESTS := $(foreach t,$(API_TEST_NAMES),$(BUILD)/test/api/$(t))
+
+$(BUILD)/test/api/%: test/api/%.c test/api/api.h test/check.h $(BUILD)/icd/aquila.icd | deps
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O2 -g $(WARN) -D_GNU_SOURCE -o $@ $< -lOpenCL -lpthread -lm
+
+TESTS += $(API_TESTS)
+
+# Only the API tests, for a quick loop: make check-api
+.PHONY: check-api
+check-api: $(API_TESTS)
+	@$(LOADER_ENV) BUILD=$(BUILD) sh test/run-tests.sh $(API_TESTS)
