@@ -541,8 +541,7 @@ AQUILA_API cl_int clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel kernel, c
   memcpy(kernarg + meta->hidden_kernarg_offset, &hidden, sizeof hidden);
   ev->u.ndrange.kernarg = kernarg;
   if (err) {
-    event_release_internal(ev); /* frees nothing of kernarg: do it here */
-    free(kernarg);
+    event_release_internal(ev); /* frees the kernarg and releases the buffers */
     return err;
   }
   ev->u.ndrange.dims = work_dim;

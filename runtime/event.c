@@ -29,7 +29,12 @@ cl_event event_create_command(cl_command_queue q, cl_command_type type, enum com
   return ev;
 }
 
+static void release_command_resources(cl_event ev);
+
 static void event_free(cl_event ev) {
+  /* A command dropped before it ran (an enqueue that failed half-way)
+   * still holds its buffers and kernel. */
+  release_command_resources(ev);
   struct event_callback *cb = ev->callbacks;
   while (cb) {
     struct event_callback *next = cb->next;
