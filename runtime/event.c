@@ -303,7 +303,7 @@ void command_submit_after_all(cl_event ev) {
   pthread_mutex_lock(&q->lock);
   size_t n = 0;
   for (cl_event e = q->outstanding_head; e; e = e->queue_next) n++;
-  cl_event *all = malloc((n ? n : 1) * sizeof *all);
+  cl_event *all = calloc(n ? n : 1, sizeof *all);
   if (!all) abort();
   n = 0;
   for (cl_event e = q->outstanding_head; e; e = e->queue_next) {
