@@ -20,6 +20,48 @@ static char *xstrdup(const char *s) {
   return d;
 }
 
+/* OpenCL's names for the unsigned types, whatever order or abbreviation the
+ * source used ("unsigned int", "int unsigned", "unsigned"): uint, uchar,
+ * ushort, ulong; "signed char" is char. Pointer stars are kept. NULL when
+ * the name is not such a spelling. */
+static char *canonical_unsigned(const char *name) {
+  size_t stars = 0, len = strlen(name);
+  while (len && name[len - 1] == '*') {
+    len--;
+    stars++;
+  }
+  int is_unsigned = 0, is_signed = 0;
+  const char *base = NULL;
+  size_t base_len = 0;
+  for (const char *p = name; p < name + len;) {
+    while (p < name + len && *p == ' ') p++;
+    const char *e = p;
+    while (e < name + len && *e != ' ') e++;
+    size_t n = (size_t)(e - p);
+    if (n == 8 && !strncmp(p, "unsigned", 8)) is_unsigned = 1;
+    else if (n == 6 && !strncmp(p, "signed", 6)) is_signed = 1;
+    else if (n) {
+      if (base) return NULL;
+      base = p;
+      base_len = n;
+    }
+    p = e;
+  }
+  if (!is_unsigned && !is_signed) return NULL;
+  static const char *const bases[] = {"char", "short", "int", "long"};
+  const char *b = "int";
+  if (base) {
+    b = NULL;
+    for (int i = 0; i < 4; i++)
+      if (strlen(bases[i]) == base_len && !strncmp(base, bases[i], base_len)) b = bases[i];
+    if (!b) return NULL;
+  }
+  struct strbuf sb = {0};
+  strbuf_printf(&sb, "%s%s", is_unsigned ? "u" : "", b);
+  for (size_t i = 0; i < stars; i++) strbuf_append(&sb, "*");
+  return strbuf_take(&sb);
+}
+
 /* Removes address-space, access and cv qualifier words from a spelling:
  * CL_KERNEL_ARG_TYPE_NAME is the bare type. */
 static char *bare_type_name(const char *spelling) {
@@ -52,7 +94,13 @@ static char *bare_type_name(const char *spelling) {
     }
     s = e;
   }
-  return strbuf_take(&sb);
+  char *bare = strbuf_take(&sb);
+  char *canonical = canonical_unsigned(bare);
+  if (canonical) {
+    free(bare);
+    return canonical;
+  }
+  return bare;
 }
 
 static int is_image_type(CXType t) {

@@ -282,6 +282,58 @@ static LLVMValueRef select_local_id(struct wg_types *t, LLVMBuilderRef b, LLVMVa
   return LLVMBuildZExt(b, v, t->i64, "");
 }
 
+/* A constant of type t (integer or integer vector) with every element v. */
+static LLVMValueRef splat_int(LLVMTypeRef t, unsigned long long v) {
+  if (LLVMGetTypeKind(t) != LLVMVectorTypeKind) return LLVMConstInt(t, v, 0);
+  unsigned n = LLVMGetVectorSize(t);
+  LLVMValueRef elems[64];
+  LLVMValueRef e = LLVMConstInt(LLVMGetElementType(t), v, 0);
+  for (unsigned i = 0; i < n && i < 64; i++) elems[i] = e;
+  return LLVMConstVector(elems, n);
+}
+
+/* Integer division by zero, and INT_MIN / -1, trap on x86; in OpenCL C the
+ * result is merely undefined. Such divisors become 1, so the kernel goes on
+ * with some value instead of killing the application. */
+static void guard_integer_division(struct wg_types *t, LLVMValueRef fn) {
+  LLVMBuilderRef b = LLVMCreateBuilderInContext(t->ctx);
+  for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(fn); bb; bb = LLVMGetNextBasicBlock(bb))
+    for (LLVMValueRef in = LLVMGetFirstInstruction(bb); in; in = LLVMGetNextInstruction(in)) {
+      LLVMOpcode op = LLVMGetInstructionOpcode(in);
+      if (op != LLVMSDiv && op != LLVMUDiv && op != LLVMSRem && op != LLVMURem) continue;
+      int is_signed = op == LLVMSDiv || op == LLVMSRem;
+      LLVMValueRef num = LLVMGetOperand(in, 0), den = LLVMGetOperand(in, 1);
+      if (LLVMIsAConstantInt(den)) {
+        long long v = LLVMConstIntGetSExtValue(den);
+        if (v != 0 && (!is_signed || v != -1)) continue;
+      }
+      LLVMTypeRef ty = LLVMTypeOf(den);
+      LLVMTypeRef elem = LLVMGetTypeKind(ty) == LLVMVectorTypeKind ? LLVMGetElementType(ty) : ty;
+      unsigned width = LLVMGetIntTypeWidth(elem);
+      LLVMPositionBuilderBefore(b, in);
+      LLVMValueRef bad = LLVMBuildICmp(b, LLVMIntEQ, den, LLVMConstNull(ty), "");
+      if (is_signed) {
+        LLVMValueRef minus_one = LLVMBuildICmp(b, LLVMIntEQ, den, LLVMConstAllOnes(ty), "");
+        LLVMValueRef int_min =
+            LLVMBuildICmp(b, LLVMIntEQ, num, splat_int(ty, 1ull << (width - 1)), "");
+        bad = LLVMBuildOr(b, bad, LLVMBuildAnd(b, minus_one, int_min, ""), "");
+      }
+      LLVMSetOperand(in, 1, LLVMBuildSelect(b, bad, splat_int(ty, 1), den, "safe.divisor"));
+    }
+  LLVMDisposeBuilder(b);
+}
+
+/* CL_KERNEL_ATTRIBUTES: the attributes the kernel was declared with. */
+static char *kernel_attributes(const struct aquila_fatbin_kernel *k) {
+  struct strbuf sb = {0};
+  const uint32_t *r = k->reqd_work_group_size, *h = k->work_group_size_hint;
+  if (r[0] || r[1] || r[2]) strbuf_printf(&sb, "reqd_work_group_size(%u,%u,%u)", r[0], r[1], r[2]);
+  if (h[0] || h[1] || h[2])
+    strbuf_printf(&sb, "%swork_group_size_hint(%u,%u,%u)", sb.len ? " " : "", h[0], h[1], h[2]);
+  if (k->vec_type_hint) strbuf_printf(&sb, "%svec_type_hint(%s)", sb.len ? " " : "", k->vec_type_hint);
+  return strbuf_take(&sb);
+}
+
 static int calls_function(LLVMValueRef fn, const char *name) {
   for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(fn); bb; bb = LLVMGetNextBasicBlock(bb))
     for (LLVMValueRef in = LLVMGetFirstInstruction(bb); in; in = LLVMGetNextInstruction(in)) {
@@ -629,6 +681,8 @@ int workgroup_compile(LLVMModuleRef m, struct aquila_fatbin_kernel *kernels,
       read_function_md_ints(t.ctx, f, "work_group_size_hint", kb->meta->work_group_size_hint);
       free(kb->meta->vec_type_hint);
       kb->meta->vec_type_hint = read_vec_type_hint(t.ctx, f);
+      free(kb->meta->attributes);
+      kb->meta->attributes = kernel_attributes(kb->meta);
     }
   }
   prepare_functions(m);
@@ -656,6 +710,8 @@ int workgroup_compile(LLVMModuleRef m, struct aquila_fatbin_kernel *kernels,
     status = -1;
     goto out;
   }
+
+  for (unsigned i = 0; i < n; i++) guard_integer_division(&t, kbs[i].wi);
 
   /* Kernels with barriers: split into work-item loops at the barriers, or,
    * with AQUILA_BARRIERS=fibers, run each work-item as a fiber. */

@@ -25,6 +25,7 @@ static cl_int check_properties(const cl_context_properties *props, size_t *count
         break;
       case CL_CONTEXT_INTEROP_USER_SYNC:
         if (seen_sync++) return CL_INVALID_PROPERTY;
+        if (props[n + 1] != CL_TRUE && props[n + 1] != CL_FALSE) return CL_INVALID_PROPERTY;
         break;
       default:
         return CL_INVALID_PROPERTY;

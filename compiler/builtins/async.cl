@@ -49,12 +49,4 @@ INL void wait_group_events(int n, event_t *events) {
   barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
 }
 
-/* clang's table-generated declaration, which is what user code sees, takes
- * a generic event pointer even in OpenCL C 1.2 (opencl-c.h a private one,
- * defined above). OpenCL C 1.2 cannot spell __generic, so that symbol is
- * defined by name; the pointer is never dereferenced. */
-void aq_wait_group_events_generic(int n, event_t *events)
-    __asm__("_Z17wait_group_eventsiPU9CLgeneric9ocl_event");
-void aq_wait_group_events_generic(int n, event_t *events) {
-  barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-}
+/* The overload user programs call (generic event pointer) is in events.ll. */

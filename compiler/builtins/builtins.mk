@@ -26,7 +26,7 @@ BUILTINS_LLVM_LINK ?= $(LLVM_DIR)/bin/llvm-link
 
 BUILTINS_SRCS := $(wildcard compiler/builtins/*.cl)
 BUILTINS_PARTS := $(patsubst compiler/builtins/%.cl,$(BUILD)/compiler/builtins/%.bc,$(BUILTINS_SRCS)) \
-                  compiler/builtins/libm.ll
+                  $(wildcard compiler/builtins/*.ll)
 BUILTINS_BC := $(BUILD)/compiler/builtins-x86_64.bc
 
 # -MMD writes the .d beside each .bc; the top-level Makefile includes them,
