@@ -9,6 +9,12 @@
  * complete yet mark their signals as watched and leave the queue stalled; a
  * change of a watched signal makes the units look at the queue again.
  *
+ * A queue with a compute-unit mask (hsa_amd_queue_cu_set_mask) is scanned
+ * only by the units in its mask, and each of its dispatches carries a copy of
+ * the mask: a range is stolen only by a unit in it. Since a woken unit may be
+ * outside the mask, events for masked queues wake every sleeper; the others
+ * find nothing they may run and sleep again.
+ *
  * Queue lifetime: a unit touches a queue only inside a "visit" (scanning the
  * queue table, or completing a dispatch of that queue). Destroying a queue
  * removes it from the table, waits for its launched dispatches, then waits
@@ -41,6 +47,9 @@ struct aq_dispatch {
   uint32_t work_dim;
   uint32_t group_segment_size;
   _Atomic uint64_t groups_left;
+  uint32_t unit_count; /* units that may run it: the chunk size divides by it */
+  bool masked;         /* only the units in cu_mask may run it */
+  uint64_t cu_mask[AQ_CU_MASK_WORDS];
 };
 
 struct aq_range {
@@ -53,6 +62,9 @@ struct aq_compute_unit {
   struct aq_range deque[AQ_DEQUE_CAPACITY];
   uint32_t deque_head; /* owner takes from the head, thieves from the tail */
   _Atomic uint32_t deque_count;
+  /* Ranges of masked dispatches in the deque: while every range is one,
+   * an idle unit must look inside to know whether it may steal. */
+  _Atomic uint32_t restricted_count;
   _Alignas(AQ_CACHE_LINE) _Atomic uint32_t visit_seq; /* odd while visiting queues */
   uint32_t visit_depth;
   uint32_t index;
@@ -86,9 +98,30 @@ static void agent_event(int wake_count) {
   if (atomic_load(&agent.sleepers)) aq_futex_wake(&agent.event_seq, wake_count);
 }
 
+/* Units outside a masked queue's mask ignore its events, so one woken unit
+ * is not enough there: wake them all. */
+static int wake_count_for(struct aq_queue *queue, int count) {
+  return atomic_load(&queue->masked) ? INT_MAX : count;
+}
+
+static bool mask_has(const uint64_t *mask, uint32_t unit) {
+  return unit < AQ_CU_MASK_WORDS * 64u && ((mask[unit / 64u] >> (unit % 64u)) & 1u);
+}
+
+static bool queue_allows(struct aq_queue *queue, uint32_t unit) {
+  if (!atomic_load_explicit(&queue->masked, memory_order_acquire)) return true;
+  if (unit >= AQ_CU_MASK_WORDS * 64u) return false;
+  return (atomic_load_explicit(&queue->cu_mask[unit / 64u], memory_order_relaxed) >> (unit % 64u)) &
+         1u;
+}
+
+static bool range_allowed(const struct aq_range *range, uint32_t unit) {
+  return !range->dispatch->masked || mask_has(range->dispatch->cu_mask, unit);
+}
+
 void aq_cpu_agent_ring(struct aq_queue *queue) {
   atomic_store(&queue->pending, 1);
-  agent_event(1);
+  agent_event(wake_count_for(queue, 1));
 }
 
 void aq_cpu_agent_watched_signal_changed(void) {
@@ -113,6 +146,7 @@ static bool deque_push(struct aq_compute_unit *cu, struct aq_range range) {
   bool pushed = count < AQ_DEQUE_CAPACITY;
   if (pushed) {
     cu->deque[(cu->deque_head + count) % AQ_DEQUE_CAPACITY] = range;
+    if (range.dispatch->masked) atomic_fetch_add(&cu->restricted_count, 1);
     atomic_store(&cu->deque_count, count + 1);
   }
   pthread_mutex_unlock(&cu->deque_lock);
@@ -135,7 +169,7 @@ static bool deque_take(struct aq_compute_unit *cu, struct aq_range *out) {
   }
   struct aq_range *head = &cu->deque[cu->deque_head];
   uint64_t size = head->end - head->begin;
-  uint64_t chunk = size / (8u * agent.unit_count);
+  uint64_t chunk = size / (8u * head->dispatch->unit_count);
   if (chunk < 1) chunk = 1;
   if (chunk > 64) chunk = 64;
   *out = *head;
@@ -143,6 +177,7 @@ static bool deque_take(struct aq_compute_unit *cu, struct aq_range *out) {
     out->end = head->begin + chunk;
     head->begin += chunk;
   } else {
+    if (head->dispatch->masked) atomic_fetch_sub(&cu->restricted_count, 1);
     cu->deque_head = (cu->deque_head + 1) % AQ_DEQUE_CAPACITY;
     atomic_store(&cu->deque_count, count - 1);
   }
@@ -150,28 +185,48 @@ static bool deque_take(struct aq_compute_unit *cu, struct aq_range *out) {
   return true;
 }
 
-/* Steals the upper half of the victim's tail range (all of it when it is a
- * single work-group). */
-static bool deque_steal(struct aq_compute_unit *victim, struct aq_range *out) {
+/* Steals the upper half of the victim's last range that thief may run (all
+ * of it when it is a single work-group). */
+static bool deque_steal(struct aq_compute_unit *victim, uint32_t thief, struct aq_range *out) {
   if (!atomic_load_explicit(&victim->deque_count, memory_order_relaxed)) return false;
   pthread_mutex_lock(&victim->deque_lock);
   uint32_t count = atomic_load_explicit(&victim->deque_count, memory_order_relaxed);
-  if (!count) {
+  for (uint32_t k = count; k-- > 0;) {
+    struct aq_range *range = &victim->deque[(victim->deque_head + k) % AQ_DEQUE_CAPACITY];
+    if (!range_allowed(range, thief)) continue;
+    uint64_t size = range->end - range->begin;
+    *out = *range;
+    if (size > 1) {
+      uint64_t mid = range->begin + size / 2;
+      out->begin = mid;
+      range->end = mid;
+    } else {
+      /* Close the gap: the ranges after it move down one place. */
+      for (uint32_t j = k; j + 1 < count; j++)
+        victim->deque[(victim->deque_head + j) % AQ_DEQUE_CAPACITY] =
+            victim->deque[(victim->deque_head + j + 1) % AQ_DEQUE_CAPACITY];
+      if (out->dispatch->masked) atomic_fetch_sub(&victim->restricted_count, 1);
+      atomic_store(&victim->deque_count, count - 1);
+    }
     pthread_mutex_unlock(&victim->deque_lock);
-    return false;
-  }
-  struct aq_range *tail = &victim->deque[(victim->deque_head + count - 1) % AQ_DEQUE_CAPACITY];
-  uint64_t size = tail->end - tail->begin;
-  *out = *tail;
-  if (size > 1) {
-    uint64_t mid = tail->begin + size / 2;
-    out->begin = mid;
-    tail->end = mid;
-  } else {
-    atomic_store(&victim->deque_count, count - 1);
+    return true;
   }
   pthread_mutex_unlock(&victim->deque_lock);
-  return true;
+  return false;
+}
+
+/* Whether victim's deque holds a range that unit may steal. */
+static bool deque_has_work_for(struct aq_compute_unit *victim, uint32_t unit) {
+  uint32_t count = atomic_load_explicit(&victim->deque_count, memory_order_relaxed);
+  if (!count) return false;
+  if (count > atomic_load_explicit(&victim->restricted_count, memory_order_relaxed)) return true;
+  bool found = false;
+  pthread_mutex_lock(&victim->deque_lock);
+  count = atomic_load_explicit(&victim->deque_count, memory_order_relaxed);
+  for (uint32_t k = 0; k < count && !found; k++)
+    found = range_allowed(&victim->deque[(victim->deque_head + k) % AQ_DEQUE_CAPACITY], unit);
+  pthread_mutex_unlock(&victim->deque_lock);
+  return found;
 }
 
 /* ---- running work-groups ---- */
@@ -179,7 +234,9 @@ static bool deque_steal(struct aq_compute_unit *victim, struct aq_range *out) {
 static void *group_segment_for(struct aq_compute_unit *cu, size_t size) {
   if (size > cu->group_segment_capacity) {
     size_t capacity = (size + AQ_CACHE_LINE - 1) & ~(size_t)(AQ_CACHE_LINE - 1);
-    void *memory = aligned_alloc(AQ_CACHE_LINE, capacity);
+    /* 128: the alignment of the widest OpenCL type (long16, double16),
+     * which __local pointer arguments at multiples of it then keep. */
+    void *memory = aligned_alloc(128, (capacity + 127) & ~(size_t)127);
     if (!memory) return NULL;
     free(cu->group_segment);
     cu->group_segment = memory;
@@ -312,6 +369,16 @@ static hsa_status_t make_dispatch(struct aq_queue *q, const hsa_kernel_dispatch_
     groups *= d->num_groups[i];
   }
   atomic_init(&d->groups_left, groups);
+  d->unit_count = agent.unit_count;
+  d->masked = atomic_load_explicit(&q->masked, memory_order_acquire);
+  if (d->masked) {
+    uint32_t units = 0;
+    for (uint32_t w = 0; w < AQ_CU_MASK_WORDS; w++) {
+      d->cu_mask[w] = atomic_load_explicit(&q->cu_mask[w], memory_order_relaxed);
+      units += (uint32_t)__builtin_popcountll(d->cu_mask[w]);
+    }
+    d->unit_count = units ? units : 1;
+  }
   *out = d;
   return HSA_STATUS_SUCCESS;
 }
@@ -349,6 +416,12 @@ static bool process_queue(struct aq_compute_unit *cu, struct aq_queue *q) {
         queue_error(q, status);
         break;
       }
+      if (d->masked && !mask_has(d->cu_mask, cu->index)) {
+        /* The mask changed under this unit: leave the packet to the new units. */
+        free(d);
+        aq_cpu_agent_ring(q);
+        break;
+      }
       consume_packet(q, header, index);
       uint64_t groups = atomic_load_explicit(&d->groups_left, memory_order_relaxed);
       if (groups == 0) {
@@ -360,7 +433,8 @@ static bool process_queue(struct aq_compute_unit *cu, struct aq_queue *q) {
       struct aq_range range = {d, 0, groups};
       deque_push(cu, range);
       launched = true;
-      if (groups > 1) agent_event(agent.unit_count > 1 ? (int)agent.unit_count - 1 : 1);
+      if (groups > 1)
+        agent_event(wake_count_for(q, agent.unit_count > 1 ? (int)agent.unit_count - 1 : 1));
     } else if (type == HSA_PACKET_TYPE_BARRIER_AND || type == HSA_PACKET_TYPE_BARRIER_OR) {
       const hsa_barrier_and_packet_t *packet = (const hsa_barrier_and_packet_t *)slot;
       int ready = barrier_ready(q, packet, type == HSA_PACKET_TYPE_BARRIER_OR);
@@ -396,8 +470,10 @@ static bool scan_queues(struct aq_compute_unit *cu) {
     uint32_t i = (k + cu->index) % slots;
     struct aq_queue *q = atomic_load(&agent.queues[i]);
     if (!q) continue;
-    if (recheck && q->barrier_watching) atomic_store(&q->pending, 1);
-    if (!atomic_load(&q->pending)) continue;
+    if (recheck && q->barrier_watching && !atomic_exchange(&q->pending, 1) &&
+        !queue_allows(q, cu->index))
+      agent_event(INT_MAX); /* the units in its mask must see it */
+    if (!queue_allows(q, cu->index) || !atomic_load(&q->pending)) continue;
     if (atomic_exchange(&q->processing, 1)) {
       cu->seen_event = event - 1; /* another unit has it: look again later */
       continue;
@@ -414,7 +490,7 @@ static bool steal_work(struct aq_compute_unit *cu) {
   for (uint32_t k = 1; k < agent.unit_count; k++) {
     struct aq_compute_unit *victim = &agent.units[(cu->index + k) % agent.unit_count];
     struct aq_range range;
-    if (deque_steal(victim, &range)) {
+    if (deque_steal(victim, cu->index, &range)) {
       deque_push(cu, range);
       return true;
     }
@@ -424,8 +500,9 @@ static bool steal_work(struct aq_compute_unit *cu) {
 
 static bool work_visible(struct aq_compute_unit *cu) {
   if (atomic_load(&agent.event_seq) != cu->seen_event) return true;
+  if (atomic_load(&cu->deque_count)) return true;
   for (uint32_t k = 0; k < agent.unit_count; k++)
-    if (atomic_load(&agent.units[k].deque_count)) return true;
+    if (k != cu->index && deque_has_work_for(&agent.units[k], cu->index)) return true;
   return false;
 }
 
@@ -559,4 +636,41 @@ void aq_cpu_agent_remove_queue(struct aq_queue *queue) {
       sched_yield();
   }
   unwatch_barrier(queue);
+}
+
+hsa_status_t aq_cpu_agent_set_cu_mask(struct aq_queue *queue, uint32_t bits, const uint32_t *mask) {
+  uint64_t words[AQ_CU_MASK_WORDS] = {0};
+  uint32_t limit =
+      agent.unit_count < AQ_CU_MASK_WORDS * 64u ? agent.unit_count : AQ_CU_MASK_WORDS * 64u;
+  bool any = false;
+  /* Bits of units that do not exist are ignored, as the mask only says
+   * where the queue may run. */
+  for (uint32_t i = 0; i < bits && i < limit; i++)
+    if ((mask[i / 32u] >> (i % 32u)) & 1u) {
+      words[i / 64u] |= 1ull << (i % 64u);
+      any = true;
+    }
+  if (bits && !any) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+  pthread_mutex_lock(&agent.table_lock);
+  if (!bits) {
+    atomic_store(&queue->masked, 0);
+  } else {
+    /* A unit reading the mask meanwhile sees the old one, the new one or
+     * their union, never an empty one: add the new bits first, then drop the
+     * old ones. */
+    bool was_masked = atomic_load(&queue->masked);
+    for (uint32_t w = 0; w < AQ_CU_MASK_WORDS; w++)
+      atomic_store(&queue->cu_mask[w],
+                   words[w] | (was_masked ? atomic_load(&queue->cu_mask[w]) : 0));
+    atomic_store(&queue->masked, 1);
+    for (uint32_t w = 0; w < AQ_CU_MASK_WORDS; w++)
+      atomic_store(&queue->cu_mask[w], words[w]);
+  }
+  pthread_mutex_unlock(&agent.table_lock);
+  /* Packets left behind by units that just lost the queue go to the new ones. */
+  if (atomic_load(&queue->read_index) != atomic_load(&queue->write_index)) {
+    atomic_store(&queue->pending, 1);
+    agent_event(INT_MAX);
+  }
+  return HSA_STATUS_SUCCESS;
 }

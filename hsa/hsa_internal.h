@@ -74,6 +74,9 @@ hsa_agent_t aq_cpu_agent_handle(void);
 void aq_memory_release_all(void);
 
 /* ---- queue.c ---- */
+/* A compute-unit mask holds AQUILA_CPU_UNITS's limit of 1024 units. */
+#define AQ_CU_MASK_WORDS 16u
+
 struct aq_queue {
   hsa_queue_t public_queue; /* first: the public pointer is this struct */
   _Alignas(AQ_CACHE_LINE) _Atomic uint64_t write_index;
@@ -98,6 +101,10 @@ struct aq_queue {
   void *ring;
   uint32_t magic;
   uint32_t slot; /* index in the agent's queue table */
+  /* hsa_amd_queue_cu_set_mask: when masked is 1, only the units whose bits
+   * are set in cu_mask take this queue's packets and run their work-groups. */
+  _Atomic uint32_t masked;
+  _Atomic uint64_t cu_mask[AQ_CU_MASK_WORDS];
 };
 
 struct aq_queue *aq_queue_from_public(const hsa_queue_t *queue);
@@ -107,6 +114,9 @@ hsa_status_t aq_cpu_agent_start(void);
 void aq_cpu_agent_stop(void);
 hsa_status_t aq_cpu_agent_add_queue(struct aq_queue *queue);
 void aq_cpu_agent_remove_queue(struct aq_queue *queue);
+/* Restricts queue to the units set in the first bits of mask (bits == 0:
+ * every unit). INVALID_ARGUMENT when no existing unit is in the mask. */
+hsa_status_t aq_cpu_agent_set_cu_mask(struct aq_queue *queue, uint32_t bits, const uint32_t *mask);
 /* A doorbell of queue was rung. */
 void aq_cpu_agent_ring(struct aq_queue *queue);
 /* A signal watched by a stalled barrier packet changed. */

@@ -3,6 +3,7 @@
  * read/write index operations in every memory order. */
 #include "hsa_internal.h"
 
+#include <hsa/hsa_ext_amd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -138,6 +139,20 @@ hsa_status_t hsa_queue_inactivate(hsa_queue_t *queue) {
   if (!q) return HSA_STATUS_ERROR_INVALID_QUEUE;
   atomic_store(&q->active, 0);
   return HSA_STATUS_SUCCESS;
+}
+
+/* The AMD extension's compute-unit affinity: bit i of the mask is compute
+ * unit i of the CPU agent (its worker thread i). hsa_ext_amd.h: a count of 0
+ * enables every unit; the count is in bits, a multiple of 32. */
+hsa_status_t hsa_amd_queue_cu_set_mask(const hsa_queue_t *queue, uint32_t num_cu_mask_count,
+                                       const uint32_t *cu_mask) {
+  if (!aq_runtime_is_initialized()) return HSA_STATUS_ERROR_NOT_INITIALIZED;
+  struct aq_queue *q = queue ? aq_queue_from_public(queue) : NULL;
+  /* A soft queue is processed by the application: no unit to restrict. */
+  if (!q || q->soft) return HSA_STATUS_ERROR_INVALID_QUEUE;
+  if (num_cu_mask_count % 32u || (num_cu_mask_count && !cu_mask))
+    return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+  return aq_cpu_agent_set_cu_mask(q, num_cu_mask_count, cu_mask);
 }
 
 /* ---- indices ---- */

@@ -9,6 +9,17 @@
 #include "icd.h"
 #include "runtime.h"
 
+/* cl_ext_device_fission is not reported: OpenCL 1.2's clCreateSubDevices
+ * does the same. The loader calls this slot without checking it, so it must
+ * hold a function. */
+static cl_int CL_API_CALL create_sub_devices_ext(cl_device_id in_device,
+                                                 const cl_device_partition_property_ext *properties,
+                                                 cl_uint num_entries, cl_device_id *out_devices,
+                                                 cl_uint *num_devices) {
+  if (!device_is_valid(in_device)) return CL_INVALID_DEVICE;
+  return CL_INVALID_OPERATION;
+}
+
 static cl_icd_dispatch build_table(void) {
   cl_icd_dispatch t;
   memset(&t, 0, sizeof t);
@@ -101,6 +112,7 @@ static cl_icd_dispatch build_table(void) {
   t.clEnqueueMarkerWithWaitList = clEnqueueMarkerWithWaitList;
   t.clEnqueueBarrierWithWaitList = clEnqueueBarrierWithWaitList;
   t.clGetExtensionFunctionAddressForPlatform = clGetExtensionFunctionAddressForPlatform;
+  t.clCreateSubDevicesEXT = create_sub_devices_ext;
   t.clRetainDeviceEXT = clRetainDevice;
   t.clReleaseDeviceEXT = clReleaseDevice;
   icd_fill_interop_slots(&t);

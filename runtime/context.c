@@ -49,6 +49,8 @@ static cl_int copy_properties(const cl_context_properties *props, cl_context c) 
 }
 
 static void context_free(cl_context c) {
+  for (cl_uint i = 0; i < c->num_devices; i++)
+    device_release_internal(c->devices[i]);
   free(c->devices);
   free(c->properties);
   free(c);
@@ -88,9 +90,13 @@ AQUILA_API cl_context clCreateContext(const cl_context_properties *properties, c
     err = CL_OUT_OF_HOST_MEMORY;
     goto fail;
   }
-  /* A device listed twice counts once. */
+  /* A device listed twice counts once. The context keeps its sub-devices
+   * alive: its queues, programs and kernels use them. */
   for (cl_uint i = 0; i < num_devices; i++)
-    if (!context_has_device(c, devices[i])) c->devices[c->num_devices++] = devices[i];
+    if (!context_has_device(c, devices[i])) {
+      device_retain_internal(devices[i]);
+      c->devices[c->num_devices++] = devices[i];
+    }
   c->notify = pfn_notify;
   c->notify_data = user_data;
   if (errcode_ret) *errcode_ret = CL_SUCCESS;

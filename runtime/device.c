@@ -13,15 +13,17 @@
   "cl_khr_icd cl_khr_fp64 cl_khr_byte_addressable_store "                                          \
   "cl_khr_global_int32_base_atomics cl_khr_global_int32_extended_atomics "                         \
   "cl_khr_local_int32_base_atomics cl_khr_local_int32_extended_atomics "                           \
-  "cl_khr_int64_base_atomics cl_khr_int64_extended_atomics"
+  "cl_khr_int64_base_atomics cl_khr_int64_extended_atomics cl_khr_3d_image_writes"
 
 int device_is_valid(cl_device_id d) {
   for (cl_uint i = 0; i < aquila_num_devices; i++)
     if (d == &aquila_devices[i]) return 1;
-  return 0;
+  /* Sub-devices are allocated one by one; a live one has a parent. */
+  return object_is(d, OBJECT_DEVICE) && d->parent;
 }
 
 hsa_signal_t device_acquire_signal(cl_device_id d) {
+  d = device_root(d); /* one pool per agent */
   hsa_signal_t s = {0};
   pthread_mutex_lock(&d->signal_lock);
   if (d->num_free_signals) s = d->free_signals[--d->num_free_signals];
@@ -35,6 +37,7 @@ hsa_signal_t device_acquire_signal(cl_device_id d) {
 }
 
 void device_release_signal(cl_device_id d, hsa_signal_t s) {
+  d = device_root(d);
   pthread_mutex_lock(&d->signal_lock);
   if (d->num_free_signals == d->cap_free_signals) {
     size_t cap = d->cap_free_signals ? d->cap_free_signals * 2 : 64;
@@ -85,6 +88,7 @@ void device_start_watcher(cl_device_id d) {
 
 /* The watcher holds a reference until it has completed the event. */
 void device_watch(cl_device_id d, cl_event ev) {
+  d = device_root(d); /* the root's watcher serves its sub-devices too */
   object_retain(&ev->header);
   ev->inflight_next = NULL;
   pthread_mutex_lock(&d->inflight_lock);
@@ -122,14 +126,17 @@ AQUILA_API cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_name
                                   size_t param_value_size, void *param_value,
                                   size_t *param_value_size_ret) {
   if (!device_is_valid(device)) return CL_INVALID_DEVICE;
-  cl_device_id d = device;
+  cl_int err;
+  if (device_own_info(device, param_name, param_value_size, param_value, param_value_size_ret,
+                      &err))
+    return err;
+  /* Everything else a sub-device answers as its root device does. */
+  cl_device_id d = device_root(device);
   switch (param_name) {
   case CL_DEVICE_TYPE:
     INFO_VALUE(cl_device_type, CL_DEVICE_TYPE_CPU);
   case CL_DEVICE_VENDOR_ID:
     INFO_VALUE(cl_uint, 0x10000 /* no PCI vendor: Khronos vendor id range */);
-  case CL_DEVICE_MAX_COMPUTE_UNITS:
-    INFO_VALUE(cl_uint, d->compute_units);
   case CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS:
     INFO_VALUE(cl_uint, 3);
   case CL_DEVICE_MAX_WORK_ITEM_SIZES: {
@@ -166,8 +173,14 @@ AQUILA_API cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_name
     INFO_VALUE(cl_uint, 64);
   case CL_DEVICE_MAX_READ_IMAGE_ARGS:
   case CL_DEVICE_MAX_WRITE_IMAGE_ARGS:
-  case CL_DEVICE_MAX_SAMPLERS:
-    INFO_VALUE(cl_uint, 0);
+  case CL_DEVICE_MAX_SAMPLERS: {
+    /* From the agent's image extension (image.c). */
+    struct image_limits l;
+    device_image_limits(d, &l);
+    INFO_VALUE(cl_uint, param_name == CL_DEVICE_MAX_READ_IMAGE_ARGS    ? l.read_args
+                        : param_name == CL_DEVICE_MAX_WRITE_IMAGE_ARGS ? l.write_args
+                                                                       : l.samplers);
+  }
   case CL_DEVICE_MAX_MEM_ALLOC_SIZE: {
     uint64_t v = d->global_mem_size / 4;
     if (v < 128ull * 1024 * 1024) v = 128ull * 1024 * 1024;
@@ -179,10 +192,20 @@ AQUILA_API cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_name
   case CL_DEVICE_IMAGE3D_MAX_HEIGHT:
   case CL_DEVICE_IMAGE3D_MAX_DEPTH:
   case CL_DEVICE_IMAGE_MAX_BUFFER_SIZE:
-  case CL_DEVICE_IMAGE_MAX_ARRAY_SIZE:
-    INFO_VALUE(size_t, 0);
+  case CL_DEVICE_IMAGE_MAX_ARRAY_SIZE: {
+    struct image_limits l;
+    device_image_limits(d, &l);
+    size_t v = param_name == CL_DEVICE_IMAGE2D_MAX_WIDTH    ? l.width_2d
+               : param_name == CL_DEVICE_IMAGE2D_MAX_HEIGHT ? l.height_2d
+               : param_name == CL_DEVICE_IMAGE3D_MAX_WIDTH  ? l.width_3d
+               : param_name == CL_DEVICE_IMAGE3D_MAX_HEIGHT ? l.height_3d
+               : param_name == CL_DEVICE_IMAGE3D_MAX_DEPTH  ? l.depth_3d
+               : param_name == CL_DEVICE_IMAGE_MAX_BUFFER_SIZE ? l.buffer_size
+                                                               : l.array_size;
+    INFO_VALUE(size_t, v);
+  }
   case CL_DEVICE_IMAGE_SUPPORT:
-    INFO_VALUE(cl_bool, CL_FALSE);
+    INFO_VALUE(cl_bool, CL_TRUE);
   case CL_DEVICE_MAX_PARAMETER_SIZE:
     INFO_VALUE(size_t, 1024);
   case CL_DEVICE_MEM_BASE_ADDR_ALIGN:
@@ -254,39 +277,7 @@ AQUILA_API cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_name
     INFO_VALUE(size_t, 1024 * 1024);
   case CL_DEVICE_PREFERRED_INTEROP_USER_SYNC:
     INFO_VALUE(cl_bool, CL_TRUE);
-  case CL_DEVICE_PARENT_DEVICE:
-    INFO_VALUE(cl_device_id, NULL);
-  case CL_DEVICE_PARTITION_MAX_SUB_DEVICES:
-    INFO_VALUE(cl_uint, 0);
-  case CL_DEVICE_PARTITION_PROPERTIES:
-    INFO_VALUE(cl_device_partition_property, 0);
-  case CL_DEVICE_PARTITION_AFFINITY_DOMAIN:
-    INFO_VALUE(cl_device_affinity_domain, 0);
-  case CL_DEVICE_PARTITION_TYPE:
-    return info_copy(NULL, 0, param_value_size, param_value, param_value_size_ret);
-  case CL_DEVICE_REFERENCE_COUNT:
-    INFO_VALUE(cl_uint, 1);
   default:
     return CL_INVALID_VALUE;
   }
-}
-
-AQUILA_API cl_int clRetainDevice(cl_device_id device) {
-  return device_is_valid(device) ? CL_SUCCESS
-                                 : CL_INVALID_DEVICE; /* root devices are not counted */
-}
-
-AQUILA_API cl_int clReleaseDevice(cl_device_id device) {
-  return device_is_valid(device) ? CL_SUCCESS : CL_INVALID_DEVICE;
-}
-
-/* CL_DEVICE_PARTITION_PROPERTIES is empty: no partition type is supported
- * yet, which the specification answers with CL_INVALID_VALUE. */
-AQUILA_API cl_int clCreateSubDevices(cl_device_id in_device,
-                                     const cl_device_partition_property *properties,
-                                     cl_uint num_devices, cl_device_id *out_devices,
-                                     cl_uint *num_devices_ret) {
-  if (!device_is_valid(in_device)) return CL_INVALID_DEVICE;
-  debug_log("clCreateSubDevices: this device supports no partition type");
-  return CL_INVALID_VALUE;
 }

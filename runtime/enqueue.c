@@ -18,7 +18,7 @@ static cl_int check_wait_list(cl_command_queue q, cl_uint n, const cl_event *lis
   return event_check_wait_list(q->context, n, list);
 }
 
-static cl_int retain_mem(cl_event ev, cl_mem m) {
+cl_int retain_mem(cl_event ev, cl_mem m) {
   cl_mem *mems = realloc(ev->retained_mems, (ev->num_retained_mems + 1) * sizeof *mems);
   if (!mems) return CL_OUT_OF_HOST_MEMORY;
   ev->retained_mems = mems;
@@ -28,8 +28,8 @@ static cl_int retain_mem(cl_event ev, cl_mem m) {
 }
 
 /* Submits ev and, for blocking calls, waits for it. */
-static cl_int finish_enqueue(cl_event ev, cl_uint num_wait, const cl_event *wait_list,
-                             cl_bool blocking, cl_event *event) {
+cl_int finish_enqueue(cl_event ev, cl_uint num_wait, const cl_event *wait_list, cl_bool blocking,
+                      cl_event *event) {
   event_hand_out(ev, event);
   if (blocking) object_retain(&ev->header);
   command_submit(ev, num_wait, wait_list);
@@ -40,8 +40,12 @@ static cl_int finish_enqueue(cl_event ev, cl_uint num_wait, const cl_event *wait
 }
 
 void command_execute(cl_event ev) {
+  cl_int status = CL_COMPLETE;
   event_set_status(ev, CL_RUNNING);
   switch (ev->kind) {
+  case COMMAND_IMAGE:
+    status = image_command_execute(ev);
+    break;
   case COMMAND_COPY_RECT: {
     __typeof__(ev->u.copy) *c = &ev->u.copy;
     for (size_t z = 0; z < c->region[2]; z++)
@@ -63,7 +67,7 @@ void command_execute(cl_event ev) {
   default:
     break;
   }
-  event_complete(ev, CL_COMPLETE);
+  event_complete(ev, status);
 }
 
 /* ---- buffers ---------------------------------------------------------------- */
@@ -529,6 +533,12 @@ AQUILA_API cl_int clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel kernel, c
       void *addr = m ? m->data : NULL;
       memcpy(kernarg + a->offset, &addr, sizeof addr);
       if (m && retain_mem(ev, m)) err = CL_OUT_OF_HOST_MEMORY;
+    } else if (a->kind == AQUILA_ARG_IMAGE) {
+      /* The HSA image handle is what code sees (the address of its
+       * struct aquila_image); the command keeps the image alive. */
+      cl_mem m = kernel->args[i].mem;
+      memcpy(kernarg + a->offset, &m->image_handle, sizeof m->image_handle);
+      if (retain_mem(ev, m)) err = CL_OUT_OF_HOST_MEMORY;
     } else if (a->kind == AQUILA_ARG_LOCAL_PTR) {
       group_segment =
           (group_segment + GROUP_SEGMENT_ALIGNMENT - 1) & ~(uint64_t)(GROUP_SEGMENT_ALIGNMENT - 1);
@@ -615,8 +625,10 @@ void ndrange_submit(cl_event ev, int unused) {
                     (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE);
   /* RUNNING before the header is published, and a reference until the
    * doorbell rang: once the packet can run, the watcher may complete ev and
-   * drop the last references to it and to its queue. */
-  event_set_status(ev, CL_RUNNING);
+   * drop the last references to it and to its queue. A packet behind the
+   * barrier bit still waits for the kernels before it: it stays SUBMITTED
+   * and goes straight to COMPLETE (RUNNING callbacks run then, in order). */
+  if (!barrier) event_set_status(ev, CL_RUNNING);
   object_retain(&ev->header);
   __atomic_store_n((uint32_t *)pkt, (uint32_t)header | ((uint32_t)dims << 16), __ATOMIC_RELEASE);
   hsa_signal_store_screlease(hq->doorbell_signal, (hsa_signal_value_t)index);

@@ -1,5 +1,5 @@
 /* Kernels: a program's kernel with its argument values. Argument values are
- * kept as an image of the explicit kernarg segment; buffer arguments are
+ * kept as a copy of the explicit kernarg segment; buffer and image arguments are
  * resolved to addresses when a command is enqueued, so the command keeps its
  * own snapshot and clSetKernelArg may change the kernel right after. */
 #include <stdlib.h>
@@ -116,6 +116,31 @@ AQUILA_API cl_int clReleaseKernel(cl_kernel kernel) {
   return CL_SUCCESS;
 }
 
+/* Whether image m suits an image argument: the declared image type must be
+ * m's geometry, and a read_only (write_only) argument takes no image that
+ * kernels may only write (read). */
+static int image_arg_matches(const struct aquila_fatbin_arg *a, cl_mem m) {
+  static const struct {
+    const char *name;
+    cl_mem_object_type type;
+  } types[] = {
+      {"image1d_t", CL_MEM_OBJECT_IMAGE1D},
+      {"image1d_buffer_t", CL_MEM_OBJECT_IMAGE1D_BUFFER},
+      {"image1d_array_t", CL_MEM_OBJECT_IMAGE1D_ARRAY},
+      {"image2d_t", CL_MEM_OBJECT_IMAGE2D},
+      {"image2d_array_t", CL_MEM_OBJECT_IMAGE2D_ARRAY},
+      {"image3d_t", CL_MEM_OBJECT_IMAGE3D},
+  };
+  if (a->type_name)
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+      if (!strcmp(a->type_name, types[i].name) && m->type != types[i].type) return 0;
+  if (a->access_qualifier == CL_KERNEL_ARG_ACCESS_READ_ONLY && (m->flags & CL_MEM_WRITE_ONLY))
+    return 0;
+  if (a->access_qualifier == CL_KERNEL_ARG_ACCESS_WRITE_ONLY && (m->flags & CL_MEM_READ_ONLY))
+    return 0;
+  return 1;
+}
+
 AQUILA_API cl_int clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size,
                                  const void *arg_value) {
   if (!object_is(kernel, OBJECT_KERNEL)) return CL_INVALID_KERNEL;
@@ -137,10 +162,26 @@ AQUILA_API cl_int clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg
     if (arg_size == 0) return CL_INVALID_ARG_SIZE;
     ka->local_size = arg_size;
     break;
-  case AQUILA_ARG_IMAGE:
-    return CL_INVALID_MEM_OBJECT; /* no image support on this device */
-  case AQUILA_ARG_SAMPLER:
-    return CL_INVALID_SAMPLER;
+  case AQUILA_ARG_IMAGE: {
+    /* The image's HSA handle goes into the kernarg at enqueue (enqueue.c),
+     * as buffers' addresses do. */
+    if (arg_size != sizeof(cl_mem)) return CL_INVALID_ARG_SIZE;
+    cl_mem m = arg_value ? *(const cl_mem *)arg_value : NULL;
+    if (!mem_is_image(m) || m->context != kernel->program->context) return CL_INVALID_MEM_OBJECT;
+    if (!image_arg_matches(a, m)) return CL_INVALID_ARG_VALUE;
+    ka->mem = m;
+    break;
+  }
+  case AQUILA_ARG_SAMPLER: {
+    if (arg_size != sizeof(cl_sampler)) return CL_INVALID_ARG_SIZE;
+    cl_sampler s = arg_value ? *(const cl_sampler *)arg_value : NULL;
+    if (!object_is(s, OBJECT_SAMPLER) || s->context != kernel->program->context)
+      return CL_INVALID_SAMPLER;
+    /* Code sees the sampler bits themselves (little-endian, so a narrower
+     * slot gets the low bytes). */
+    memcpy(kernel->arg_values + a->offset, &s->bits, a->size < 8 ? a->size : 8);
+    break;
+  }
   default:
     if (!arg_value) return CL_INVALID_ARG_VALUE;
     if (arg_size != a->size) return CL_INVALID_ARG_SIZE;

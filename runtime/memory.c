@@ -1,8 +1,8 @@
 /* Memory objects: buffers and sub-buffers. On the CPU agent a buffer is host
  * memory that kernels address directly: CL_MEM_USE_HOST_PTR uses the
  * caller's memory without a copy, and mapping returns a pointer into the
- * buffer itself. Images are not supported by this device
- * (CL_DEVICE_IMAGE_SUPPORT is CL_FALSE); see image.c. */
+ * buffer itself. Images are memory objects too (image.c); this file's
+ * release frees them, and clGetMemObjectInfo answers for them. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,7 +14,7 @@ int mem_is_buffer(cl_mem m) {
   return object_is(m, OBJECT_MEM) && m->type == CL_MEM_OBJECT_BUFFER;
 }
 
-static cl_int check_flags(cl_mem_flags flags) {
+cl_int mem_check_flags(cl_mem_flags flags) {
   const cl_mem_flags access = CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY;
   const cl_mem_flags host_access =
       CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS;
@@ -42,7 +42,7 @@ AQUILA_API cl_mem clCreateBuffer(cl_context context, cl_mem_flags flags, size_t 
     goto fail;
   }
   if (flags == 0) flags = CL_MEM_READ_WRITE;
-  if ((err = check_flags(flags)) != CL_SUCCESS) goto fail;
+  if ((err = mem_check_flags(flags)) != CL_SUCCESS) goto fail;
   cl_ulong max_alloc = 0;
   largest_alloc_device(context, &max_alloc);
   if (size == 0 || size > max_alloc) {
@@ -96,7 +96,7 @@ AQUILA_API cl_mem clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags,
   const cl_mem_flags access = CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY;
   const cl_mem_flags host_access =
       CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS;
-  if (check_flags(flags) != CL_SUCCESS ||
+  if (mem_check_flags(flags) != CL_SUCCESS ||
       (flags & (CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR))) {
     err = CL_INVALID_VALUE;
     goto fail;
@@ -173,6 +173,7 @@ AQUILA_API cl_int clReleaseMemObject(cl_mem memobj) {
     free(d);
     d = next;
   }
+  if (memobj->image_handle) image_destroy(memobj); /* the descriptor; storage is ours */
   if (memobj->owns_data) free(memobj->data);
   cl_mem parent = memobj->parent;
   cl_context ctx = memobj->context;

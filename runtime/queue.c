@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <hsa/hsa_ext_amd.h>
+
 #include "runtime.h"
 
 static void queue_error_callback(hsa_status_t status, hsa_queue_t *source, void *data) {
@@ -47,6 +49,15 @@ AQUILA_API cl_command_queue clCreateCommandQueue(cl_context context, cl_device_i
   pthread_cond_init(&q->idle_cond, NULL);
   if (hsa_queue_create(device->agent, 4096, HSA_QUEUE_TYPE_MULTI, queue_error_callback, q,
                        UINT32_MAX, UINT32_MAX, &q->hsa_queue) != HSA_STATUS_SUCCESS) {
+    free(q);
+    q = NULL;
+    err = CL_OUT_OF_RESOURCES;
+    goto fail;
+  }
+  /* A sub-device's kernels run only on its compute units. */
+  if (device->parent &&
+      hsa_amd_queue_cu_set_mask(q->hsa_queue, 32 * 32, device->unit_mask) != HSA_STATUS_SUCCESS) {
+    hsa_queue_destroy(q->hsa_queue);
     free(q);
     q = NULL;
     err = CL_OUT_OF_RESOURCES;

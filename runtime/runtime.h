@@ -93,6 +93,14 @@ struct _cl_device_id {
   pthread_mutex_t signal_lock;
   hsa_signal_t *free_signals;
   size_t num_free_signals, cap_free_signals;
+  /* Sub-devices (runtime/subdevice.c): parent is NULL for a root device. A
+   * sub-device copies its root's description and shares the root's agent,
+   * code target, watcher and signal pool; it runs on the agent's compute
+   * units set in unit_mask (bit i: unit i), through its queues' CU masks. */
+  cl_device_id parent, root;
+  uint32_t unit_mask[32];
+  cl_device_partition_property *partition_type; /* CL_DEVICE_PARTITION_TYPE, 0-terminated */
+  size_t partition_type_len;                     /* with the 0; 0 for a root device */
 };
 
 /* The platform's devices; returns 0 and CL_SUCCESS once HSA is up. */
@@ -101,6 +109,17 @@ extern struct _cl_platform_id aquila_platform;
 extern struct _cl_device_id *aquila_devices;
 extern cl_uint aquila_num_devices;
 int device_is_valid(cl_device_id d);
+/* The root device whose watcher, signals and agent d uses. */
+static inline cl_device_id device_root(cl_device_id d) {
+  return d->parent ? d->root : d;
+}
+/* Answers the queries a sub-device answers itself (partitions, reference
+ * count, compute units); returns 0 for the others. */
+int device_own_info(cl_device_id d, cl_device_info param_name, size_t param_value_size,
+                    void *param_value, size_t *param_value_size_ret, cl_int *err);
+/* References held by contexts on their sub-devices (root devices are not counted). */
+void device_retain_internal(cl_device_id d);
+void device_release_internal(cl_device_id d);
 
 hsa_signal_t device_acquire_signal(cl_device_id d);
 void device_release_signal(cl_device_id d, hsa_signal_t s);
@@ -157,6 +176,12 @@ struct _cl_mem {
   atomic_uint map_count;
   pthread_mutex_t lock;
   struct mem_destructor *destructors;
+  /* Images (type CL_MEM_OBJECT_IMAGE*; image.c): an HSA image in the linear
+   * layout over data. A 1D buffer image uses its buffer's storage (parent). */
+  uint64_t image_handle; /* hsa_ext_image_t; 0 for buffers */
+  cl_image_format image_format;
+  cl_image_desc image_desc; /* width/height/depth/array_size of its geometry only */
+  size_t element_size, row_pitch, slice_pitch; /* the storage's layout */
 };
 
 /* ---- programs and kernels ------------------------------------------------ */
@@ -211,6 +236,7 @@ enum command_kind {
   COMMAND_NATIVE,
   COMMAND_MAP,
   COMMAND_UNMAP,
+  COMMAND_IMAGE, /* read/write/copy/fill image through the HSA image extension */
 };
 
 struct event_callback {
@@ -270,6 +296,13 @@ struct _cl_event {
       void(CL_CALLBACK *fn)(void *);
       void *args;
     } native;
+    struct {
+      cl_mem image, other; /* other: the destination of a copy */
+      void *host;          /* read/write */
+      size_t row_pitch, slice_pitch;
+      size_t origin[3], other_origin[3], region[3];
+      unsigned char color[16]; /* fill */
+    } image;
   } u;
   atomic_int completion_claimed;
   struct _cl_event *inflight_next; /* device watcher list */
@@ -305,6 +338,35 @@ cl_int queue_check(cl_command_queue q);
 
 /* Mem helpers for the enqueue functions. */
 int mem_is_buffer(cl_mem m);
+/* CL_INVALID_VALUE unless flags is a valid cl_mem_flags combination. */
+cl_int mem_check_flags(cl_mem_flags flags);
+/* The command keeps a reference on m until it completes. */
+cl_int retain_mem(cl_event ev, cl_mem m);
+/* Submits ev and, for blocking calls, waits for it. */
+cl_int finish_enqueue(cl_event ev, cl_uint num_wait, const cl_event *wait_list, cl_bool blocking,
+                      cl_event *event);
+int mem_is_image(cl_mem m);
+/* Frees an image's HSA image (clReleaseMemObject, last reference). */
+void image_destroy(cl_mem m);
+/* Runs a COMMAND_IMAGE on a scheduler worker; returns the event's final status. */
+cl_int image_command_execute(cl_event ev);
+/* The device's image limits (clGetDeviceInfo), from its HSA agent. */
+struct image_limits {
+  size_t width_2d, height_2d, width_3d, height_3d, depth_3d, buffer_size, array_size;
+  cl_uint read_args, write_args, samplers;
+};
+void device_image_limits(cl_device_id d, struct image_limits *l);
+
+/* ---- samplers ------------------------------------------------------------ */
+
+struct _cl_sampler {
+  struct object_header header;
+  cl_context context;
+  cl_bool normalized_coords;
+  cl_addressing_mode addressing_mode;
+  cl_filter_mode filter_mode;
+  uint64_t bits; /* hsa_ext_sampler_t: what a sampler_t kernel argument carries */
+};
 
 /* Program helpers. */
 cl_int program_load_for_device(cl_program p, cl_uint dev_index);

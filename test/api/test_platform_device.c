@@ -220,7 +220,7 @@ static void device_info_values(void) {
   CHECK(p == platform);
   cl_bool b = CL_TRUE;
   clGetDeviceInfo(device, CL_DEVICE_IMAGE_SUPPORT, sizeof b, &b, NULL);
-  CHECK_EQ_INT(b, CL_FALSE);
+  CHECK_EQ_INT(b, CL_TRUE);
   clGetDeviceInfo(device, CL_DEVICE_AVAILABLE, sizeof b, &b, NULL);
   CHECK_EQ_INT(b, CL_TRUE);
   cl_command_queue_properties qp = 0;
@@ -281,12 +281,23 @@ static void device_bad_handles(void) {
                CL_INVALID_PLATFORM);
 }
 
-static void sub_devices_unsupported(void) {
+/* test_subdevices.c covers partitions; here, the one-unit-each split of
+ * whatever this machine has (one unit cannot be split further). */
+static void sub_devices(void) {
   cl_device_partition_property props[] = {CL_DEVICE_PARTITION_EQUALLY, 1, 0};
-  cl_device_id out[4];
-  cl_uint n = 0;
-  CHECK_EQ_INT(clCreateSubDevices(device, props, 4, out, &n), CL_INVALID_VALUE);
-  CHECK_EQ_INT(clCreateSubDevices((cl_device_id)context, props, 4, out, &n), CL_INVALID_DEVICE);
+  cl_uint units = 0, n = 0;
+  clGetDeviceInfo(device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units, &units, NULL);
+  cl_device_id *out = calloc(units, sizeof *out);
+  REQUIRE(out);
+  cl_int expect = units > 1 ? CL_SUCCESS : CL_DEVICE_PARTITION_FAILED;
+  CHECK_EQ_INT(clCreateSubDevices(device, props, units, out, &n), expect);
+  if (expect == CL_SUCCESS) {
+    CHECK_EQ_INT(n, units);
+    for (cl_uint i = 0; i < n; i++)
+      CHECK_EQ_INT(clReleaseDevice(out[i]), CL_SUCCESS);
+  }
+  CHECK_EQ_INT(clCreateSubDevices((cl_device_id)context, props, units, out, &n), CL_INVALID_DEVICE);
+  free(out);
 }
 
 static void extension_lookup(void) {
@@ -303,7 +314,7 @@ int main(void) {
   RUN(device_info_all);
   RUN(device_info_values);
   RUN(device_bad_handles);
-  RUN(sub_devices_unsupported);
+  RUN(sub_devices);
   RUN(extension_lookup);
   api_teardown();
   CHECK_EXIT();
