@@ -32,3 +32,19 @@ bench-deps:
 
 bench: all bench-deps $(BENCH_BINS)
 	@sh bench/bench.sh $(BUILD) $(abspath $(ICD_FILE))
+
+# hsa-vectoradd: an HSA program on the standalone HSA runtime (libaquila-hsa.so),
+# loading its kernel from a fat binary that clfatbin builds for x86-64 levels.
+HSA_SAMPLE := $(BUILD)/samples/hsa-vectoradd
+HSA_SAMPLE_FATBIN := $(BUILD)/samples/hsa-vectoradd.fatbin
+
+$(HSA_SAMPLE): samples/hsa-vectoradd/hsa_vectoradd.c $(BUILD)/libaquila-hsa.so $(FATBIN_LIB) | deps
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -std=c11 -O2 -g $(WARN) -o $@ $< $(FATBIN_LIB) -L$(BUILD) -laquila-hsa \
+	  -Wl,-rpath,$(abspath $(BUILD)) -lelf -pthread
+
+$(HSA_SAMPLE_FATBIN): samples/hsa-vectoradd/vectoradd.cl $(BUILD)/clfatbin
+	@mkdir -p $(dir $@)
+	$(BUILD)/clfatbin build --target x86-64-v2 --target x86-64-v3 --target x86-64-v4 -o $@ $<
+
+SAMPLES += $(HSA_SAMPLE) $(HSA_SAMPLE_FATBIN)

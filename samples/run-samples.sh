@@ -49,4 +49,12 @@ run prefixsum --size 1048576 --iterations 3
 run prefixsum --size 262145
 run recursivegaussian --size 1024 --iterations 3
 run recursivegaussian --size 333
+
+echo "HSA program on the standalone runtime (libaquila-hsa.so), kernel from a fat binary:"
+if out=$("$build/samples/hsa-vectoradd" "$build/samples/hsa-vectoradd.fatbin" 1000000 2>&1); then
+  echo "  $out"
+else
+  echo "  hsa-vectoradd FAILED: $out"
+  status=1
+fi
 exit $status
