@@ -165,8 +165,10 @@ AQUILA_API cl_int clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg
   case AQUILA_ARG_IMAGE: {
     /* The image's HSA handle goes into the kernarg at enqueue (enqueue.c),
      * as buffers' addresses do. */
+    /* The size first: arg_value is read only when it holds a handle. */
     if (arg_size != sizeof(cl_mem)) return CL_INVALID_ARG_SIZE;
-    cl_mem m = arg_value ? *(const cl_mem *)arg_value : NULL;
+    if (!arg_value) return CL_INVALID_ARG_VALUE; /* an image argument has no NULL value */
+    cl_mem m = *(const cl_mem *)arg_value;
     if (!mem_is_image(m) || m->context != kernel->program->context) return CL_INVALID_MEM_OBJECT;
     if (!image_arg_matches(a, m)) return CL_INVALID_ARG_VALUE;
     ka->mem = m;
@@ -174,7 +176,8 @@ AQUILA_API cl_int clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg
   }
   case AQUILA_ARG_SAMPLER: {
     if (arg_size != sizeof(cl_sampler)) return CL_INVALID_ARG_SIZE;
-    cl_sampler s = arg_value ? *(const cl_sampler *)arg_value : NULL;
+    if (!arg_value) return CL_INVALID_ARG_VALUE;
+    cl_sampler s = *(const cl_sampler *)arg_value;
     if (!object_is(s, OBJECT_SAMPLER) || s->context != kernel->program->context)
       return CL_INVALID_SAMPLER;
     /* Code sees the sampler bits themselves (little-endian, so a narrower
