@@ -39,6 +39,7 @@ run nbody --size 4096 --iterations 3
 run nbody --size 4096 --iterations 3 --no-tiling
 run sobelfilter --size 2048 --iterations 3
 run sobelfilter --size 333
+run sobelfilter --image --size 2048 --iterations 3
 run blackscholes --iterations 3
 run histogram --size 16777216 --iterations 3
 run histogram --size 1000

@@ -1,6 +1,7 @@
-/* SobelFilter: edge detection on an RGBA image held in a buffer, one work-item per pixel.
+/* SobelFilter: edge detection on an RGBA image, one work-item per pixel, held either in
+ * a buffer or (--image) in an OpenCL image object read with a sampler.
  *
- * Usage: sobelfilter [common options] [--width W --height H] [--input FILE] [--output FILE]
+ * Usage: sobelfilter [common options] [--image] [--input FILE] [--output FILE]
  * --input reads a binary PPM (P6) or PGM (P5) file; without it a synthetic image of
  * --size x --size pixels (default 4096) is generated. --output writes the edges as PPM.
  * Border pixels use the nearest pixel inside the image for their missing neighbours. */
@@ -29,6 +30,28 @@ static const char *kernel_source =
     "  uchar4 result = convert_uchar4_sat(g);\n"
     "  result.w = 255;\n"
     "  out[yc + x] = result;\n"
+    "}\n";
+
+/* The same filter on image objects: the sampler's clamp-to-edge addressing gives
+ * border pixels their nearest neighbours inside the image, as the buffer version
+ * does by hand. */
+static const char *image_kernel_source =
+    "__constant sampler_t nearest_edge =\n"
+    "    CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_EDGE | CLK_FILTER_NEAREST;\n"
+    "float4 at(read_only image2d_t in, int x, int y) {\n"
+    "  return convert_float4(read_imageui(in, nearest_edge, (int2)(x, y)));\n"
+    "}\n"
+    "__kernel void sobel_image(read_only image2d_t in, write_only image2d_t out) {\n"
+    "  int x = get_global_id(0), y = get_global_id(1);\n"
+    "  if (x >= get_image_width(in) || y >= get_image_height(in)) return;\n"
+    "  float4 p00 = at(in, x - 1, y - 1), p01 = at(in, x, y - 1), p02 = at(in, x + 1, y - 1);\n"
+    "  float4 p10 = at(in, x - 1, y), p12 = at(in, x + 1, y);\n"
+    "  float4 p20 = at(in, x - 1, y + 1), p21 = at(in, x, y + 1), p22 = at(in, x + 1, y + 1);\n"
+    "  float4 gx = (p02 - p00) + 2.0f * (p12 - p10) + (p22 - p20);\n"
+    "  float4 gy = (p20 - p00) + 2.0f * (p21 - p01) + (p22 - p02);\n"
+    "  uint4 result = convert_uint4_sat(sqrt(gx * gx + gy * gy) * 0.5f);\n"
+    "  result.w = 255;\n"
+    "  write_imageui(out, (int2)(x, y), min(result, (uint4)(255)));\n"
     "}\n";
 
 /* Reads a binary PPM/PGM into RGBA; returns NULL on a format it does not handle. */
@@ -118,12 +141,14 @@ static void sobel_reference(const unsigned char *in, unsigned char *out, int wid
 
 int main(int argc, char **argv) {
   const char *input = NULL, *output = NULL;
+  int use_images = 0;
   const struct sample_extra_option extra[] = {
       {"--input", SAMPLE_STRING, &input, "binary PPM (P6) or PGM (P5) image to filter"},
       {"--output", SAMPLE_STRING, &output, "write the edge image as PPM"},
+      {"--image", SAMPLE_FLAG, &use_images, "use image objects and a sampler, not buffers"},
       {0}};
   struct sample_options opts;
-  sample_parse(argc, argv, "[options] [--input FILE] [--output FILE]", extra, &opts);
+  sample_parse(argc, argv, "[options] [--image] [--input FILE] [--output FILE]", extra, &opts);
 
   int width, height;
   unsigned char *image;
@@ -142,15 +167,43 @@ int main(int argc, char **argv) {
 
   struct sample_cl cl;
   sample_init(&opts, &cl);
-  struct sample_result result = {.name = "SobelFilter", .rate_unit = "Mpixel/s"};
-  cl_program program = sample_build(&opts, &cl, kernel_source, "", &result.build_ms);
-  cl_kernel kernel = sample_kernel(program, "sobel");
-  cl_mem din = sample_buffer(&cl, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes, image);
-  cl_mem dout = sample_buffer(&cl, CL_MEM_WRITE_ONLY, bytes, NULL);
+  struct sample_result result = {.name = use_images ? "SobelFilter (image)" : "SobelFilter",
+                                 .rate_unit = "Mpixel/s"};
+  cl_bool image_support = CL_FALSE;
+  CHECK_CL(clGetDeviceInfo(cl.device, CL_DEVICE_IMAGE_SUPPORT, sizeof image_support, &image_support,
+                           NULL));
+  if (use_images && !image_support) {
+    printf("SobelFilter (image): skipped, the device has no image support\n");
+    sample_release(&cl);
+    free(image);
+    return 0;
+  }
+  cl_program program = sample_build(&opts, &cl, use_images ? image_kernel_source : kernel_source,
+                                    "", &result.build_ms);
+  cl_kernel kernel = sample_kernel(program, use_images ? "sobel_image" : "sobel");
+  cl_mem din, dout;
+  if (use_images) {
+    const cl_image_format rgba8 = {CL_RGBA, CL_UNSIGNED_INT8};
+    cl_image_desc desc = {0};
+    desc.image_type = CL_MEM_OBJECT_IMAGE2D;
+    desc.image_width = (size_t)width;
+    desc.image_height = (size_t)height;
+    cl_int err;
+    din = clCreateImage(cl.context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, &rgba8, &desc, image,
+                        &err);
+    CHECK_CL(err);
+    dout = clCreateImage(cl.context, CL_MEM_WRITE_ONLY, &rgba8, &desc, NULL, &err);
+    CHECK_CL(err);
+  } else {
+    din = sample_buffer(&cl, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes, image);
+    dout = sample_buffer(&cl, CL_MEM_WRITE_ONLY, bytes, NULL);
+  }
   CHECK_CL(clSetKernelArg(kernel, 0, sizeof din, &din));
   CHECK_CL(clSetKernelArg(kernel, 1, sizeof dout, &dout));
-  CHECK_CL(clSetKernelArg(kernel, 2, sizeof width, &width));
-  CHECK_CL(clSetKernelArg(kernel, 3, sizeof height, &height));
+  if (!use_images) {
+    CHECK_CL(clSetKernelArg(kernel, 2, sizeof width, &width));
+    CHECK_CL(clSetKernelArg(kernel, 3, sizeof height, &height));
+  }
 
   /* 16x16 groups; the range is padded to whole groups and the kernel skips the padding. */
   size_t local[2] = {16, 16};
@@ -164,7 +217,13 @@ int main(int argc, char **argv) {
   }
   double t = sample_median(times, opts.iterations);
   unsigned char *edges = malloc(bytes);
-  CHECK_CL(clEnqueueReadBuffer(cl.queue, dout, CL_TRUE, 0, bytes, edges, 0, NULL, NULL));
+  if (use_images) {
+    size_t origin[3] = {0, 0, 0}, region[3] = {(size_t)width, (size_t)height, 1};
+    CHECK_CL(
+        clEnqueueReadImage(cl.queue, dout, CL_TRUE, origin, region, 0, 0, edges, 0, NULL, NULL));
+  } else {
+    CHECK_CL(clEnqueueReadBuffer(cl.queue, dout, CL_TRUE, 0, bytes, edges, 0, NULL, NULL));
+  }
 
   result.verified = -1;
   if (opts.verify) {
