@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "codegen.h"
 #include "util.h"
 
 /* AQUILA_BUILTINS_HASH: the builtin library's SHA-256, computed at build time. */
@@ -107,7 +108,20 @@ int cache_make_key(const struct aquila_compile_input *in, struct cache_key *key)
   hash_field(&h, in->compile_only ? "object" : "executable");
   uint64_t n = in->num_targets;
   hash_bytes(&h, &n, sizeof n);
-  for (size_t i = 0; i < in->num_targets; i++) hash_field(&h, in->targets[i]);
+  for (size_t i = 0; i < in->num_targets; i++) {
+    hash_field(&h, in->targets[i]);
+    /* A GPU target's code also depends on the libclc library it links:
+     * its identity (size and modification time) is part of the key, so
+     * installing another libclc-19 rebuilds. */
+    char *libclc = gpu_libclc_path(in->targets[i]);
+    struct stat sb;
+    if (libclc && stat(libclc, &sb) == 0) {
+      int64_t id[3] = {(int64_t)sb.st_size, (int64_t)sb.st_mtim.tv_sec,
+                       (int64_t)sb.st_mtim.tv_nsec};
+      hash_bytes(&h, id, sizeof id);
+    }
+    free(libclc);
+  }
   n = in->num_headers;
   hash_bytes(&h, &n, sizeof n);
   for (size_t i = 0; i < in->num_headers; i++) {

@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include "aquila/fatbin.h"
+#include "options.h"
 #include "strbuf.h"
 
 /* Builds a code object (an x86-64 shared object exporting the kernel table)
@@ -21,7 +22,23 @@ int codegen_kernel_layout(const void *bitcode, size_t bitcode_size,
                           struct aquila_fatbin_kernel *kernels, unsigned num_kernels,
                           struct strbuf *log);
 
-/* Whether this build can generate code for target. */
+/* Whether this build can generate a CPU code object for target. */
 int codegen_supports_target(const char *target);
+
+/* GPU targets (gpu.c): amdgcn-amd-amdhsa--<gfx>, nvptx64-nvidia-cuda and
+ * nvptx64-nvidia-cuda--sm_<N>. GPU_INVALID is a malformed GPU name. */
+enum gpu_kind { GPU_NONE, GPU_AMD, GPU_NVIDIA, GPU_INVALID };
+enum gpu_kind gpu_target_kind(const char *target);
+
+/* The libclc-19 bitcode a GPU target links (malloc'd path), NULL otherwise. */
+char *gpu_libclc_path(const char *target);
+
+/* Builds a GPU code object (AMD: a linked HSA code object; NVIDIA: PTX text)
+ * for target from the OpenCL C source at src_path with the clang driver and
+ * libclc, honoring opts, in scratch directory dir. Returns 0, or -1 with the
+ * reason in log (including a missing libclc). */
+int codegen_gpu_code_object(const char *target, const struct build_options *opts,
+                            const char *src_path, const char *dir, void **code, size_t *code_size,
+                            struct strbuf *log);
 
 #endif

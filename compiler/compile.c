@@ -3,7 +3,9 @@
  *   1. libclang parses the source: diagnostics for the log, kernel signatures;
  *   2. the clang driver generates portable LLVM bitcode with the builtin
  *      library linked in (only what the program uses);
- *   3. for each target, codegen.c builds a CPU code object from that bitcode.
+ *   3. for each CPU target, codegen.c builds a CPU code object from that
+ *      bitcode; for each GPU target, gpu.c builds a code object from the
+ *      source with the driver and libclc (the bitcode is x86-64's).
  *
  * Scratch files live in a private directory under $TMPDIR, removed after. */
 #include "aquila/compiler.h"
@@ -75,6 +77,25 @@ static const char **frontend_args(const struct build_options *opts, const char *
   return args;
 }
 
+/* Refuses a target name this build cannot generate code for, before any
+ * work, with the names it does accept. */
+static int check_targets(const char *const *targets, size_t num_targets, struct strbuf *log) {
+  int bad = 0;
+  for (size_t i = 0; i < num_targets; i++) {
+    const char *t = targets[i];
+    if (!strcmp(t, "bitcode") || codegen_supports_target(t)) continue;
+    enum gpu_kind kind = gpu_target_kind(t);
+    if (kind == GPU_AMD || kind == GPU_NVIDIA) continue;
+    strbuf_printf(log,
+                  "error: unknown target '%s' (targets: x86_64-native:<cpu> for this CPU, "
+                  "x86-64-v2, x86-64-v3, x86-64-v4, bitcode, amdgcn-amd-amdhsa--gfx<N>, "
+                  "nvptx64-nvidia-cuda, nvptx64-nvidia-cuda--sm_<N>)\n",
+                  t);
+    bad++;
+  }
+  return bad ? -1 : 0;
+}
+
 static void copy_kernels(struct aquila_fatbin *fb, const struct frontend_result *fr) {
   for (unsigned i = 0; i < fr->num_kernels; i++) aquila_fatbin_add_kernel(fb, &fr->kernels[i]);
 }
@@ -87,6 +108,11 @@ enum aquila_compile_status aquila_compile(const struct aquila_compile_input *in,
   if (build_options_parse(in->options, &opts, &log)) {
     *log_out = strbuf_take(&log);
     return AQUILA_COMPILE_INVALID_OPTIONS;
+  }
+  if (!in->compile_only && check_targets(in->targets, in->num_targets, &log)) {
+    build_options_free(&opts);
+    *log_out = strbuf_take(&log);
+    return AQUILA_COMPILE_FAILED;
   }
   enum aquila_compile_status status = AQUILA_COMPILE_FAILED;
   struct cache_key key;
@@ -206,17 +232,19 @@ enum aquila_compile_status aquila_compile(const struct aquila_compile_input *in,
   }
   const char *const *targets = in->num_targets ? in->targets : &host;
   size_t num_targets = in->num_targets ? in->num_targets : 1;
+  size_t num_cpu_codes = 0;
   for (size_t i = 0; i < num_targets; i++) {
     if (!strcmp(targets[i], "bitcode")) continue; /* always included */
-    if (!codegen_supports_target(targets[i])) {
-      strbuf_printf(&log, "error: cannot generate code for target '%s'\n", targets[i]);
-      goto out;
-    }
     void *code = NULL;
     size_t code_size = 0;
-    if (codegen_cpu_code_object(bitcode, bitcode_size, targets[i], opts.opt_disable, fr.kernels,
-                                fr.num_kernels, dir, &code, &code_size, &log))
+    if (codegen_supports_target(targets[i])) {
+      if (codegen_cpu_code_object(bitcode, bitcode_size, targets[i], opts.opt_disable, fr.kernels,
+                                  fr.num_kernels, dir, &code, &code_size, &log))
+        goto out;
+      num_cpu_codes++;
+    } else if (codegen_gpu_code_object(targets[i], &opts, src_path, dir, &code, &code_size, &log)) {
       goto out;
+    }
     int rc = aquila_fatbin_add_code(fb, targets[i], code, code_size);
     free(code);
     if (rc) {
@@ -224,9 +252,10 @@ enum aquila_compile_status aquila_compile(const struct aquila_compile_input *in,
       goto out;
     }
   }
-  if (fb->num_codes == 0) {
-    /* Bitcode only: the kernel layout still comes from code generation, for
-     * this CPU, whose code object is not kept. */
+  if (num_cpu_codes == 0) {
+    /* No CPU code object (bitcode and GPU targets only): the kernel layout
+     * still comes from code generation, for this CPU, whose code object is
+     * not kept. */
     void *code = NULL;
     size_t code_size = 0;
     if (codegen_cpu_code_object(bitcode, bitcode_size, host, opts.opt_disable, fr.kernels,
@@ -270,7 +299,14 @@ enum aquila_compile_status aquila_compile_from_bitcode(struct aquila_fatbin *fb,
     goto out;
   }
   if (!codegen_supports_target(target)) {
-    strbuf_printf(&log, "error: cannot generate code for target '%s'\n", target);
+    enum gpu_kind kind = gpu_target_kind(target);
+    if (kind == GPU_AMD || kind == GPU_NVIDIA)
+      strbuf_printf(&log,
+                    "error: cannot generate code for target '%s' from the portable bitcode "
+                    "(it is x86-64's): GPU code is built from the source with aquila_compile\n",
+                    target);
+    else
+      strbuf_printf(&log, "error: cannot generate code for target '%s'\n", target);
     goto out;
   }
   if (!(dir = make_scratch_dir())) {

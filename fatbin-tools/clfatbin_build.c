@@ -14,8 +14,10 @@ static int wants_build_help(int argc, char **argv) {
 static void build_usage(void) {
   printf("usage: clfatbin build -o OUT [--target T]... [--options STRING] SOURCE...\n"
          "Compiles OpenCL C (the SOURCE files joined in order) into a fat binary.\n"
-         "  --target T        a target name (repeatable; default: the host CPU);\n"
-         "                    'bitcode' adds the portable LLVM bitcode\n"
+         "  --target T        a target name (repeatable; default: the host CPU):\n"
+         "                    x86_64-native:<cpu>, x86-64-v2, x86-64-v3, x86-64-v4,\n"
+         "                    amdgcn-amd-amdhsa--<gfx> (e.g. --gfx90a), nvptx64-nvidia-cuda\n"
+         "                    [--sm_<N>]; 'bitcode' is always included\n"
          "  --options STRING  OpenCL build options, e.g. \"-cl-fast-relaxed-math -DN=4\"\n"
          "  -o OUT            the output file ('-' for standard output)\n"
          "The build log goes to standard error.\n");

@@ -5,3 +5,10 @@ $(BUILD)/test/compiler/test_compiler: test/compiler/test_compiler.c test/api/api
 	$(CC) -std=c11 -O2 -g $(WARN) -D_GNU_SOURCE -o $@ $< -lOpenCL -lm
 
 TESTS += $(BUILD)/test/compiler/test_compiler
+
+# GPU targets (AMD code objects, NVIDIA PTX) built by clfatbin; a shell test.
+$(BUILD)/test/compiler/test_gpu_targets: test/compiler/test_gpu_targets.sh $(BUILD)/clfatbin
+	@mkdir -p $(dir $@)
+	cp $< $@ && chmod +x $@
+
+TESTS += $(BUILD)/test/compiler/test_gpu_targets

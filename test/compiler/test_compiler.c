@@ -1,6 +1,7 @@
 /* The compiler and fat binaries end to end, through the ICD loader: build
  * logs, the kernel cache, loading binaries without a compiler, code object
- * selection, bitcode fallback, and barrier kernels in both barrier modes. */
+ * selection (also next to GPU code objects), bitcode fallback, and barrier
+ * kernels in both barrier modes. */
 #include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -207,6 +208,51 @@ static void fatbin_target_selection(void) {
     cl_int err, status = -1;
     cl_program p = clCreateProgramWithBinary(context, 1, &device, &size, bins, &status, &err);
     CHECK_EQ_INT(err, CL_SUCCESS);
+    CHECK_EQ_INT(clBuildProgram(p, 1, &device, "", NULL, NULL), CL_SUCCESS);
+    CHECK(run_scale(p));
+    clReleaseProgram(p);
+    unsetenv("AQUILA_CLANG");
+    unsetenv("AQUILA_LLD");
+    free(bin);
+  }
+}
+
+/* A fat binary that also carries GPU code objects (AMD, NVIDIA) loads and
+ * runs on the CPU device: the CPU code object is selected without the
+ * compiler, and with GPU code and bitcode only, the bitcode is compiled at
+ * load time. GPU code objects never reach the CPU agent. */
+static void gpu_targets_run_on_cpu(void) {
+  if (access("/usr/lib/clc/amdgcn--amdhsa.bc", R_OK) ||
+      access("/usr/lib/clc/nvptx64--nvidiacl.bc", R_OK)) {
+    printf("  libclc-19 is not installed: skipped\n");
+    return;
+  }
+  char src_path[300], cmd[1400], bin_path[300];
+  snprintf(src_path, sizeof src_path, "%s/scale-gpu.cl", cache_dir);
+  FILE *f = fopen(src_path, "w");
+  REQUIRE(f);
+  fputs(scale_source, f);
+  fclose(f);
+  static const char *const cpu_targets[] = {"--target x86-64-v2", ""};
+  for (int i = 0; i < 2; i++) {
+    snprintf(bin_path, sizeof bin_path, "%s/scale-gpu-%d.bin", cache_dir, i);
+    snprintf(cmd, sizeof cmd,
+             "%s/clfatbin build --target amdgcn-amd-amdhsa--gfx90a --target nvptx64-nvidia-cuda "
+             "%s -o %s %s",
+             build_dir, cpu_targets[i], bin_path, src_path);
+    REQUIRE(system(cmd) == 0);
+    size_t size = 0;
+    unsigned char *bin = read_whole(bin_path, &size);
+    REQUIRE(bin);
+    if (i == 0) {
+      setenv("AQUILA_CLANG", "/nonexistent/clang", 1);
+      setenv("AQUILA_LLD", "/nonexistent/ld.lld", 1);
+    }
+    const unsigned char *bins[1] = {bin};
+    cl_int err, status = -1;
+    cl_program p = clCreateProgramWithBinary(context, 1, &device, &size, bins, &status, &err);
+    CHECK_EQ_INT(err, CL_SUCCESS);
+    CHECK_EQ_INT(status, CL_SUCCESS);
     CHECK_EQ_INT(clBuildProgram(p, 1, &device, "", NULL, NULL), CL_SUCCESS);
     CHECK(run_scale(p));
     clReleaseProgram(p);
@@ -502,6 +548,7 @@ int main(void) {
   RUN(cache_off);
   RUN(binary_needs_no_compiler);
   RUN(fatbin_target_selection);
+  RUN(gpu_targets_run_on_cpu);
   RUN(barriers_split_into_loops);
   RUN(barriers_as_fibers);
   RUN(printf_output_is_flushed_at_completion);
