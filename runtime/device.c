@@ -251,7 +251,7 @@ AQUILA_API cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_name
   case CL_DEVICE_LINKER_AVAILABLE:
     INFO_VALUE(cl_bool, CL_TRUE);
   case CL_DEVICE_EXECUTION_CAPABILITIES:
-    INFO_VALUE(cl_device_exec_capabilities, CL_EXEC_KERNEL);
+    INFO_VALUE(cl_device_exec_capabilities, CL_EXEC_KERNEL | CL_EXEC_NATIVE_KERNEL);
   case CL_DEVICE_QUEUE_PROPERTIES:
     INFO_VALUE(cl_command_queue_properties,
                CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE | CL_QUEUE_PROFILING_ENABLE);

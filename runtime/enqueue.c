@@ -64,6 +64,9 @@ void command_execute(cl_event ev) {
     }
     break;
   }
+  case COMMAND_NATIVE:
+    ev->u.native.fn(ev->u.native.args);
+    break;
   default:
     break;
   }
@@ -572,14 +575,50 @@ AQUILA_API cl_int clEnqueueTask(cl_command_queue q, cl_kernel kernel, cl_uint nu
   return clEnqueueNDRangeKernel(q, kernel, 1, NULL, &one, &one, num_wait, wait_list, event);
 }
 
-/* CL_DEVICE_EXECUTION_CAPABILITIES does not include CL_EXEC_NATIVE_KERNEL. */
+/* A native kernel is a host function run on a scheduler worker. Its
+ * argument block is copied at enqueue; the copy's slots named by
+ * args_mem_loc get the addresses of the buffers in mem_list, which the
+ * command keeps alive until it has run. */
 AQUILA_API cl_int clEnqueueNativeKernel(cl_command_queue q, void(CL_CALLBACK *user_func)(void *),
                                         void *args, size_t cb_args, cl_uint num_mem_objects,
                                         const cl_mem *mem_list, const void **args_mem_loc,
                                         cl_uint num_wait, const cl_event *wait_list,
                                         cl_event *event) {
   if (queue_check(q)) return CL_INVALID_COMMAND_QUEUE;
-  return CL_INVALID_OPERATION;
+  if (!user_func) return CL_INVALID_VALUE;
+  if (!args && (cb_args > 0 || num_mem_objects > 0)) return CL_INVALID_VALUE;
+  if (args && cb_args == 0) return CL_INVALID_VALUE;
+  if (num_mem_objects > 0 && (!mem_list || !args_mem_loc)) return CL_INVALID_VALUE;
+  if (num_mem_objects == 0 && (mem_list || args_mem_loc)) return CL_INVALID_VALUE;
+  for (cl_uint i = 0; i < num_mem_objects; i++) {
+    if (!mem_is_buffer(mem_list[i]) || mem_list[i]->context != q->context)
+      return CL_INVALID_MEM_OBJECT;
+    const char *loc = args_mem_loc[i];
+    if (!loc || loc < (const char *)args || loc + sizeof(void *) > (const char *)args + cb_args)
+      return CL_INVALID_VALUE;
+  }
+  cl_int err = check_wait_list(q, num_wait, wait_list);
+  if (err) return err;
+  cl_event ev = event_create_command(q, CL_COMMAND_NATIVE_KERNEL, COMMAND_NATIVE);
+  char *copy = cb_args ? malloc(cb_args) : NULL;
+  if (!ev || (cb_args && !copy)) {
+    free(copy);
+    if (ev) event_release_internal(ev);
+    return CL_OUT_OF_HOST_MEMORY;
+  }
+  if (cb_args) memcpy(copy, args, cb_args);
+  ev->u.native.fn = user_func;
+  ev->u.native.args = copy;
+  for (cl_uint i = 0; i < num_mem_objects; i++) {
+    size_t offset = (size_t)((const char *)args_mem_loc[i] - (const char *)args);
+    void *addr = mem_list[i]->data;
+    memcpy(copy + offset, &addr, sizeof addr);
+    if (retain_mem(ev, mem_list[i])) {
+      event_release_internal(ev);
+      return CL_OUT_OF_HOST_MEMORY;
+    }
+  }
+  return finish_enqueue(ev, num_wait, wait_list, CL_FALSE, event);
 }
 
 void ndrange_submit(cl_event ev, int unused) {

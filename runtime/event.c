@@ -155,6 +155,10 @@ static void release_command_resources(cl_event ev) {
     free(ev->u.ndrange.kernarg);
     ev->u.ndrange.kernarg = NULL;
   }
+  if (ev->kind == COMMAND_NATIVE) {
+    free(ev->u.native.args);
+    ev->u.native.args = NULL;
+  }
   if (ev->kernel) {
     clReleaseKernel(ev->kernel);
     ev->kernel = NULL;

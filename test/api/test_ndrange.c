@@ -387,6 +387,64 @@ static void enqueue_errors(void) {
   clReleaseMemObject(m);
 }
 
+/* clEnqueueNativeKernel: a host function over a buffer whose address is put
+ * into the copied argument block, ordered after a write by its wait list. */
+struct native_args {
+  int scale;
+  int *data; /* replaced by the buffer's address */
+  int count;
+};
+
+static void CL_CALLBACK native_scale(void *p) {
+  struct native_args *a = p;
+  for (int i = 0; i < a->count; i++)
+    a->data[i] *= a->scale;
+}
+
+static void native_kernels(void) {
+  cl_device_exec_capabilities caps = 0;
+  clGetDeviceInfo(device, CL_DEVICE_EXECUTION_CAPABILITIES, sizeof caps, &caps, NULL);
+  CHECK(caps & CL_EXEC_NATIVE_KERNEL);
+  int host[64];
+  for (int i = 0; i < 64; i++)
+    host[i] = i;
+  cl_int err;
+  cl_mem buf = clCreateBuffer(context, CL_MEM_READ_WRITE, sizeof host, NULL, &err);
+  cl_event wrote, ran;
+  CHECK_EQ_INT(clEnqueueWriteBuffer(queue, buf, CL_FALSE, 0, sizeof host, host, 0, NULL, &wrote),
+               CL_SUCCESS);
+  struct native_args args = {3, NULL, 64};
+  const void *loc[1] = {&args.data};
+  CHECK_EQ_INT(
+      clEnqueueNativeKernel(queue, native_scale, &args, sizeof args, 1, &buf, loc, 1, &wrote, &ran),
+      CL_SUCCESS);
+  args.scale = 100; /* the block was copied at enqueue */
+  CHECK_EQ_INT(clEnqueueReadBuffer(queue, buf, CL_TRUE, 0, sizeof host, host, 1, &ran, NULL),
+               CL_SUCCESS);
+  for (int i = 0; i < 64; i++)
+    CHECK_EQ_INT(host[i], 3 * i);
+  cl_command_type type = 0;
+  clGetEventInfo(ran, CL_EVENT_COMMAND_TYPE, sizeof type, &type, NULL);
+  CHECK_EQ_INT(type, CL_COMMAND_NATIVE_KERNEL);
+  /* Errors. */
+  CHECK_EQ_INT(clEnqueueNativeKernel(queue, NULL, &args, sizeof args, 0, NULL, NULL, 0, NULL, NULL),
+               CL_INVALID_VALUE);
+  CHECK_EQ_INT(clEnqueueNativeKernel(queue, native_scale, NULL, 8, 0, NULL, NULL, 0, NULL, NULL),
+               CL_INVALID_VALUE);
+  CHECK_EQ_INT(clEnqueueNativeKernel(queue, native_scale, &args, 0, 0, NULL, NULL, 0, NULL, NULL),
+               CL_INVALID_VALUE);
+  CHECK_EQ_INT(
+      clEnqueueNativeKernel(queue, native_scale, &args, sizeof args, 1, NULL, loc, 0, NULL, NULL),
+      CL_INVALID_VALUE);
+  cl_mem not_buffer = (cl_mem)queue;
+  CHECK_EQ_INT(clEnqueueNativeKernel(queue, native_scale, &args, sizeof args, 1, &not_buffer, loc,
+                                     0, NULL, NULL),
+               CL_INVALID_MEM_OBJECT);
+  clReleaseEvent(wrote);
+  clReleaseEvent(ran);
+  clReleaseMemObject(buf);
+}
+
 int main(void) {
   api_setup();
   ids = build_kernel(ids_src, "ids");
@@ -395,9 +453,7 @@ int main(void) {
     return 1;
   }
   RUN(work_item_functions);
-  /* Only one program alive at a time in the cases below: a second live
-   * program's kernels fail to load (reported to the lead; see
-   * test_program_kernel's two_live_programs). */
+  RUN(native_kernels);
   clReleaseKernel(ids);
   RUN(large_groups_and_barriers);
   RUN(tiled_matmul_and_private);
