@@ -25,6 +25,9 @@
 
 /* AQUILA_BUILTINS_HASH: the builtin library's SHA-256, computed at build time. */
 #include "builtins_hash.h"
+/* AQUILA_COMPILER_HASH: the SHA-256 of the compiler's own sources, so that a
+ * rebuilt compiler never serves what an older one produced. */
+#include "compiler_hash.h"
 
 /* Two independent 64-bit hashes: FNV-1a and a multiply-xorshift mix. */
 struct hasher {
@@ -56,6 +59,7 @@ static void hash_environment(void) {
   struct hasher h = {0xcbf29ce484222325ull, 0x84222325cbf29ce4ull};
   hash_field(&h, AQUILA_VERSION);
   hash_field(&h, AQUILA_BUILTINS_HASH);
+  hash_field(&h, AQUILA_COMPILER_HASH);
   hash_field(&h, getenv("AQUILA_CLANG") ? getenv("AQUILA_CLANG") : "clang-19");
   hash_field(&h, getenv("AQUILA_BARRIERS"));
   hash_field(&h, getenv("AQUILA_LOOP_BARRIERS"));

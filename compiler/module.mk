@@ -16,7 +16,12 @@ $(BUILD)/gen/builtins_hash.h: $(BUILTINS_BC)
 	@mkdir -p $(dir $@)
 	echo "#define AQUILA_BUILTINS_HASH \"$$(sha256sum $< | cut -d' ' -f1)\"" > $@
 
-$(BUILD)/obj/compiler/cache.o: $(BUILD)/gen/builtins_hash.h
+$(BUILD)/gen/compiler_hash.h: $(COMPILER_SRCS) $(wildcard compiler/*.h compiler/include/aquila/*.h) \
+                              hsa/include/aquila/cpu_abi.h
+	@mkdir -p $(dir $@)
+	echo "#define AQUILA_COMPILER_HASH \"$$(cat $^ | sha256sum | cut -d' ' -f1)\"" > $@
+
+$(BUILD)/obj/compiler/cache.o: $(BUILD)/gen/builtins_hash.h $(BUILD)/gen/compiler_hash.h
 
 # The C library functions the builtin library calls: the only external
 # functions a code object may use (codegen.c checks).

@@ -166,8 +166,10 @@ static cl_device_affinity_domain supported_domains(cl_device_id d) {
   if (!units) return 0;
   uint32_t n = device_units(d, units);
   cl_device_affinity_domain mask = 0;
+  /* Only domains that split d into at least two sub-devices. */
   for (size_t k = 0; k < sizeof domain_order / sizeof domain_order[0]; k++)
-    if (n && group_by_domain(domain_order[k], units, n, units + MAX_UNITS)) mask |= domain_order[k];
+    if (n && group_by_domain(domain_order[k], units, n, units + MAX_UNITS) >= 2)
+      mask |= domain_order[k];
   free(units);
   if (mask) mask |= CL_DEVICE_AFFINITY_DOMAIN_NEXT_PARTITIONABLE;
   return mask;
@@ -288,6 +290,11 @@ AQUILA_API cl_int clCreateSubDevices(cl_device_id in_device,
   switch (scheme) {
   case CL_DEVICE_PARTITION_EQUALLY: {
     uint32_t per = (uint32_t)properties[1];
+    if (per > n_units) {
+      /* More units per sub-device than the device has. */
+      err = CL_INVALID_DEVICE_PARTITION_COUNT;
+      break;
+    }
     n_sub = n_units / per; /* the remaining units are not used */
     for (uint32_t i = 0; i < n_units; i++)
       group[i] = i / per < n_sub ? i / per : UINT32_MAX;
@@ -330,6 +337,13 @@ AQUILA_API cl_int clCreateSubDevices(cl_device_id in_device,
     }
     if (n_sub < 2) err = CL_DEVICE_PARTITION_FAILED;
     break;
+  }
+  /* One sub-device holding every unit would be the device itself: the
+   * device cannot be partitioned that way (the CTS expects this too). */
+  if (err == CL_SUCCESS && n_sub == 1) {
+    uint32_t used = 0;
+    for (uint32_t i = 0; i < n_units; i++) used += group[i] == 0;
+    if (used == n_units) err = CL_DEVICE_PARTITION_FAILED;
   }
   if (err == CL_SUCCESS && out_devices && num_devices < n_sub) err = CL_INVALID_VALUE;
   if (err != CL_SUCCESS || !out_devices) {

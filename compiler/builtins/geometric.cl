@@ -79,6 +79,11 @@ CNST float fast_normalize(float p) { return normalize(p); }
               ? __builtin_elementwise_copysign((double##N)(1), p)             \
               : (double##N)(0);                                               \
     double l = length(p);                                                     \
+    /* A length past DBL_MAX: scale by a power of two (exact) first. */      \
+    if (l == INFINITY) {                                                      \
+      p *= 0x1p-600;                                                          \
+      l = length(p);                                                          \
+    }                                                                         \
     return l == 0 ? p : p / l;                                                \
   }
 DOUBLE_GEO(2) DOUBLE_GEO(3) DOUBLE_GEO(4)

@@ -81,8 +81,12 @@ static void test_errors(void) {
   const cl_device_partition_property two[] = {CL_DEVICE_PARTITION_EQUALLY, 2,
                                               CL_DEVICE_PARTITION_EQUALLY, 1, 0};
   CHECK_EQ_INT(partition(device, two, 8, out, &n), CL_INVALID_VALUE);
+  /* More units per sub-device than the device has (as the CTS expects), and
+   * one sub-device holding every unit, which is no partition. */
   const cl_device_partition_property eq5[] = {CL_DEVICE_PARTITION_EQUALLY, UNITS + 1, 0};
-  CHECK_EQ_INT(partition(device, eq5, 8, out, &n), CL_DEVICE_PARTITION_FAILED);
+  CHECK_EQ_INT(partition(device, eq5, 8, out, &n), CL_INVALID_DEVICE_PARTITION_COUNT);
+  const cl_device_partition_property eq_all[] = {CL_DEVICE_PARTITION_EQUALLY, UNITS, 0};
+  CHECK_EQ_INT(partition(device, eq_all, 8, out, &n), CL_DEVICE_PARTITION_FAILED);
   /* Too small an out_devices array. */
   const cl_device_partition_property eq1[] = {CL_DEVICE_PARTITION_EQUALLY, 1, 0};
   CHECK_EQ_INT(partition(device, eq1, UNITS - 1, out, &n), CL_INVALID_VALUE);
