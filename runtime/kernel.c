@@ -176,7 +176,9 @@ AQUILA_API cl_int clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg
   }
   case AQUILA_ARG_SAMPLER: {
     if (arg_size != sizeof(cl_sampler)) return CL_INVALID_ARG_SIZE;
-    if (!arg_value) return CL_INVALID_ARG_VALUE;
+    /* No value names no sampler object: the specification's error for an
+     * invalid sampler (the CTS checks this). */
+    if (!arg_value) return CL_INVALID_SAMPLER;
     cl_sampler s = *(const cl_sampler *)arg_value;
     if (!object_is(s, OBJECT_SAMPLER) || s->context != kernel->program->context)
       return CL_INVALID_SAMPLER;

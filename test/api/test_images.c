@@ -1048,7 +1048,7 @@ static void kernel_sampled_reads(void) {
   CHECK_EQ_INT(clSetKernelArg(k, 0, sizeof buf, &buf), CL_INVALID_MEM_OBJECT);
   CHECK_EQ_INT(clSetKernelArg(k, 0, 4, &im), CL_INVALID_ARG_SIZE);
   CHECK_EQ_INT(clSetKernelArg(k, 0, sizeof im, NULL), CL_INVALID_ARG_VALUE);
-  CHECK_EQ_INT(clSetKernelArg(k, 1, sizeof(cl_sampler), NULL), CL_INVALID_ARG_VALUE);
+  CHECK_EQ_INT(clSetKernelArg(k, 1, sizeof(cl_sampler), NULL), CL_INVALID_SAMPLER);
   cl_mem null_mem = NULL;
   CHECK_EQ_INT(clSetKernelArg(k, 0, sizeof null_mem, &null_mem), CL_INVALID_MEM_OBJECT);
   im3 = make_image(CL_MEM_OBJECT_IMAGE3D, &rgbaf, 2, 2, 2, 0, 0, NULL, 0, 0, &err);
