@@ -31,7 +31,7 @@ else
 SUDO := sudo
 endif
 
-.PHONY: all deps run check install uninstall clean format libs progs
+.PHONY: all deps run check install uninstall clean format libs progs check-asan check-tsan
 all: deps libs progs
 
 # Installs what is missing, and only that. Cheap enough to run every time.
@@ -77,6 +77,7 @@ include runtime/module.mk
 include icd/module.mk
 include samples/module.mk
 include test/module.mk
+include test/sanitize.mk
 
 libs: $(LIBS)
 progs: $(PROGS) $(SAMPLES) $(TESTS)

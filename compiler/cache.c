@@ -163,7 +163,8 @@ void cache_store(const struct cache_key *key, const struct aquila_fatbin *fb) {
     return;
   }
   char tmp[4200], path[4200];
-  snprintf(tmp, sizeof tmp, "%s/.%s.%ld.tmp", dir, key->hex, (long)getpid());
+  /* Per process and thread: two builds of one program may store at once. */
+  snprintf(tmp, sizeof tmp, "%s/.%s.%ld.%ld.tmp", dir, key->hex, (long)getpid(), (long)gettid());
   snprintf(path, sizeof path, "%s/%s.fatbin", dir, key->hex);
   if (write_file(tmp, data, size) == 0) {
     if (rename(tmp, path) != 0) unlink(tmp);

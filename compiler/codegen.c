@@ -160,7 +160,9 @@ int codegen_cpu_code_object(const void *bitcode, size_t bitcode_size, const char
   }
   LLVMDisposeMemoryBuffer(buf);
   if (!(tm = create_target_machine(target, log))) goto out;
-  char *layout = LLVMCopyStringRepOfTargetData(LLVMCreateTargetDataLayout(tm));
+  LLVMTargetDataRef td = LLVMCreateTargetDataLayout(tm);
+  char *layout = LLVMCopyStringRepOfTargetData(td);
+  LLVMDisposeTargetData(td);
   LLVMSetDataLayout(m, layout);
   LLVMDisposeMessage(layout);
   if (workgroup_compile(m, kernels, num_kernels, log)) goto out;

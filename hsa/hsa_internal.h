@@ -42,8 +42,11 @@ struct aq_signal {
   /* Barrier packets stalled on this signal; the agent rechecks them. */
   _Atomic uint32_t watchers;
   uint32_t magic;
-  /* Set for a queue's doorbell: a store wakes the agent for that queue. */
-  struct aq_queue *doorbell_queue;
+  /* Set for a queue's doorbell: a store wakes the agent for that queue.
+   * Atomic: the thread that completes a signal reads it after the value
+   * change, while a waiter that saw the change may already be destroying
+   * the signal (hsa_signal_destroy clears it; pooled memory stays valid). */
+  _Atomic(struct aq_queue *) doorbell_queue;
   struct aq_signal *next_free; /* in the pool of destroyed signals */
 };
 

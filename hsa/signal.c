@@ -119,7 +119,8 @@ bool aq_signal_condition_holds(int64_t value, hsa_signal_condition_t condition,
 /* Called after every change of a signal's value (not after silent stores). */
 static inline void signal_changed(struct aq_signal *s) {
   atomic_thread_fence(memory_order_seq_cst);
-  if (s->doorbell_queue) aq_cpu_agent_ring(s->doorbell_queue);
+  struct aq_queue *doorbell_queue = atomic_load_explicit(&s->doorbell_queue, memory_order_relaxed);
+  if (doorbell_queue) aq_cpu_agent_ring(doorbell_queue);
   if (atomic_load_explicit(&s->sleepers, memory_order_relaxed)) {
     atomic_fetch_add(&s->change_seq, 1);
     aq_futex_wake(&s->change_seq, INT_MAX);

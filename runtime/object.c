@@ -32,13 +32,17 @@ int object_release(struct object_header *h) {
   return 0;
 }
 
+static int debug_enabled;
+static pthread_once_t debug_once = PTHREAD_ONCE_INIT;
+
+static void read_debug_setting(void) {
+  const char *e = getenv("AQUILA_DEBUG");
+  debug_enabled = e && *e && strcmp(e, "0") != 0;
+}
+
 void debug_log(const char *fmt, ...) {
-  static int enabled = -1;
-  if (enabled < 0) {
-    const char *e = getenv("AQUILA_DEBUG");
-    enabled = e && *e && strcmp(e, "0") != 0;
-  }
-  if (!enabled) return;
+  pthread_once(&debug_once, read_debug_setting);
+  if (!debug_enabled) return;
   va_list ap;
   va_start(ap, fmt);
   fputs("aquila: ", stderr);
