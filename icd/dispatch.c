@@ -1,8 +1,7 @@
 /* The ICD dispatch table (cl_khr_icd): every Aquila object's first field
  * points here, and the loader calls through it. Every slot up to OpenCL 1.2
  * holds a real entry point; sharing extensions get the errors of interop.c.
- * Slots of OpenCL 2.0 and later stay empty: Aquila reports OpenCL 1.2, and
- * CL/cl_icd.h declares those slots untyped for a 1.2 target. */
+ * Slots of OpenCL 2.0 and later are filled by opencl2.c. */
 #include <CL/cl_ext.h>
 #include <string.h>
 
@@ -116,6 +115,7 @@ static cl_icd_dispatch build_table(void) {
   t.clRetainDeviceEXT = clRetainDevice;
   t.clReleaseDeviceEXT = clReleaseDevice;
   icd_fill_interop_slots(&t);
+  icd_fill_opencl2_slots(&t);
   return t;
 }
 

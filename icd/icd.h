@@ -5,5 +5,6 @@
 #include <CL/cl_icd.h>
 
 void icd_fill_interop_slots(cl_icd_dispatch *table);
+void icd_fill_opencl2_slots(cl_icd_dispatch *table);
 
 #endif
