@@ -35,7 +35,7 @@ static const char *const common_args[] = {
     "-x", "cl", "-target", "x86_64-pc-linux-gnu", "-fPIC", "-Xclang", "-finclude-default-header",
     "-Xclang", "-ffake-address-space-map", "-Xclang", "-cl-ext=-cl_khr_fp16",
     "-D__OPENCL_VERSION__=120", "-D__IMAGE_SUPPORT__=1",
-    "-Wno-unused-command-line-argument",
+    "-Wno-unused-command-line-argument", "-Wno-psabi",
 };
 #define NUM_COMMON_ARGS (sizeof common_args / sizeof common_args[0])
 
