@@ -121,7 +121,6 @@ enum aquila_compile_status aquila_compile(const struct aquila_compile_input *in,
     struct aquila_fatbin *cached = cache_load(&key);
     if (cached) {
       build_options_free(&opts);
-      strbuf_append(&log, "");
       *out = cached;
       *log_out = strbuf_take(&log);
       return AQUILA_COMPILE_OK;

@@ -565,7 +565,7 @@ AQUILA_API cl_int clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel kernel, c
   }
   ev->kernel = kernel;
   object_retain(&kernel->header);
-  ev->u.ndrange.signal.handle = (uint64_t)slot; /* the kernel object slot, until submission */
+  ev->u.ndrange.kernel_object = kernel->kernel_objects[slot];
   return finish_enqueue(ev, num_wait, wait_list, CL_FALSE, event);
 }
 
@@ -621,14 +621,13 @@ AQUILA_API cl_int clEnqueueNativeKernel(cl_command_queue q, void(CL_CALLBACK *us
   return finish_enqueue(ev, num_wait, wait_list, CL_FALSE, event);
 }
 
-void ndrange_submit(cl_event ev, int unused) {
+void ndrange_submit(cl_event ev) {
   cl_command_queue q = ev->queue;
   cl_device_id dev = q->device;
   hsa_queue_t *hq = q->hsa_queue;
-  int slot = (int)ev->u.ndrange.signal.handle;
-  uint64_t kernel_object = ev->kernel->kernel_objects[slot];
-  int barrier = (ev->u.ndrange.dims & 0x100) != 0;
-  uint16_t dims = ev->u.ndrange.dims & 0xff;
+  uint64_t kernel_object = ev->u.ndrange.kernel_object;
+  int barrier = ev->u.ndrange.barrier_bit;
+  uint16_t dims = (uint16_t)ev->u.ndrange.dims;
   hsa_signal_t signal = device_acquire_signal(dev);
   event_set_status(ev, CL_SUBMITTED);
 

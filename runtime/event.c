@@ -118,7 +118,7 @@ static int event_start(cl_event ev) {
     event_set_status(ev, CL_RUNNING);
     return 1;
   case COMMAND_NDRANGE:
-    ndrange_submit(ev, 0);
+    ndrange_submit(ev);
     return 0;
   default:
     event_set_status(ev, CL_SUBMITTED);
@@ -282,7 +282,7 @@ static cl_event queue_link(cl_event ev, cl_event *barrier_dep) {
 }
 
 static void submission_done(cl_event ev, int barrier_bit) {
-  if (ev->kind == COMMAND_NDRANGE && barrier_bit) ev->u.ndrange.dims |= 0x100;
+  if (ev->kind == COMMAND_NDRANGE) ev->u.ndrange.barrier_bit = barrier_bit;
   if (atomic_fetch_sub(&ev->pending, 1) == 1 && event_start(ev)) event_complete(ev, CL_COMPLETE);
 }
 

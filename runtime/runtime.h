@@ -274,7 +274,9 @@ struct _cl_event {
       void *kernarg;
       hsa_signal_t signal;
       uint64_t packet_index;
-      int submitted; /* packet written to the queue */
+      uint64_t kernel_object; /* the device's HSA kernel object */
+      int submitted;          /* packet written to the queue */
+      int barrier_bit;        /* ordered by the AQL barrier bit, not by the runtime */
       uint32_t dims;
       uint32_t group_segment_size;
       uint32_t workgroup[3];
@@ -331,7 +333,7 @@ void event_release_internal(cl_event ev);
 void event_hand_out(cl_event ev, cl_event *out);
 
 void scheduler_push_ready(cl_event ev);
-void ndrange_submit(cl_event ev, int barrier);
+void ndrange_submit(cl_event ev);
 void device_watch(cl_device_id d, cl_event ev);
 
 cl_int queue_check(cl_command_queue q);
