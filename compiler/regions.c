@@ -263,8 +263,8 @@ static int is_slot(LLVMValueRef a) {
   return 1;
 }
 
-/* How many regions use a slot; its single region when that is one. */
-static unsigned slot_regions(const struct transform *t, LLVMValueRef a, int *only) {
+/* How many regions use a slot. */
+static unsigned slot_regions(const struct transform *t, LLVMValueRef a) {
   unsigned count = 0;
   char *seen = calloc(t->num_regions + 1, 1);
   if (!seen) abort();
@@ -274,7 +274,6 @@ static unsigned slot_regions(const struct transform *t, LLVMValueRef a, int *onl
       if (!seen[r] && block_in_region(&t->regions[r], bb)) {
         seen[r] = 1;
         count++;
-        *only = (int)r;
       }
   }
   free(seen);
@@ -376,11 +375,10 @@ static int classify_slot_loads(const struct region *r, LLVMValueRef a, struct pt
  * region where items take different paths. */
 static void classify_allocas(struct transform *t) {
   int *regions_used = calloc(t->num_allocas + 1, sizeof *regions_used);
-  int *only_region = calloc(t->num_allocas + 1, sizeof *only_region);
-  if (!regions_used || !only_region) abort();
+  if (!regions_used) abort();
   for (unsigned i = 0; i < t->num_allocas; i++) {
     t->alloca_candidate[i] = is_slot(t->allocas[i]);
-    regions_used[i] = (int)slot_regions(t, t->allocas[i], &only_region[i]);
+    regions_used[i] = (int)slot_regions(t, t->allocas[i]);
     t->alloca_uniform[i] = t->alloca_candidate[i];
   }
   struct uniformity u = {.fn = t->fn, .slot_is_uniform = slot_uniform_callback, .slot_data = t};
@@ -431,7 +429,6 @@ static void classify_allocas(struct transform *t) {
   uniformity_free(&u);
   free(region_varies);
   free(regions_used);
-  free(only_region);
 }
 
 static LLVMValueRef context_pointer(struct transform *t, unsigned alloca_index, LLVMValueRef lin) {
