@@ -404,7 +404,11 @@ static cl_int check_desc(cl_context c, const cl_image_desc *d, size_t elem, cons
   } else if (d->buffer) {
     return CL_INVALID_IMAGE_DESCRIPTOR;
   }
-  if (!host_ptr && (d->image_row_pitch || d->image_slice_pitch)) return CL_INVALID_IMAGE_DESCRIPTOR;
+  /* A 1D buffer image has no host pointer of its own but a buffer whose
+   * pitch programs pass along (as the CTS does); it only has to fit. */
+  if (!host_ptr && t != CL_MEM_OBJECT_IMAGE1D_BUFFER &&
+      (d->image_row_pitch || d->image_slice_pitch))
+    return CL_INVALID_IMAGE_DESCRIPTOR;
   size_t row;
   if (__builtin_mul_overflow(d->image_width, elem, &row)) return CL_INVALID_IMAGE_DESCRIPTOR;
   *row_pitch = d->image_row_pitch ? d->image_row_pitch : row;
@@ -534,8 +538,8 @@ static cl_mem image_create(cl_context context, cl_mem_flags flags, const cl_imag
   if (buffer) {
     m->data = buffer->data;
     m->host_ptr = buffer->host_ptr;
-    m->row_pitch = row_pitch;
-    m->slice_pitch = row_pitch;
+    m->row_pitch = elem * desc->image_width;
+    m->slice_pitch = m->row_pitch;
     m->parent = buffer;
   } else if (flags & CL_MEM_USE_HOST_PTR) {
     m->data = host_ptr;

@@ -294,6 +294,20 @@ static void create_errors(void) {
   cl_mem b = clCreateBuffer(context, CL_MEM_READ_WRITE, 64, NULL, &err);
   cl_image_desc db = {.image_type = CL_MEM_OBJECT_IMAGE1D_BUFFER, .image_width = 17, .buffer = b};
   EXPECT_CREATE(clCreateImage(context, 0, &rgba8, &db, NULL, &err), CL_INVALID_IMAGE_DESCRIPTOR);
+  /* The buffer's row pitch may come along with a buffer image (as the CTS
+   * passes it); it describes the buffer, not host memory. */
+  db.image_width = 16;
+  db.image_row_pitch = 64;
+  cl_mem pitched = clCreateImage(context, 0, &rgba8, &db, NULL, &err);
+  CHECK_EQ_INT(err, CL_SUCCESS);
+  size_t pitch = 0;
+  if (pitched) {
+    CHECK_EQ_INT(clGetImageInfo(pitched, CL_IMAGE_ROW_PITCH, sizeof pitch, &pitch, NULL),
+                 CL_SUCCESS);
+    CHECK_EQ_INT(pitch, 64);
+    clReleaseMemObject(pitched);
+  }
+  db.image_row_pitch = 0;
   cl_mem img = make_image(CL_MEM_OBJECT_IMAGE2D, &rgba8, 4, 4, 0, 0, 0, NULL, 0, 0, &err);
   db.image_width = 4;
   db.buffer = img;
