@@ -27,8 +27,6 @@ __attribute__((const)) int __libm_ilogbf(float) __asm__("__aquila_libm_ilogbf");
 __attribute__((const)) int __libm_ilogb(double) __asm__("__aquila_libm_ilogb");
 float __libm_lgammaf_r(float, __private int *) __asm__("lgammaf_r");
 double __libm_lgamma_r(double, __private int *) __asm__("lgamma_r");
-float __libm_remquof(float, float, __private int *) __asm__("remquof");
-double __libm_remquo(double, double, __private int *) __asm__("remquo");
 
 /* ---- straight libm wrappers ---- */
 #define WRAP1(F)                                                               \
@@ -42,10 +40,17 @@ double __libm_remquo(double, double, __private int *) __asm__("remquo");
 
 WRAP1(acos) WRAP1(acosh) WRAP1(asin) WRAP1(asinh) WRAP1(atan) WRAP1(atanh)
 WRAP1(cos) WRAP1(cosh) WRAP1(erf) WRAP1(erfc) WRAP1(exp)
-WRAP1(exp2) WRAP1(exp10) WRAP1(expm1) WRAP1(log) WRAP1(log2) WRAP1(log10)
+WRAP1(exp2) WRAP1(exp10) WRAP1(expm1) WRAP1(log2) WRAP1(log10)
 WRAP1(log1p) WRAP1(logb) WRAP1(sin) WRAP1(sinh) WRAP1(tan) WRAP1(tanh)
 WRAP1(tgamma)
 WRAP2(atan2) WRAP2(pow) WRAP2(hypot) WRAP2(fdim) WRAP2(nextafter) WRAP2(remainder)
+
+/* float log in double: the vector logf of libmvec, which the work-item
+ * loops vectorize to, reaches 3.01 ulp (OpenCL allows 3); the double one
+ * rounded to float is well inside. */
+CNST float log(float x) { return (float)__libm_log((double)x); }
+CNST double log(double x) { return __libm_log(x); }
+VEC_UNARY(float, log, float) VEC_UNARY(double, log, double)
 
 /* glibc's double cbrt is off by up to 4 ulp, OpenCL allows 2: one Newton
  * step with y^3 - x evaluated exactly enough through FMA error terms (y^3
@@ -150,7 +155,8 @@ VEC_BINARY(float, pown, float, int) VEC_BINARY(double, pown, double, int)
       return (T)NAN;                                                          \
     if (x == 1 && __builtin_isinf(ay))                                        \
       return (T)NAN;                                                          \
-    return LP(x, y);                                                          \
+    /* -0 is a zero here, not a negative base: powr(-0, -1) is +inf. */       \
+    return LP(__builtin_elementwise_abs(x), y);                               \
   }
 POWR(float, __libm_powf) POWR(double, __libm_pow)
 VEC_BINARY(float, powr, float, float) VEC_BINARY(double, powr, double, double)
@@ -175,16 +181,28 @@ CNST float rootn(float x, int n) {
   double r = __libm_pow(ax, 1.0 / n);
   return (float)__builtin_copysign(r, (double)x);
 }
-CNST double rootn(double x, int n) {
-  ROOTN_EDGES(double)
-  double ax = __builtin_fabs(x);
+static double rootn_positive(double ax, int n) {
   double y = __libm_pow(ax, 1.0 / n);
   if (__builtin_isfinite(y) && y != 0 && n != 1 && n != -1) {
     double yn = __libm_pow(y, (double)n);
-    if (__builtin_isfinite(yn) && yn != 0)
+    /* A subnormal y^n has lost the bits the correction needs. */
+    if (__builtin_isfinite(yn) && yn >= 0x1p-1022)
       y = y + y * (ax / yn - 1.0) / n;
   }
-  return __builtin_copysign(y, x);
+  return y;
+}
+CNST double rootn(double x, int n) {
+  ROOTN_EDGES(double)
+  double ax = __builtin_fabs(x);
+  /* Subnormal x: scale by 2^(|n| m), exact, so that x and y^n are normal,
+   * and scale the root back by 2^-+m. */
+  int an = n < 0 ? -n : n;
+  if (ax < 0x1p-1022 && an > 1 && an < 2046) {
+    int m = an >= 600 ? 1 : (600 + an - 1) / an;
+    double y = rootn_positive(__builtin_ldexp(ax, an * m), n);
+    return __builtin_copysign(__builtin_ldexp(y, n > 0 ? -m : m), x);
+  }
+  return __builtin_copysign(rootn_positive(ax, n), x);
 }
 VEC_BINARY(float, rootn, float, int) VEC_BINARY(double, rootn, double, int)
 
@@ -320,8 +338,24 @@ INL double lgamma(double x) {
 VEC_UNARY(float, lgamma, float) VEC_UNARY(double, lgamma, double)
 
 /* remquo: two inputs and an out-pointer, so its own generators. */
-INL float remquo(float x, float y, __private int *q) { return __libm_remquof(x, y, q); }
-INL double remquo(double x, double y, __private int *q) { return __libm_remquo(x, y, q); }
+/* glibc keeps 3 bits of the quotient; OpenCL asks for 7. fmod by 128 |y|
+ * (exact) leaves a quotient below 129 with the same low 7 bits and the
+ * same parity for round-to-even ties; remainder then gives the rest. */
+#define REMQUO1(T, REM)                                                        \
+  INL T remquo(T x, T y, __private int *q) {                                  \
+    *q = 0;                                                                   \
+    if (x != x || y != y || y == 0 || __builtin_isinf(x))                     \
+      return (T)NAN;                                                          \
+    if (__builtin_isinf(y))                                                   \
+      return x;                                                               \
+    T ax = __builtin_fabs(x), ay = __builtin_fabs(y);                         \
+    T x1 = fmod(ax, 128 * ay);                                              \
+    T r1 = REM(x1, ay);                                                       \
+    int n1 = (int)__builtin_rint(x1 / ay - r1 / ay) & 127; /* no overflow */  \
+    *q = (x < 0) != (y < 0) ? -n1 : n1;                                       \
+    return x < 0 ? -r1 : r1;                                                  \
+  }
+REMQUO1(float, __libm_remainderf) REMQUO1(double, __libm_remainder)
 #define REMQUO_PRIV(T)                                                         \
   INL T##2 remquo(T##2 x, T##2 y, __private int2 *q) {                        \
     int a, b;                                                                 \
