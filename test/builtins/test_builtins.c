@@ -288,6 +288,7 @@ MATH_TEST(double, d, ulp_d, same_d)
     for (int i = 0; i < N; i++)                                               \
       in[i] = i < NSPEC ? (T)specials[i] : (T)rnd_range(-1000, 1000);         \
     in[NSPEC] = (T)-1e-7;                                                     \
+    in[NSPEC + 1] = (T)-0x1.ffep-1063; /* a subnormal double (rootn) */    \
     f(out, iout, in, N);                                                      \
     for (int i = 0; i < N; i++) {                                             \
       T x = in[i], *o = out + 10 * i;                                         \
