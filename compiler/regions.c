@@ -447,6 +447,23 @@ static LLVMValueRef select_by_dim(struct transform *t, LLVMValueRef dim, LLVMVal
   return LLVMBuildSelect(t->b, is0, v[0], LLVMBuildSelect(t->b, is1, v[1], v[2], ""), "");
 }
 
+/* Original values to their clones within one block, in cloning order. */
+struct value_map {
+  LLVMValueRef *from, *to;
+  unsigned count, cap;
+};
+
+static void value_map_add(struct value_map *m, LLVMValueRef from, LLVMValueRef to) {
+  if (m->count == m->cap) {
+    m->cap = m->cap ? 2 * m->cap : 64;
+    m->from = realloc(m->from, m->cap * sizeof *m->from);
+    m->to = realloc(m->to, m->cap * sizeof *m->to);
+    if (!m->from || !m->to) abort();
+  }
+  m->from[m->count] = from;
+  m->to[m->count++] = to;
+}
+
 /* Emits region r's work-item loop nest with a clone of its blocks. Returns
  * the loop's preheader; after the last work-item control goes to dispatch. */
 static LLVMBasicBlockRef emit_region(struct transform *t, unsigned r, LLVMBasicBlockRef dispatch) {
@@ -517,9 +534,7 @@ static LLVMBasicBlockRef emit_region(struct transform *t, unsigned r, LLVMBasicB
   for (unsigned i = 0; i < nb; i++) {
     LLVMBasicBlockRef orig = reg->blocks.items[i];
     /* Block-local values only: map them as they are cloned. */
-    unsigned cap = 64, count = 0;
-    LLVMValueRef *from = malloc(cap * sizeof *from), *to = malloc(cap * sizeof *to);
-    if (!from || !to) abort();
+    struct value_map map = {0};
     LLVMPositionBuilderAtEnd(t->b, clones[i]);
     for (LLVMValueRef in = LLVMGetFirstInstruction(orig); in; in = LLVMGetNextInstruction(in)) {
       LLVMValueRef c = NULL;
@@ -527,14 +542,7 @@ static LLVMBasicBlockRef emit_region(struct transform *t, unsigned r, LLVMBasicB
         for (unsigned a = 0; a < t->num_allocas && !c; a++)
           if (uniform_value[a] && LLVMGetOperand(in, 0) == t->allocas[a]) c = uniform_value[a];
       if (c) {
-        if (count == cap) {
-          cap *= 2;
-          from = realloc(from, cap * sizeof *from);
-          to = realloc(to, cap * sizeof *to);
-          if (!from || !to) abort();
-        }
-        from[count] = in;
-        to[count++] = c;
+        value_map_add(&map, in, c);
         continue;
       }
       c = LLVMInstructionClone(in);
@@ -543,9 +551,9 @@ static LLVMBasicBlockRef emit_region(struct transform *t, unsigned r, LLVMBasicB
       for (int k = 0; k < nops; k++) {
         LLVMValueRef op = LLVMGetOperand(c, (unsigned)k);
         if (!op || LLVMIsABasicBlock(op)) continue;
-        for (unsigned m = 0; m < count; m++)
-          if (from[m] == op) {
-            LLVMSetOperand(c, (unsigned)k, to[m]);
+        for (unsigned m = 0; m < map.count; m++)
+          if (map.from[m] == op) {
+            LLVMSetOperand(c, (unsigned)k, map.to[m]);
             op = NULL;
             break;
           }
@@ -553,17 +561,10 @@ static LLVMBasicBlockRef emit_region(struct transform *t, unsigned r, LLVMBasicB
           for (unsigned a = 0; a < t->num_allocas; a++)
             if (t->allocas[a] == op && ctx_ptr[a]) LLVMSetOperand(c, (unsigned)k, ctx_ptr[a]);
       }
-      if (count == cap) {
-        cap *= 2;
-        from = realloc(from, cap * sizeof *from);
-        to = realloc(to, cap * sizeof *to);
-        if (!from || !to) abort();
-      }
-      from[count] = in;
-      to[count++] = c;
+      value_map_add(&map, in, c);
     }
-    free(from);
-    free(to);
+    free(map.from);
+    free(map.to);
   }
 
   /* Successors, returns and local ids of the clones. */
