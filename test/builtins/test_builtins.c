@@ -17,6 +17,7 @@
 
 #include "check.h"
 #include "funcs.h"
+#include "testlib.h"
 
 #define PI_L 3.141592653589793238462643383279502884L
 
@@ -48,16 +49,6 @@ void __aquila_barrier(unsigned flags) {
   barrier_count++;
 }
 
-static void *lib;
-static void *sym(const char *name) {
-  void *p = dlsym(lib, name);
-  if (!p) {
-    printf("  missing test function %s\n", name);
-    exit(1);
-  }
-  return p;
-}
-#define FN(type, name) ((type)sym(name))
 
 /* ---- deterministic random numbers ---- */
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;

@@ -11,17 +11,8 @@
 
 #include "aquila/cpu_abi.h"
 #include "check.h"
+#include "testlib.h"
 
-static void *lib;
-static void *sym(const char *name) {
-  void *p = dlsym(lib, name);
-  if (!p) {
-    printf("  missing test function %s\n", name);
-    exit(1);
-  }
-  return p;
-}
-#define FN(type, name) ((type)sym(name))
 #define SAMPLER(bits) ((void *)(uintptr_t)(bits))
 
 /* OpenCL C's sampler bits (cpu_abi.h); the host headers do not have them. */
