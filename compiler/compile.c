@@ -172,15 +172,23 @@ enum aquila_compile_status aquila_compile(const struct aquila_compile_input *in,
   /* The driver: same arguments, plus code generation to bitcode. */
   {
     const char *clang = getenv("AQUILA_CLANG");
-    size_t n = (size_t)nargs + 16;
+    size_t n = (size_t)nargs + 20;
     char **argv = calloc(n, sizeof *argv);
     if (!argv) abort();
     int k = 0;
     argv[k++] = (char *)(clang ? clang : "clang-19");
     for (int i = 0; i < nargs; i++) argv[k++] = (char *)args[i];
-    argv[k++] = "-O0";
+    /* -O1 without LLVM passes: unoptimized IR, but C99 inline definitions
+     * (`inline` without `static` or `extern`, common in shared OpenCL
+     * headers) are emitted as available_externally bodies instead of being
+     * dropped, so calls to them resolve like on every other OpenCL compiler.
+     * Lifetime markers stay off: a value kept once for all work-items would
+     * carry one work-item's lifetime end into the others. */
+    argv[k++] = "-O1";
     argv[k++] = "-Xclang";
-    argv[k++] = "-disable-O0-optnone";
+    argv[k++] = "-disable-llvm-passes";
+    argv[k++] = "-Xclang";
+    argv[k++] = "-disable-lifetime-markers";
     argv[k++] = "-emit-llvm";
     argv[k++] = "-c";
     argv[k++] = "-Xclang";

@@ -737,7 +737,7 @@ int workgroup_compile(LLVMModuleRef m, struct aquila_fatbin_kernel *kernels,
     /* Kernels split at barriers become work-item loops over context arrays:
      * scalar elements there (not OpenCL vectors) are what the loop
      * vectorizer can widen across work-items. */
-    if (run_passes(m, "function(scalarizer,instcombine)", log)) goto fail;
+    if (run_passes(m, "function(scalarizer,instcombine<no-verify-fixpoint>)", log)) goto fail;
     /* reg2mem before and after the block splitting: regions.c clones blocks
      * and wants no phi nodes and no value used outside its block. */
     for (unsigned i = 0; i < n; i++)

@@ -409,6 +409,53 @@ static void compile_and_link(void) {
   clReleaseProgram(header);
 }
 
+/* C99 inline functions (`inline` alone: an inline definition, no external
+ * one), as shared OpenCL headers write them (Random123 in pyopencl): calls to
+ * them resolve in a build, and in compile + link where two objects include
+ * the same header. `extern inline` is an external definition, as in C99. */
+static void c99_inline_functions(void) {
+  const char *header_src = "inline float twice(float v) { return 2.0f * v; }\n"
+                           "static inline float minus_one(float v) { return v - 1.0f; }\n";
+  const char *build_src = "inline float twice(float v) { return 2.0f * v; }\n"
+                          "static inline float half_of(float v) { return 0.5f * v; }\n"
+                          "extern inline float plus_one(float v) { return v + 1.0f; }\n"
+                          "__kernel void scale(__global float *x, float f) {\n"
+                          "  size_t i = get_global_id(0); x[i] = half_of(twice(x[i]) * f) + plus_one(0.0f) - 1.0f;\n"
+                          "}\n";
+  cl_int err;
+  cl_program p = build_source(build_src, "", &err);
+  CHECK_EQ_INT(err, CL_SUCCESS);
+  CHECK(run_scale(p));
+  clReleaseProgram(p);
+
+  const char *helper_src = "#include \"r123.h\"\nfloat helper(float v) { return twice(v); }\n";
+  const char *kernel_src = "#include \"r123.h\"\nfloat helper(float v);\n"
+                           "__kernel void scale(__global float *x, float f) {\n"
+                           "  size_t i = get_global_id(0);\n"
+                           "  x[i] = minus_one(1.0f + helper(x[i]) * f / twice(1.0f));\n"
+                           "}\n";
+  cl_program header = clCreateProgramWithSource(context, 1, &header_src, NULL, &err);
+  cl_program objs[2] = {clCreateProgramWithSource(context, 1, &helper_src, NULL, &err),
+                        clCreateProgramWithSource(context, 1, &kernel_src, NULL, &err)};
+  const char *names[1] = {"r123.h"};
+  for (int i = 0; i < 2; i++)
+    CHECK_EQ_INT(clCompileProgram(objs[i], 1, &device, "", 1, &header, names, NULL, NULL),
+                 CL_SUCCESS);
+  cl_program exe = clLinkProgram(context, 1, &device, "", 2, objs, NULL, NULL, &err);
+  CHECK_EQ_INT(err, CL_SUCCESS);
+  if (exe && err != CL_SUCCESS) {
+    char log[2048] = "";
+    clGetProgramBuildInfo(exe, device, CL_PROGRAM_BUILD_LOG, sizeof log, log, NULL);
+    printf("  link log: %s\n", log);
+  }
+  if (exe) {
+    CHECK(run_scale(exe));
+    clReleaseProgram(exe);
+  }
+  for (int i = 0; i < 2; i++) clReleaseProgram(objs[i]);
+  clReleaseProgram(header);
+}
+
 /* Kernels whose loops the compiler may split into work-item loops
  * (implicit loop barriers) next to look-alikes it must not split; every
  * result is compared with the host's. */
@@ -553,6 +600,7 @@ int main(void) {
   RUN(barriers_as_fibers);
   RUN(printf_output_is_flushed_at_completion);
   RUN(compile_and_link);
+  RUN(c99_inline_functions);
   RUN(loops_split_at_implicit_barriers);
   RUN(loops_kept_whole);
   api_teardown();
