@@ -117,5 +117,27 @@ for key in launch_us kernels_per_s write_GBs read_GBs copy_GBs map_GBs; do
   awk -v l="$label" -v a="$a" -v p="$p" 'BEGIN {
     printf "%-28s %12s %12s %9s\n", substr(l, 1, 28), a, p, (a + 0 > 0) ? sprintf("%.2f", p / a) : "-" }'
 done
+
+echo
+echo "Building programs (fresh process and kernel cache each run; medians of 5)"
+for round in 1 2 3 4 5; do
+  for platform in aquila pocl; do
+    if [ $platform = aquila ]; then icd=$aquila_icd; else icd=$pocl_icd; fi
+    OCL_ICD_VENDORS=$icd timeout 120 "$build/bench/buildtime" >>"$tmp/build.$platform" || failures=1
+  done
+done
+printf '%-28s %12s %12s %9s\n' measure Aquila pocl pocl/Aq
+for key in startup_ms cold_build_ms second_build_ms cache_hit_ms; do
+  a=$(field $key <"$tmp/build.aquila" | median)
+  p=$(field $key <"$tmp/build.pocl" | median)
+  case $key in
+  startup_ms) label="platform+context (ms)" ;;
+  cold_build_ms) label="first build (ms)" ;;
+  second_build_ms) label="second build (ms)" ;;
+  cache_hit_ms) label="kernel-cache hit (ms)" ;;
+  esac
+  awk -v l="$label" -v a="$a" -v p="$p" 'BEGIN {
+    printf "%-28s %12s %12s %9s\n", l, a, p, (a + 0 > 0) ? sprintf("%.2f", p / a) : "-" }'
+done
 ls "$tmp"/*.failed >/dev/null 2>&1 && failures=1
 exit $failures
