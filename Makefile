@@ -121,6 +121,8 @@ install: all $(BUILD)/aquila.pc
 	ln -sf libaquila-hsa.so.1 $(DESTDIR)$(LIBDIR)/libaquila-hsa.so
 	install -m 644 $(BUILD)/libaquila_fatbin.a $(DESTDIR)$(LIBDIR)/libaquila_fatbin.a
 	install -m 755 $(BUILD)/clfatbin $(DESTDIR)$(BINDIR)/clfatbin
+	install -d $(DESTDIR)$(LIBDIR)/aquila
+	install -m 755 $(BUILD)/aquila/aquila-compiler $(DESTDIR)$(LIBDIR)/aquila/aquila-compiler
 	install -m 644 $(PUBLIC_HEADERS) $(DESTDIR)$(INCLUDEDIR)/aquila/
 	install -m 644 $(BUILD)/aquila.pc $(DESTDIR)$(LIBDIR)/pkgconfig/aquila.pc
 	echo "$(LIBDIR)/libaquila.so" > $(DESTDIR)$(VENDORDIR)/aquila.icd
@@ -130,7 +132,8 @@ uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libaquila.so $(DESTDIR)$(LIBDIR)/libaquila-hsa.so.1 \
 	  $(DESTDIR)$(LIBDIR)/libaquila-hsa.so $(DESTDIR)$(LIBDIR)/libaquila_fatbin.a \
 	  $(DESTDIR)$(BINDIR)/clfatbin $(DESTDIR)$(LIBDIR)/pkgconfig/aquila.pc \
-	  $(DESTDIR)$(VENDORDIR)/aquila.icd
+	  $(DESTDIR)$(VENDORDIR)/aquila.icd $(DESTDIR)$(LIBDIR)/aquila/aquila-compiler
+	-rmdir $(DESTDIR)$(LIBDIR)/aquila 2>/dev/null
 	rm -f $(addprefix $(DESTDIR)$(INCLUDEDIR)/aquila/,$(notdir $(PUBLIC_HEADERS)))
 	-rmdir $(DESTDIR)$(INCLUDEDIR)/aquila 2>/dev/null
 	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then ldconfig; fi

@@ -9,9 +9,8 @@
  * ~/.cache/aquila. AQUILA_CACHE=0 turns the cache off. */
 #include "cache.h"
 
+#include <cpuid.h>
 #include <errno.h>
-#include <llvm-c/Core.h>
-#include <llvm-c/TargetMachine.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -53,21 +52,38 @@ static void hash_field(struct hasher *h, const char *s) {
 static pthread_once_t environment_once = PTHREAD_ONCE_INIT;
 static struct hasher environment_hash;
 
-/* What changes code without changing the program: Aquila's version, the
- * builtin library, the toolchain, the host CPU and its features. */
+/* The host CPU's identity: vendor, family/model/stepping and the feature
+ * leaves, straight from cpuid (and which register states the OS saves). The
+ * cache lives in the application's process, where LLVM is not loaded, so
+ * this stands in for LLVM's host CPU name and features: whatever changes
+ * those changes these. */
+static void hash_host_cpu(struct hasher *h) {
+  unsigned max = __get_cpuid_max(0, NULL), r[4] = {0};
+  static const unsigned leaves[][2] = {{0, 0}, {1, 0}, {7, 0}, {7, 1}, {0xd, 1}};
+  for (size_t i = 0; i < sizeof leaves / sizeof leaves[0]; i++) {
+    if (leaves[i][0] > max) continue;
+    __cpuid_count(leaves[i][0], leaves[i][1], r[0], r[1], r[2], r[3]);
+    if (leaves[i][0] == 1) r[1] &= 0x00ffffffu; /* leave out the APIC id of this core */
+    hash_bytes(h, r, sizeof r);
+  }
+  if (__get_cpuid_max(0x80000000u, NULL) >= 0x80000001u) {
+    __cpuid(0x80000001u, r[0], r[1], r[2], r[3]);
+    hash_bytes(h, r, sizeof r);
+  }
+  unsigned xcr0 = 0;
+  __cpuid(1, r[0], r[1], r[2], r[3]);
+  if (r[2] & bit_OSXSAVE) __asm__("xgetbv" : "=a"(xcr0) : "c"(0) : "edx");
+  hash_bytes(h, &xcr0, sizeof xcr0);
+}
+
+/* What changes code without changing the program and stays fixed for the
+ * process: Aquila's version, the builtin library, the compiler, the host CPU. */
 static void hash_environment(void) {
   struct hasher h = {0xcbf29ce484222325ull, 0x84222325cbf29ce4ull};
   hash_field(&h, AQUILA_VERSION);
   hash_field(&h, AQUILA_BUILTINS_HASH);
   hash_field(&h, AQUILA_COMPILER_HASH);
-  hash_field(&h, getenv("AQUILA_CLANG") ? getenv("AQUILA_CLANG") : "clang-19");
-  hash_field(&h, getenv("AQUILA_BARRIERS"));
-  hash_field(&h, getenv("AQUILA_LOOP_BARRIERS"));
-  char *cpu = LLVMGetHostCPUName(), *features = LLVMGetHostCPUFeatures();
-  hash_field(&h, cpu);
-  hash_field(&h, features);
-  LLVMDisposeMessage(cpu);
-  LLVMDisposeMessage(features);
+  hash_host_cpu(&h);
   environment_hash = h;
 }
 
@@ -107,6 +123,10 @@ int cache_make_key(const struct aquila_compile_input *in, struct cache_key *key)
   if (!cache_enabled()) return -1;
   pthread_once(&environment_once, hash_environment);
   struct hasher h = environment_hash;
+  /* Read at every build: a program may change them between two builds. */
+  hash_field(&h, getenv("AQUILA_CLANG") ? getenv("AQUILA_CLANG") : "clang-19");
+  hash_field(&h, getenv("AQUILA_BARRIERS"));
+  hash_field(&h, getenv("AQUILA_LOOP_BARRIERS"));
   hash_field(&h, in->source);
   hash_field(&h, in->options ? in->options : "");
   hash_field(&h, in->compile_only ? "object" : "executable");
@@ -173,4 +193,48 @@ void cache_store(const struct cache_key *key, const struct aquila_fatbin *fb) {
   }
   free(data);
   free(dir);
+}
+
+/* The host target's name, as the compiler process reported it, kept beside
+ * the cache entries under the host's identity: a later process learns it
+ * without starting a compiler. */
+static char *host_target_path(void) {
+  char *dir = cache_enabled() ? cache_dir() : NULL;
+  if (!dir) return NULL;
+  pthread_once(&environment_once, hash_environment);
+  char path[4200];
+  snprintf(path, sizeof path, "%s/host-%016llx%016llx.target", dir,
+           (unsigned long long)environment_hash.a, (unsigned long long)environment_hash.b);
+  free(dir);
+  return strdup(path);
+}
+
+int cache_load_host_target(char *target, size_t size) {
+  char *path = host_target_path();
+  void *data = NULL;
+  size_t n = 0;
+  int rc = -1;
+  if (path && read_file(path, &data, &n) == 0 && n > 0 && n < size && !memchr(data, 0, n)) {
+    memcpy(target, data, n);
+    target[n] = 0;
+    rc = 0;
+  }
+  free(data);
+  free(path);
+  return rc;
+}
+
+void cache_store_host_target(const char *target) {
+  char *path = host_target_path();
+  if (!path) return;
+  char *dir = cache_dir();
+  char tmp[4300];
+  snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
+  if (dir && make_dirs(dir) == 0 && write_file(tmp, target, strlen(target)) == 0) {
+    if (rename(tmp, path) != 0) unlink(tmp);
+  } else {
+    unlink(tmp);
+  }
+  free(dir);
+  free(path);
 }

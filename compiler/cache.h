@@ -17,4 +17,9 @@ struct aquila_fatbin *cache_load(const struct cache_key *key);
 /* Stores fb; failures are silent (the cache is an optimization). */
 void cache_store(const struct cache_key *key, const struct aquila_fatbin *fb);
 
+/* The host target name that the compiler process reported for this CPU:
+ * 0 and the name, or -1 when none is kept (or caching is off). */
+int cache_load_host_target(char *target, size_t size);
+void cache_store_host_target(const char *target);
+
 #endif

@@ -53,6 +53,10 @@ const char *aquila_compiler_host_target(void) {
   return host_target;
 }
 
+void aquila_compiler_unload(void) {
+  /* In-process, LLVM's state stays loaded with the library. */
+}
+
 
 static char *path_in(const char *dir, const char *name) {
   struct strbuf sb = {0};

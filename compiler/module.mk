@@ -2,9 +2,19 @@
 -include compiler/builtins/builtins.mk
 
 BUILTINS_BC ?= $(BUILD)/compiler/builtins-x86_64.bc
-COMPILER_SRCS := $(wildcard compiler/*.c)
+# Two builds of the API in aquila/compiler.h:
+# - libaquila_compiler.a does the work in-process (libclang, LLVM); the
+#   compiler helper process aquila-compiler and clfatbin link it;
+# - libaquila_compiler_client.a is what libaquila.so links: it hands the work
+#   to aquila-compiler processes (helper_client.c) and serves kernel-cache
+#   hits itself, so LLVM never loads into an application.
+COMPILER_CLIENT_ONLY := compiler/helper.c compiler/helper_client.c
+COMPILER_SRCS := $(filter-out $(COMPILER_CLIENT_ONLY),$(wildcard compiler/*.c))
 COMPILER_OBJS := $(COMPILER_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/compiler/builtins_blob.o
 COMPILER_LDLIBS := -lclang-19 -lLLVM-19
+COMPILER_CLIENT_SRCS := compiler/helper_client.c compiler/wire.c compiler/cache.c compiler/gpu.c \
+                        compiler/options.c compiler/util.c compiler/strbuf.c compiler/spawn.c
+COMPILER_CLIENT_OBJS := $(COMPILER_CLIENT_SRCS:%.c=$(BUILD)/obj/%.o)
 
 $(COMPILER_OBJS): CPPFLAGS += -I$(LLVM_DIR)/include
 
@@ -16,7 +26,7 @@ $(BUILD)/gen/builtins_hash.h: $(BUILTINS_BC)
 	@mkdir -p $(dir $@)
 	echo "#define AQUILA_BUILTINS_HASH \"$$(sha256sum $< | cut -d' ' -f1)\"" > $@
 
-$(BUILD)/gen/compiler_hash.h: $(COMPILER_SRCS) $(wildcard compiler/*.h compiler/include/aquila/*.h) \
+$(BUILD)/gen/compiler_hash.h: $(wildcard compiler/*.c) $(wildcard compiler/*.h compiler/include/aquila/*.h) \
                               hsa/include/aquila/cpu_abi.h
 	@mkdir -p $(dir $@)
 	echo "#define AQUILA_COMPILER_HASH \"$$(cat $^ | sha256sum | cut -d' ' -f1)\"" > $@
@@ -37,4 +47,17 @@ $(BUILD)/libaquila_compiler.a: $(COMPILER_OBJS)
 	ar rcs $@ $^
 
 LIBS += $(BUILD)/libaquila_compiler.a
+
+$(BUILD)/libaquila_compiler_client.a: $(COMPILER_CLIENT_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+# The helper lives beside libaquila.so (build/ and $(LIBDIR)), in aquila/.
+COMPILER_HELPER := $(BUILD)/aquila/aquila-compiler
+$(COMPILER_HELPER): $(BUILD)/obj/compiler/helper.o $(BUILD)/libaquila_compiler.a $(BUILD)/libaquila_fatbin.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $(BUILD)/obj/compiler/helper.o $(BUILD)/libaquila_compiler.a \
+	  $(BUILD)/libaquila_fatbin.a $(COMPILER_LDLIBS) -lelf $(LDLIBS_SYS)
+
+LIBS += $(BUILD)/libaquila_compiler_client.a $(COMPILER_HELPER)
 AQUILA_COMPILER_LDLIBS := $(COMPILER_LDLIBS)

@@ -7,6 +7,7 @@
 
 #include <hsa/hsa_ext_amd.h>
 
+#include "aquila/compiler.h"
 #include "runtime.h"
 
 #define DEVICE_EXTENSIONS                                                                          \
@@ -20,6 +21,11 @@ int device_is_valid(cl_device_id d) {
     if (d == &aquila_devices[i]) return 1;
   /* Sub-devices are allocated one by one; a live one has a parent. */
   return object_is(d, OBJECT_DEVICE) && d->parent;
+}
+
+const char *device_code_target(cl_device_id d) {
+  (void)d; /* every device is a CPU agent of this host */
+  return aquila_compiler_host_target();
 }
 
 hsa_signal_t device_acquire_signal(cl_device_id d) {

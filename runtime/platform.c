@@ -66,7 +66,6 @@ static hsa_status_t add_cpu_agent(hsa_agent_t agent, void *data) {
   char agent_name[64] = {0};
   hsa_agent_get_info(agent, HSA_AGENT_INFO_NAME, agent_name);
   strncpy(d->name, agent_name[0] ? agent_name : "Aquila CPU", sizeof d->name - 1);
-  strncpy(d->target, aquila_compiler_host_target(), sizeof d->target - 1);
   pthread_mutex_init(&d->inflight_lock, NULL);
   pthread_cond_init(&d->inflight_cond, NULL);
   pthread_mutex_init(&d->signal_lock, NULL);
@@ -121,9 +120,11 @@ AQUILA_API cl_int clGetPlatformInfo(cl_platform_id platform, cl_platform_info pa
 
 AQUILA_API cl_int clUnloadPlatformCompiler(cl_platform_id platform) {
   if (platform != &aquila_platform) return CL_INVALID_PLATFORM;
-  return CL_SUCCESS; /* the compiler holds no resources between builds */
+  aquila_compiler_unload();
+  return CL_SUCCESS;
 }
 
 AQUILA_API cl_int clUnloadCompiler(void) {
+  aquila_compiler_unload();
   return CL_SUCCESS;
 }

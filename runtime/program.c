@@ -120,10 +120,10 @@ AQUILA_API cl_program clCreateProgramWithBinary(cl_context context, cl_uint num_
     if (aquila_fatbin_read(binaries[i], lengths[i], &fb, reason, sizeof reason) != 0) {
       debug_log("clCreateProgramWithBinary: device %u: %s", i, reason);
       st = CL_INVALID_BINARY;
-    } else if (!aquila_fatbin_select_cpu_code(fb, device_list[i]->target) &&
+    } else if (!aquila_fatbin_select_cpu_code(fb, device_code_target(device_list[i])) &&
                !aquila_fatbin_find_code(fb, "bitcode")) {
       debug_log("clCreateProgramWithBinary: device %u: no code object for %s and no bitcode", i,
-                device_list[i]->target);
+                device_code_target(device_list[i]));
       st = CL_INVALID_BINARY;
     }
     if (st == CL_SUCCESS && !p->fatbin) {
@@ -209,16 +209,17 @@ static void append_log(struct program_device *pd, const char *text) {
 cl_int program_load_for_device(cl_program p, cl_uint i) {
   cl_device_id d = p->devices[i];
   struct program_device *pd = &p->per_device[i];
-  const struct aquila_fatbin_code *code = aquila_fatbin_select_cpu_code(p->fatbin, d->target);
+  const char *target = device_code_target(d);
+  const struct aquila_fatbin_code *code = aquila_fatbin_select_cpu_code(p->fatbin, target);
   if (!code) {
     char *log = NULL;
-    enum aquila_compile_status st = aquila_compile_from_bitcode(p->fatbin, d->target, &log);
+    enum aquila_compile_status st = aquila_compile_from_bitcode(p->fatbin, target, &log);
     if (log) {
       append_log(pd, log);
       free(log);
     }
     if (st != AQUILA_COMPILE_OK) return CL_BUILD_PROGRAM_FAILURE;
-    code = aquila_fatbin_find_code(p->fatbin, d->target);
+    code = aquila_fatbin_find_code(p->fatbin, target);
     if (!code) return CL_BUILD_PROGRAM_FAILURE;
   }
   if (hsa_code_object_reader_create_from_memory(code->data, code->size, &pd->reader) !=

@@ -83,7 +83,6 @@ struct _cl_device_id {
   uint64_t global_mem_size;
   uint64_t local_mem_size;
   char name[128];
-  char target[128]; /* fat binary target name of this device's code */
   /* The completion watcher: notices finished kernel dispatches. */
   pthread_t watcher;
   pthread_mutex_t inflight_lock;
@@ -109,6 +108,10 @@ extern struct _cl_platform_id aquila_platform;
 extern struct _cl_device_id *aquila_devices;
 extern cl_uint aquila_num_devices;
 int device_is_valid(cl_device_id d);
+/* The fat binary target name of the device's code (the host CPU's). Asked
+ * of the compiler on first use, not at start-up, since naming it may start
+ * the compiler process. */
+const char *device_code_target(cl_device_id d);
 /* The root device whose watcher, signals and agent d uses. */
 static inline cl_device_id device_root(cl_device_id d) {
   return d->parent ? d->root : d;

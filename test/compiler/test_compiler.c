@@ -4,6 +4,7 @@
  * kernels in both barrier modes. */
 #include <dirent.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../api/api.h"
@@ -456,6 +457,70 @@ static void c99_inline_functions(void) {
   clReleaseProgram(header);
 }
 
+/* Writes an executable shell script to stand in for the clang driver. */
+static void write_fake_clang(const char *path, const char *body) {
+  FILE *f = fopen(path, "w");
+  if (!f) return;
+  fprintf(f, "#!/bin/sh\n%s\n", body);
+  fclose(f);
+  chmod(path, 0755);
+}
+
+static void build_log_of(cl_program p, char *log, size_t size) {
+  log[0] = 0;
+  if (p) clGetProgramBuildInfo(p, device, CL_PROGRAM_BUILD_LOG, size, log, NULL);
+}
+
+/* The compiler runs in a helper process: when it crashes or hangs on a
+ * program, that build fails with the reason in its log, the application
+ * lives on, programs built before still run, and the next build works. */
+static void compiler_crash_is_a_build_failure(void) {
+  cl_int err;
+  cl_program before = build_source(scale_source, "", &err);
+  CHECK_EQ_INT(err, CL_SUCCESS);
+  char fake[300], log[4096];
+  snprintf(fake, sizeof fake, "%s/crashing-clang", cache_dir);
+  /* The driver's parent is the compiler process: this is it dying of SIGSEGV. */
+  write_fake_clang(fake, "echo 'fatal: about to crash' >&2; kill -SEGV $PPID; sleep 5");
+  setenv("AQUILA_CLANG", fake, 1);
+  cl_program p = build_source("__kernel void k(__global int *x) { x[0] = 1; }\n", "", &err);
+  unsetenv("AQUILA_CLANG");
+  CHECK_EQ_INT(err, CL_BUILD_PROGRAM_FAILURE);
+  build_log_of(p, log, sizeof log);
+  CHECK(strstr(log, "crashed (signal 11") != NULL);
+  if (p) clReleaseProgram(p);
+  CHECK(run_scale(before));
+  cl_program after = build_source(scale_source, "-DAFTER_THE_CRASH", &err);
+  CHECK_EQ_INT(err, CL_SUCCESS);
+  CHECK(run_scale(after));
+  clReleaseProgram(after);
+  clReleaseProgram(before);
+}
+
+static void compiler_hang_is_stopped(void) {
+  char fake[300], log[4096];
+  snprintf(fake, sizeof fake, "%s/hanging-clang", cache_dir);
+  write_fake_clang(fake, "exec sleep 60");
+  setenv("AQUILA_CLANG", fake, 1);
+  setenv("AQUILA_COMPILE_TIMEOUT", "2", 1);
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  cl_int err;
+  cl_program p = build_source("__kernel void k(__global int *x) { x[0] = 2; }\n", "", &err);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  unsetenv("AQUILA_CLANG");
+  unsetenv("AQUILA_COMPILE_TIMEOUT");
+  CHECK_EQ_INT(err, CL_BUILD_PROGRAM_FAILURE);
+  CHECK(t1.tv_sec - t0.tv_sec < 30);
+  build_log_of(p, log, sizeof log);
+  CHECK(strstr(log, "did not finish within 2 s") != NULL);
+  if (p) clReleaseProgram(p);
+  cl_program after = build_source(scale_source, "-DAFTER_THE_HANG", &err);
+  CHECK_EQ_INT(err, CL_SUCCESS);
+  CHECK(run_scale(after));
+  clReleaseProgram(after);
+}
+
 /* Kernels whose loops the compiler may split into work-item loops
  * (implicit loop barriers) next to look-alikes it must not split; every
  * result is compared with the host's. */
@@ -601,6 +666,8 @@ int main(void) {
   RUN(printf_output_is_flushed_at_completion);
   RUN(compile_and_link);
   RUN(c99_inline_functions);
+  RUN(compiler_crash_is_a_build_failure);
+  RUN(compiler_hang_is_stopped);
   RUN(loops_split_at_implicit_barriers);
   RUN(loops_kept_whole);
   api_teardown();

@@ -1,0 +1,146 @@
+/* aquila-compiler: the helper process in which libaquila.so runs the
+ * compiler (libclang, LLVM, the clang driver), so that nothing LLVM does to
+ * a program (a fatal error, an assertion, a crash, an endless loop) can end
+ * the application. It serves one request at a time on file descriptor 3
+ * (wire.h) until the application closes the connection; its standard error
+ * is a file that the application reads when the helper dies, for the build
+ * log. See helper_client.c for the other end. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "aquila/compiler.h"
+#include "wire.h"
+
+#define REQUEST_FD 3
+
+static void reply(struct wire *out, enum aquila_compile_status status, const char *log,
+                  const void *payload, size_t payload_size) {
+  wire_put_u64(out, status);
+  wire_put_str(out, log ? log : "");
+  wire_put_bytes(out, payload, payload_size);
+}
+
+/* Serializes fb as the reply's payload (fb may be NULL on failure). */
+static void reply_fatbin(struct wire *out, enum aquila_compile_status status, char *log,
+                         struct aquila_fatbin *fb) {
+  void *data = NULL;
+  size_t size = 0;
+  if (status == AQUILA_COMPILE_OK && aquila_fatbin_write(fb, &data, &size) != 0)
+    status = AQUILA_COMPILE_NO_MEMORY;
+  reply(out, status, log, data, size);
+  free(data);
+  free(log);
+  aquila_fatbin_destroy(fb);
+}
+
+static void serve_compile(struct wire *in, struct wire *out) {
+  struct aquila_compile_input ci = {0};
+  ci.source = wire_get_str(in);
+  ci.options = wire_get_str(in);
+  ci.compile_only = (int)wire_get_u64(in);
+  ci.num_targets = wire_get_u64(in);
+  const char **targets = calloc(ci.num_targets + 1, sizeof *targets);
+  for (size_t i = 0; targets && i < ci.num_targets; i++)
+    targets[i] = wire_get_str(in);
+  ci.targets = targets;
+  ci.num_headers = wire_get_u64(in);
+  const char **names = calloc(ci.num_headers + 1, sizeof *names);
+  const char **sources = calloc(ci.num_headers + 1, sizeof *sources);
+  for (size_t i = 0; names && sources && i < ci.num_headers; i++) {
+    names[i] = wire_get_str(in);
+    sources[i] = wire_get_str(in);
+  }
+  ci.header_names = names;
+  ci.header_sources = sources;
+  if (in->failed || !ci.source || !targets || !names || !sources) {
+    reply(out, AQUILA_COMPILE_FAILED, "error: internal: malformed compile request\n", NULL, 0);
+  } else {
+    struct aquila_fatbin *fb = NULL;
+    char *log = NULL;
+    enum aquila_compile_status st = aquila_compile(&ci, &fb, &log);
+    reply_fatbin(out, st, log, fb);
+  }
+  free(targets);
+  free(names);
+  free(sources);
+}
+
+static struct aquila_fatbin *get_fatbin(struct wire *in) {
+  size_t size;
+  const void *data = wire_get_bytes(in, &size);
+  struct aquila_fatbin *fb = NULL;
+  char err[256];
+  if (!data || aquila_fatbin_read(data, size, &fb, err, sizeof err) != 0) return NULL;
+  return fb;
+}
+
+static void serve_link(struct wire *in, struct wire *out) {
+  const char *options = wire_get_str(in);
+  size_t n = wire_get_u64(in);
+  struct aquila_fatbin **inputs = in->failed ? NULL : calloc(n + 1, sizeof *inputs);
+  int ok = inputs != NULL;
+  for (size_t i = 0; ok && i < n; i++)
+    ok = (inputs[i] = get_fatbin(in)) != NULL;
+  if (!ok) {
+    reply(out, AQUILA_COMPILE_FAILED, "error: internal: malformed link request\n", NULL, 0);
+  } else {
+    struct aquila_fatbin *fb = NULL;
+    char *log = NULL;
+    enum aquila_compile_status st =
+        aquila_link((const struct aquila_fatbin *const *)inputs, n, options, &fb, &log);
+    reply_fatbin(out, st, log, fb);
+  }
+  for (size_t i = 0; inputs && i < n; i++)
+    aquila_fatbin_destroy(inputs[i]);
+  free(inputs);
+}
+
+static void serve_from_bitcode(struct wire *in, struct wire *out) {
+  const char *target = wire_get_str(in);
+  struct aquila_fatbin *fb = get_fatbin(in);
+  if (!target || !fb) {
+    reply(out, AQUILA_COMPILE_FAILED, "error: internal: malformed bitcode request\n", NULL, 0);
+    aquila_fatbin_destroy(fb);
+    return;
+  }
+  char *log = NULL;
+  enum aquila_compile_status st = aquila_compile_from_bitcode(fb, target, &log);
+  /* The whole binary: code generation also fills the kernels' layout. */
+  reply_fatbin(out, st, log, fb);
+}
+
+int main(int argc, char **argv) {
+  (void)argc;
+  (void)argv;
+  /* The application may ignore SIGPIPE or not; the helper never wants it. */
+  signal(SIGPIPE, SIG_IGN);
+  for (;;) {
+    struct wire in = {0}, out = {0};
+    if (wire_recv(REQUEST_FD, &in, -1) != 0) break; /* the application is gone */
+    /* Standard error holds only what this request prints. */
+    if (ftruncate(2, 0) == 0) lseek(2, 0, SEEK_SET);
+    uint64_t op = wire_get_u64(&in);
+    size_t env_len;
+    const char *env = wire_get_bytes(&in, &env_len);
+    if (env) wire_apply_aquila_env(env, env_len);
+    switch (op) {
+    case WIRE_COMPILE: serve_compile(&in, &out); break;
+    case WIRE_LINK: serve_link(&in, &out); break;
+    case WIRE_FROM_BITCODE: serve_from_bitcode(&in, &out); break;
+    case WIRE_HOST_TARGET: {
+      const char *t = aquila_compiler_host_target();
+      reply(&out, AQUILA_COMPILE_OK, "", t, strlen(t));
+      break;
+    }
+    default: reply(&out, AQUILA_COMPILE_FAILED, "error: internal: unknown request\n", NULL, 0);
+    }
+    int sent = wire_send(REQUEST_FD, &out);
+    wire_free(&in);
+    wire_free(&out);
+    if (sent != 0) break;
+  }
+  return 0;
+}

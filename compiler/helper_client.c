@@ -1,0 +1,426 @@
+/* The compiler API (aquila/compiler.h) as libaquila.so implements it: the
+ * work runs in aquila-compiler helper processes (helper.c), so that LLVM is
+ * never loaded into the application and nothing it does to a program can end
+ * the application. Helpers are started on first use, kept for the next
+ * build (one per build running at once), and replaced when one dies or
+ * overruns AQUILA_COMPILE_TIMEOUT; the build then fails with the reason and
+ * what the helper wrote to standard error in its log.
+ *
+ * Kernel-cache hits are served here, in the application, without a helper;
+ * so is the host target name once a helper has told it (kept in the cache
+ * directory). */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "aquila/compiler.h"
+#include "cache.h"
+#include "strbuf.h"
+#include "wire.h"
+
+extern char **environ;
+
+/* A build that runs this long is taken for a hung compiler. */
+#define DEFAULT_TIMEOUT_S 600
+
+struct helper {
+  pid_t pid;
+  int sock;       /* requests and replies */
+  int stderr_fd;  /* a memfd: the helper's standard error for the current request */
+  struct helper *next;
+};
+
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct helper *idle_helpers;
+
+/* A forked child shares the parent's helpers' sockets: it must not talk to
+ * them. It starts helpers of its own when it builds. */
+static void pool_prepare_fork(void) {
+  pthread_mutex_lock(&pool_lock);
+}
+static void pool_parent_after_fork(void) {
+  pthread_mutex_unlock(&pool_lock);
+}
+static void pool_child_after_fork(void) {
+  for (struct helper *h = idle_helpers, *next; h; h = next) {
+    next = h->next;
+    close(h->sock);
+    close(h->stderr_fd);
+    free(h);
+  }
+  idle_helpers = NULL;
+  pthread_mutex_init(&pool_lock, NULL);
+}
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+static void register_atfork(void) {
+  pthread_atfork(pool_prepare_fork, pool_parent_after_fork, pool_child_after_fork);
+}
+
+/* $AQUILA_COMPILER, else aquila/aquila-compiler beside this library. */
+static char *helper_path(void) {
+  const char *env = getenv("AQUILA_COMPILER");
+  if (env && *env) return strdup(env);
+  Dl_info info;
+  if (!dladdr((void *)helper_path, &info) || !info.dli_fname) return NULL;
+  char *slash = strrchr(info.dli_fname, '/');
+  struct strbuf sb = {0};
+  if (slash)
+    strbuf_appendn(&sb, info.dli_fname, (size_t)(slash - info.dli_fname));
+  else
+    strbuf_append(&sb, ".");
+  strbuf_append(&sb, "/aquila/aquila-compiler");
+  return strbuf_take(&sb);
+}
+
+static void helper_destroy(struct helper *h) {
+  close(h->sock);
+  close(h->stderr_fd);
+  free(h);
+}
+
+static struct helper *helper_start(struct strbuf *log, enum aquila_compile_status *status) {
+  pthread_once(&atfork_once, register_atfork);
+  char *path = helper_path();
+  int sv[2] = {-1, -1};
+  int err_fd = memfd_create("aquila-compiler-stderr", MFD_CLOEXEC);
+  struct helper *h = calloc(1, sizeof *h);
+  if (!path || !h || err_fd < 0 || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+    strbuf_printf(log, "error: cannot start the compiler process: %s\n", strerror(errno));
+    *status = AQUILA_COMPILE_NO_MEMORY;
+    goto fail;
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, err_fd, 1);
+  posix_spawn_file_actions_adddup2(&actions, err_fd, 2);
+  posix_spawn_file_actions_adddup2(&actions, sv[1], 3);
+  /* Nothing else of the application's stays open in the helper. */
+  posix_spawn_file_actions_addclosefrom_np(&actions, 4);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  /* Its own process group, so that a time-out ends the tools it runs too;
+   * default SIGCHLD, which its waits for the clang driver rely on, whatever
+   * the application chose for itself. */
+  sigset_t defaults, none;
+  sigemptyset(&defaults);
+  sigaddset(&defaults, SIGCHLD);
+  sigaddset(&defaults, SIGPIPE);
+  sigemptyset(&none);
+  posix_spawnattr_setpgroup(&attr, 0);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setflags(&attr,
+                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+  char *argv[] = {path, NULL};
+  int rc = posix_spawn(&h->pid, path, &actions, &attr, argv, environ);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  close(sv[1]);
+  sv[1] = -1;
+  if (rc != 0) {
+    strbuf_printf(log, "error: cannot run the compiler %s: %s\n", path, strerror(rc));
+    *status = AQUILA_COMPILE_UNAVAILABLE;
+    goto fail;
+  }
+  h->sock = sv[0];
+  h->stderr_fd = err_fd;
+  free(path);
+  return h;
+fail:
+  if (sv[0] >= 0) close(sv[0]);
+  if (err_fd >= 0) close(err_fd);
+  free(h);
+  free(path);
+  return NULL;
+}
+
+static struct helper *helper_take(struct strbuf *log, enum aquila_compile_status *status,
+                                  int *reused) {
+  pthread_mutex_lock(&pool_lock);
+  struct helper *h = idle_helpers;
+  if (h) idle_helpers = h->next;
+  pthread_mutex_unlock(&pool_lock);
+  *reused = h != NULL;
+  return h ? h : helper_start(log, status);
+}
+
+static void helper_give_back(struct helper *h) {
+  pthread_mutex_lock(&pool_lock);
+  h->next = idle_helpers;
+  idle_helpers = h;
+  pthread_mutex_unlock(&pool_lock);
+}
+
+/* A helper that died or overran: end it (and what it ran), say why in the
+ * log with its last words, and forget it. */
+static void helper_fail(struct helper *h, int timed_out, int timeout_s, struct strbuf *log) {
+  kill(-h->pid, SIGKILL);
+  kill(h->pid, SIGKILL);
+  int status = 0;
+  pid_t r;
+  while ((r = waitpid(h->pid, &status, 0)) < 0 && errno == EINTR) {
+  }
+  if (timed_out)
+    strbuf_printf(log,
+                  "error: the compiler did not finish within %d s (AQUILA_COMPILE_TIMEOUT) and "
+                  "was stopped\n",
+                  timeout_s);
+  else if (r == h->pid && WIFSIGNALED(status))
+    strbuf_printf(log, "error: the compiler process crashed (signal %d, %s) on this program\n",
+                  WTERMSIG(status), strsignal(WTERMSIG(status)));
+  else if (r == h->pid && WIFEXITED(status))
+    strbuf_printf(log, "error: the compiler process exited (status %d) on this program\n",
+                  WEXITSTATUS(status));
+  else
+    strbuf_append(log, "error: the compiler process ended on this program\n");
+  char buf[8192];
+  ssize_t n = pread(h->stderr_fd, buf, sizeof buf - 1, 0);
+  if (n > 0) {
+    buf[n] = 0;
+    strbuf_append(log, "compiler output:\n");
+    strbuf_append(log, buf);
+    if (buf[n - 1] != '\n') strbuf_append(log, "\n");
+  }
+  helper_destroy(h);
+}
+
+void aquila_compiler_unload(void) {
+  pthread_mutex_lock(&pool_lock);
+  struct helper *h = idle_helpers;
+  idle_helpers = NULL;
+  pthread_mutex_unlock(&pool_lock);
+  for (struct helper *next; h; h = next) {
+    next = h->next;
+    /* Closing the connection ends it; reap it so no zombie stays. */
+    close(h->sock);
+    h->sock = -1;
+    while (waitpid(h->pid, NULL, 0) < 0 && errno == EINTR) {
+    }
+    close(h->stderr_fd);
+    free(h);
+  }
+}
+
+static int timeout_seconds(void) {
+  const char *e = getenv("AQUILA_COMPILE_TIMEOUT");
+  long v = e && *e ? strtol(e, NULL, 10) : DEFAULT_TIMEOUT_S;
+  return v > 0 && v < INT_MAX / 1000 ? (int)v : DEFAULT_TIMEOUT_S;
+}
+
+/* Sends a request (op and AQUILA_* environment already in req) and reads the
+ * reply's status, log and payload into *reply. On any failure of the helper
+ * the status is AQUILA_COMPILE_FAILED (or UNAVAILABLE) and log says why. */
+static enum aquila_compile_status call_helper(struct wire *req, struct wire *reply,
+                                              struct strbuf *log, const void **payload,
+                                              size_t *payload_size) {
+  enum aquila_compile_status status = AQUILA_COMPILE_FAILED;
+  *payload = NULL;
+  *payload_size = 0;
+  if (req->failed) return AQUILA_COMPILE_NO_MEMORY;
+  int timeout_s = timeout_seconds(), reused;
+  struct helper *h = helper_take(log, &status, &reused);
+  if (!h) return status;
+  int sent = wire_send(h->sock, req) == 0;
+  if (!sent && reused) {
+    /* It died while idle (killed from outside): not this program's fault. */
+    struct strbuf ignored = {0};
+    helper_fail(h, 0, timeout_s, &ignored);
+    strbuf_free(&ignored);
+    if (!(h = helper_start(log, &status))) return status;
+    sent = wire_send(h->sock, req) == 0;
+  }
+  if (!sent || wire_recv(h->sock, reply, timeout_s * 1000) != 0) {
+    helper_fail(h, sent && errno == ETIMEDOUT, timeout_s, log);
+    return AQUILA_COMPILE_FAILED;
+  }
+  helper_give_back(h);
+  status = (enum aquila_compile_status)wire_get_u64(reply);
+  const char *text = wire_get_str(reply);
+  *payload = wire_get_bytes(reply, payload_size);
+  if (reply->failed) {
+    strbuf_append(log, "error: internal: malformed reply from the compiler process\n");
+    return AQUILA_COMPILE_FAILED;
+  }
+  strbuf_append(log, text);
+  return status;
+}
+
+static void begin_request(struct wire *req, enum wire_op op) {
+  wire_put_u64(req, op);
+  wire_put_aquila_env(req);
+}
+
+/* The reply's fat binary; a reply that does not read back is a failure. */
+static enum aquila_compile_status read_reply_fatbin(enum aquila_compile_status st,
+                                                    const void *data, size_t size,
+                                                    struct aquila_fatbin **out,
+                                                    struct strbuf *log) {
+  if (st != AQUILA_COMPILE_OK) return st;
+  char err[256];
+  if (aquila_fatbin_read(data, size, out, err, sizeof err) != 0) {
+    strbuf_printf(log, "error: internal: the compiler's result does not read back: %s\n", err);
+    *out = NULL;
+    return AQUILA_COMPILE_FAILED;
+  }
+  return AQUILA_COMPILE_OK;
+}
+
+enum aquila_compile_status aquila_compile(const struct aquila_compile_input *in,
+                                          struct aquila_fatbin **out, char **log_out) {
+  *out = NULL;
+  struct cache_key key;
+  if (cache_make_key(in, &key) == 0 && (*out = cache_load(&key))) {
+    *log_out = strdup("");
+    return *log_out ? AQUILA_COMPILE_OK : AQUILA_COMPILE_NO_MEMORY;
+  }
+  struct wire req = {0}, reply = {0};
+  struct strbuf log = {0};
+  begin_request(&req, WIRE_COMPILE);
+  wire_put_str(&req, in->source);
+  wire_put_str(&req, in->options);
+  wire_put_u64(&req, (uint64_t)in->compile_only);
+  wire_put_u64(&req, in->num_targets);
+  for (size_t i = 0; i < in->num_targets; i++)
+    wire_put_str(&req, in->targets[i]);
+  wire_put_u64(&req, in->num_headers);
+  for (size_t i = 0; i < in->num_headers; i++) {
+    wire_put_str(&req, in->header_names[i]);
+    wire_put_str(&req, in->header_sources[i]);
+  }
+  const void *data;
+  size_t size;
+  enum aquila_compile_status st = call_helper(&req, &reply, &log, &data, &size);
+  st = read_reply_fatbin(st, data, size, out, &log);
+  wire_free(&req);
+  wire_free(&reply);
+  *log_out = strbuf_take(&log);
+  return st;
+}
+
+enum aquila_compile_status aquila_link(const struct aquila_fatbin *const *inputs,
+                                       size_t num_inputs, const char *options,
+                                       struct aquila_fatbin **out, char **log_out) {
+  *out = NULL;
+  struct wire req = {0}, reply = {0};
+  struct strbuf log = {0};
+  begin_request(&req, WIRE_LINK);
+  wire_put_str(&req, options);
+  wire_put_u64(&req, num_inputs);
+  for (size_t i = 0; i < num_inputs && !req.failed; i++) {
+    void *data = NULL;
+    size_t size = 0;
+    if (aquila_fatbin_write(inputs[i], &data, &size) != 0) req.failed = 1;
+    else wire_put_bytes(&req, data, size);
+    free(data);
+  }
+  const void *data;
+  size_t size;
+  enum aquila_compile_status st = call_helper(&req, &reply, &log, &data, &size);
+  st = read_reply_fatbin(st, data, size, out, &log);
+  wire_free(&req);
+  wire_free(&reply);
+  *log_out = strbuf_take(&log);
+  return st;
+}
+
+static int replace_string(char **dst, const char *src) {
+  char *copy = src ? strdup(src) : NULL;
+  if (src && !copy) return -1;
+  free(*dst);
+  *dst = copy;
+  return 0;
+}
+
+/* Code generation fills the kernels' layout (kernarg offsets, local memory,
+ * attributes): take it over from the helper's copy of the binary. */
+static int adopt_kernel_layout(struct aquila_fatbin *fb, const struct aquila_fatbin *built) {
+  for (uint32_t i = 0; i < fb->num_kernels; i++) {
+    struct aquila_fatbin_kernel *k = &fb->kernels[i];
+    const struct aquila_fatbin_kernel *b = aquila_fatbin_find_kernel(built, k->name);
+    if (!b || b->num_args != k->num_args) return -1;
+    for (uint32_t a = 0; a < k->num_args; a++) {
+      k->args[a].size = b->args[a].size;
+      k->args[a].alignment = b->args[a].alignment;
+      k->args[a].offset = b->args[a].offset;
+    }
+    memcpy(k->reqd_work_group_size, b->reqd_work_group_size, sizeof k->reqd_work_group_size);
+    memcpy(k->work_group_size_hint, b->work_group_size_hint, sizeof k->work_group_size_hint);
+    k->local_mem_size = b->local_mem_size;
+    k->kernarg_size = b->kernarg_size;
+    k->kernarg_alignment = b->kernarg_alignment;
+    k->hidden_kernarg_offset = b->hidden_kernarg_offset;
+    if (replace_string(&k->vec_type_hint, b->vec_type_hint) ||
+        replace_string(&k->attributes, b->attributes))
+      return -1;
+  }
+  return 0;
+}
+
+enum aquila_compile_status aquila_compile_from_bitcode(struct aquila_fatbin *fb,
+                                                       const char *target, char **log_out) {
+  struct wire req = {0}, reply = {0};
+  struct strbuf log = {0};
+  begin_request(&req, WIRE_FROM_BITCODE);
+  wire_put_str(&req, target);
+  void *bin = NULL;
+  size_t bin_size = 0;
+  if (aquila_fatbin_write(fb, &bin, &bin_size) != 0) req.failed = 1;
+  else wire_put_bytes(&req, bin, bin_size);
+  free(bin);
+  const void *data;
+  size_t size;
+  struct aquila_fatbin *built = NULL;
+  enum aquila_compile_status st = call_helper(&req, &reply, &log, &data, &size);
+  st = read_reply_fatbin(st, data, size, &built, &log);
+  if (st == AQUILA_COMPILE_OK) {
+    const struct aquila_fatbin_code *code = aquila_fatbin_find_code(built, target);
+    if (!code || adopt_kernel_layout(fb, built) != 0 ||
+        aquila_fatbin_add_code(fb, target, code->data, code->size) != 0) {
+      strbuf_append(&log, "error: internal: cannot take over the compiler's code object\n");
+      st = AQUILA_COMPILE_FAILED;
+    }
+  }
+  aquila_fatbin_destroy(built);
+  wire_free(&req);
+  wire_free(&reply);
+  *log_out = strbuf_take(&log);
+  return st;
+}
+
+static pthread_once_t host_once = PTHREAD_ONCE_INIT;
+static char host_target[128] = "x86_64-native:unknown";
+
+static void find_host_target(void) {
+  if (cache_load_host_target(host_target, sizeof host_target) == 0) return;
+  struct wire req = {0}, reply = {0};
+  struct strbuf log = {0};
+  begin_request(&req, WIRE_HOST_TARGET);
+  const void *data;
+  size_t size;
+  if (call_helper(&req, &reply, &log, &data, &size) == AQUILA_COMPILE_OK && size > 0 &&
+      size < sizeof host_target) {
+    memcpy(host_target, data, size);
+    host_target[size] = 0;
+    cache_store_host_target(host_target);
+  }
+  wire_free(&req);
+  wire_free(&reply);
+  strbuf_free(&log);
+}
+
+const char *aquila_compiler_host_target(void) {
+  pthread_once(&host_once, find_host_target);
+  return host_target;
+}
