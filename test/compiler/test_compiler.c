@@ -457,6 +457,39 @@ static void c99_inline_functions(void) {
   clReleaseProgram(header);
 }
 
+/* Reduced from CLBlast's Xgemm: a loop whose body is a loop that runs once.
+ * LLVM 19's InstCombine, run as a pipeline string, verified that it reached
+ * a fixpoint here and raised a fatal error that ended the application. */
+static void clblast_xgemm_loop_builds(void) {
+  const char *src = "__kernel void k(__global const float *in, __global float *out) {\n"
+                    "  float acc = 0.0f;\n"
+                    "  for (int mi;;) {\n"
+                    "    for (mi = 0; mi < 1; mi += 1) acc += in[mi];\n"
+                    "    if (acc > 100.0f) break;\n"
+                    "  }\n"
+                    "  out[get_global_id(0)] = acc;\n"
+                    "}\n";
+  cl_int err;
+  cl_program p = build_source(src, "", &err);
+  CHECK_EQ_INT(err, CL_SUCCESS);
+  cl_kernel k = p ? clCreateKernel(p, "k", &err) : NULL;
+  REQUIRE(k);
+  float in[1] = {30.0f}, out[64];
+  cl_mem bin = clCreateBuffer(context, CL_MEM_COPY_HOST_PTR, sizeof in, in, &err);
+  cl_mem bout = clCreateBuffer(context, CL_MEM_WRITE_ONLY, sizeof out, NULL, &err);
+  clSetKernelArg(k, 0, sizeof bin, &bin);
+  clSetKernelArg(k, 1, sizeof bout, &bout);
+  size_t g = 64, l = 16;
+  CHECK_EQ_INT(clEnqueueNDRangeKernel(queue, k, 1, NULL, &g, &l, 0, NULL, NULL), CL_SUCCESS);
+  CHECK_EQ_INT(clEnqueueReadBuffer(queue, bout, CL_TRUE, 0, sizeof out, out, 0, NULL, NULL),
+               CL_SUCCESS);
+  for (int i = 0; i < 64; i++) CHECK(out[i] == 120.0f);
+  clReleaseMemObject(bin);
+  clReleaseMemObject(bout);
+  clReleaseKernel(k);
+  clReleaseProgram(p);
+}
+
 /* Writes an executable shell script to stand in for the clang driver. */
 static void write_fake_clang(const char *path, const char *body) {
   FILE *f = fopen(path, "w");
@@ -666,6 +699,7 @@ int main(void) {
   RUN(printf_output_is_flushed_at_completion);
   RUN(compile_and_link);
   RUN(c99_inline_functions);
+  RUN(clblast_xgemm_loop_builds);
   RUN(compiler_crash_is_a_build_failure);
   RUN(compiler_hang_is_stopped);
   RUN(loops_split_at_implicit_barriers);
