@@ -213,6 +213,16 @@ void aquila_compiler_unload(void) {
   }
 }
 
+/* What the compiler printed for a build that went well (AQUILA_DEBUG_REGIONS
+ * reports, LLVM warnings) goes to the application's standard error, as if
+ * the compiler ran in-process. */
+static void forward_diagnostics(struct helper *h) {
+  char buf[8192];
+  ssize_t n;
+  for (off_t at = 0; (n = pread(h->stderr_fd, buf, sizeof buf, at)) > 0; at += n)
+    if (write(2, buf, (size_t)n) != n) break;
+}
+
 static int timeout_seconds(void) {
   const char *e = getenv("AQUILA_COMPILE_TIMEOUT");
   long v = e && *e ? strtol(e, NULL, 10) : DEFAULT_TIMEOUT_S;
@@ -245,6 +255,7 @@ static enum aquila_compile_status call_helper(struct wire *req, struct wire *rep
     helper_fail(h, sent && errno == ETIMEDOUT, timeout_s, log);
     return AQUILA_COMPILE_FAILED;
   }
+  forward_diagnostics(h);
   helper_give_back(h);
   status = (enum aquila_compile_status)wire_get_u64(reply);
   const char *text = wire_get_str(reply);

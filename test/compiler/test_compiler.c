@@ -3,6 +3,7 @@
  * selection (also next to GPU code objects), bitcode fallback, and barrier
  * kernels in both barrier modes. */
 #include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -176,8 +177,9 @@ static unsigned char *read_whole(const char *path, size_t *size) {
   fseek(f, 0, SEEK_END);
   long n = ftell(f);
   fseek(f, 0, SEEK_SET);
-  unsigned char *buf = malloc(n > 0 ? (size_t)n : 1);
+  unsigned char *buf = malloc(n > 0 ? (size_t)n + 1 : 1);
   if (fread(buf, 1, (size_t)n, f) != (size_t)n) n = 0;
+  buf[n > 0 ? n : 0] = 0; /* text files read as strings */
   fclose(f);
   *size = (size_t)n;
   return buf;
@@ -554,6 +556,36 @@ static void compiler_hang_is_stopped(void) {
   clReleaseProgram(after);
 }
 
+/* What the compiler process prints (AQUILA_DEBUG_REGIONS here) reaches the
+ * application's standard error, as it did when the compiler ran in-process. */
+static void compiler_diagnostics_reach_stderr(void) {
+  char path[300];
+  snprintf(path, sizeof path, "%s/stderr.txt", cache_dir);
+  int saved = dup(2), fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0600);
+  REQUIRE(saved >= 0 && fd >= 0);
+  fflush(stderr);
+  dup2(fd, 2);
+  close(fd);
+  setenv("AQUILA_DEBUG_REGIONS", "1", 1);
+  cl_int err;
+  cl_program p = build_source("__kernel void regions_report(__global float *x, __local float *t) {\n"
+                              "  t[get_local_id(0)] = x[get_global_id(0)];\n"
+                              "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+                              "  x[get_global_id(0)] += t[0];\n"
+                              "}\n",
+                              "", &err);
+  unsetenv("AQUILA_DEBUG_REGIONS");
+  fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  CHECK_EQ_INT(err, CL_SUCCESS);
+  size_t size = 0;
+  char *text = (char *)read_whole(path, &size);
+  CHECK(text && strstr(text, "regions: regions_report.wi") != NULL);
+  free(text);
+  if (p) clReleaseProgram(p);
+}
+
 /* Kernels whose loops the compiler may split into work-item loops
  * (implicit loop barriers) next to look-alikes it must not split; every
  * result is compared with the host's. */
@@ -702,6 +734,7 @@ int main(void) {
   RUN(clblast_xgemm_loop_builds);
   RUN(compiler_crash_is_a_build_failure);
   RUN(compiler_hang_is_stopped);
+  RUN(compiler_diagnostics_reach_stderr);
   RUN(loops_split_at_implicit_barriers);
   RUN(loops_kept_whole);
   api_teardown();
