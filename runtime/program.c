@@ -29,13 +29,28 @@ static struct _cl_program *program_new(cl_context ctx, const cl_device_id *devs,
   return p;
 }
 
+static void destroy_executable(struct program_device *pd) {
+  hsa_executable_destroy(pd->executable);
+  hsa_code_object_reader_destroy(pd->reader);
+  pd->loaded = 0;
+}
+
+/* Commands enqueued with kernels that the application has released may
+ * still run the old code when a rebuild replaces it: that code stays loaded
+ * until the program goes (their kernels hold the program). */
 static void program_unload(cl_program p) {
+  int in_use = atomic_load(&p->num_kernels_alive) > 0;
   for (cl_uint i = 0; i < p->num_devices; i++) {
     struct program_device *pd = &p->per_device[i];
-    if (pd->loaded) {
-      hsa_executable_destroy(pd->executable);
-      hsa_code_object_reader_destroy(pd->reader);
+    if (!pd->loaded) continue;
+    struct program_device *retired =
+        in_use ? realloc(p->retired, (p->num_retired + 1) * sizeof *retired) : NULL;
+    if (retired) {
+      p->retired = retired;
+      retired[p->num_retired++] = *pd;
       pd->loaded = 0;
+    } else {
+      destroy_executable(pd);
     }
   }
 }
@@ -177,6 +192,8 @@ AQUILA_API cl_int clReleaseProgram(cl_program program) {
   if (!object_is(program, OBJECT_PROGRAM)) return CL_INVALID_PROGRAM;
   if (!object_release(&program->header)) return CL_SUCCESS;
   program_unload(program);
+  for (cl_uint i = 0; i < program->num_retired; i++) destroy_executable(&program->retired[i]);
+  free(program->retired);
   for (cl_uint i = 0; i < program->num_devices; i++) free(program->per_device[i].log);
   aquila_fatbin_destroy(program->fatbin);
   free(program->source);
@@ -502,12 +519,40 @@ done:
   return out;
 }
 
+/* An executable binary given to clCreateProgramWithBinary that
+ * clBuildProgram has not built (yet). */
+static int unbuilt_executable_binary(const struct program_device *pd) {
+  return pd->status == CL_BUILD_NONE && pd->binary_type == CL_PROGRAM_BINARY_TYPE_EXECUTABLE;
+}
+
 static int program_built(cl_program p) {
   for (cl_uint i = 0; i < p->num_devices; i++)
-    if (p->per_device[i].status == CL_BUILD_SUCCESS &&
-        p->per_device[i].binary_type == CL_PROGRAM_BINARY_TYPE_EXECUTABLE)
+    if ((p->per_device[i].status == CL_BUILD_SUCCESS &&
+         p->per_device[i].binary_type == CL_PROGRAM_BINARY_TYPE_EXECUTABLE) ||
+        unbuilt_executable_binary(&p->per_device[i]))
       return 1;
   return 0;
+}
+
+/* The specification has kernels made from a program after clBuildProgram,
+ * but an executable binary already is an executable: applications (and
+ * piglit) create kernels from it directly, and the major implementations
+ * allow it. Such a binary is loaded here, on first use, as a build without
+ * options would load it. */
+int program_has_executable(cl_program p) {
+  int found = 0;
+  pthread_mutex_lock(&p->lock);
+  for (cl_uint i = 0; i < p->num_devices; i++) {
+    struct program_device *pd = &p->per_device[i];
+    if (!p->building && unbuilt_executable_binary(pd)) {
+      cl_int err = program_load_for_device(p, i);
+      pd->status = err == CL_SUCCESS ? CL_BUILD_SUCCESS : CL_BUILD_ERROR;
+      if (!pd->log) pd->log = strdup("");
+    }
+    if (pd->status == CL_BUILD_SUCCESS && pd->loaded) found = 1;
+  }
+  pthread_mutex_unlock(&p->lock);
+  return found;
 }
 
 AQUILA_API cl_int clGetProgramInfo(cl_program program, cl_program_info param_name,

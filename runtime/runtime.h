@@ -206,8 +206,13 @@ struct _cl_program {
   cl_device_id *devices;
   struct program_device *per_device;
   pthread_mutex_t lock;
-  atomic_uint num_kernels_attached;
+  atomic_uint num_kernels_attached; /* kernels the application holds */
+  atomic_uint num_kernels_alive;    /* those, and kernels only enqueued commands hold */
   int building;
+  /* Executables replaced by a new build while enqueued commands still ran
+   * their code; destroyed with the program, which those kernels hold. */
+  struct program_device *retired;
+  cl_uint num_retired;
 };
 
 struct kernel_arg {
@@ -223,6 +228,9 @@ struct _cl_kernel {
   uint64_t *kernel_objects; /* per program device */
   unsigned char *arg_values; /* explicit kernarg image (values; buffers patched at enqueue) */
   struct kernel_arg *args;
+  /* The application's references; the header counts these and those of
+   * enqueued commands. */
+  atomic_uint app_refs;
 };
 
 /* ---- events and commands ------------------------------------------------- */
@@ -372,5 +380,10 @@ struct _cl_sampler {
 
 /* Program helpers. */
 cl_int program_load_for_device(cl_program p, cl_uint dev_index);
+/* Whether p has an executable for at least one device, loading an
+ * executable binary that clBuildProgram has not seen yet. */
+int program_has_executable(cl_program p);
+/* Drops a reference that an enqueued command held. */
+void kernel_release_internal(cl_kernel k);
 
 #endif
