@@ -41,6 +41,7 @@ static cl_kernel kernel_create(cl_program p, const struct aquila_fatbin_kernel *
                 (unsigned)st);
   }
   atomic_init(&k->app_refs, 1);
+  k->arg_info = p->kernel_arg_info && p->kernel_arg_info[meta - p->fatbin->kernels];
   object_retain(&p->header);
   atomic_fetch_add(&p->num_kernels_attached, 1);
   atomic_fetch_add(&p->num_kernels_alive, 1);
@@ -279,6 +280,22 @@ AQUILA_API cl_int clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index,
   if (!object_is(kernel, OBJECT_KERNEL)) return CL_INVALID_KERNEL;
   if (arg_index >= kernel->meta->num_args) return CL_INVALID_ARG_INDEX;
   const struct aquila_fatbin_arg *a = &kernel->meta->args[arg_index];
+  /* Names and types come from the source and need -cl-kernel-arg-info
+   * (program.c); address and access qualifiers are what setting arguments
+   * needs, so every program has them, as in other implementations (piglit
+   * and the CTS ask for them only with the option). */
+  switch (param_name) {
+  case CL_KERNEL_ARG_TYPE_NAME:
+  case CL_KERNEL_ARG_TYPE_QUALIFIER:
+  case CL_KERNEL_ARG_NAME:
+    if (!kernel->arg_info) return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
+    break;
+  case CL_KERNEL_ARG_ADDRESS_QUALIFIER:
+  case CL_KERNEL_ARG_ACCESS_QUALIFIER:
+    break;
+  default:
+    return CL_INVALID_VALUE;
+  }
   switch (param_name) {
   case CL_KERNEL_ARG_ADDRESS_QUALIFIER:
     INFO_VALUE(cl_kernel_arg_address_qualifier, a->address_qualifier);

@@ -55,6 +55,49 @@ static void program_unload(cl_program p) {
   }
 }
 
+/* Whether options hold -cl-kernel-arg-info as an option of its own. */
+static int options_request_arg_info(const char *options) {
+  static const char flag[] = "-cl-kernel-arg-info";
+  for (const char *o = options ? strstr(options, flag) : NULL; o; o = strstr(o + 1, flag)) {
+    char after = o[sizeof flag - 1];
+    if ((o == options || o[-1] == ' ' || o[-1] == '\t') &&
+        (after == 0 || after == ' ' || after == '\t'))
+      return 1;
+  }
+  return 0;
+}
+
+/* OpenCL 1.2, 5.7.3: argument names and types are available only for a
+ * program created from source and built or compiled with
+ * -cl-kernel-arg-info. A new fat binary gets that answer for all its kernels
+ * (available), or per kernel from the inputs it was linked from (per_kernel,
+ * same order as p->fatbin->kernels). */
+static void program_set_arg_info(cl_program p, int available, const unsigned char *per_kernel) {
+  free(p->kernel_arg_info);
+  p->kernel_arg_info = NULL;
+  uint32_t n = p->fatbin ? p->fatbin->num_kernels : 0;
+  if (n == 0 || (!available && !per_kernel)) return;
+  p->kernel_arg_info = malloc(n);
+  if (!p->kernel_arg_info) return; /* the information then is not available */
+  for (uint32_t i = 0; i < n; i++) p->kernel_arg_info[i] = per_kernel ? per_kernel[i] : 1;
+}
+
+/* A linked kernel's arguments are described when the compiled object or
+ * library it comes from had them described. */
+static void program_link_arg_info(cl_program out, cl_uint num_inputs, const cl_program *inputs) {
+  uint32_t n = out->fatbin ? out->fatbin->num_kernels : 0;
+  unsigned char *per_kernel = n ? calloc(n, 1) : NULL;
+  for (uint32_t k = 0; per_kernel && k < n; k++)
+    for (cl_uint i = 0; i < num_inputs; i++) {
+      const struct aquila_fatbin *in = inputs[i]->fatbin;
+      const struct aquila_fatbin_kernel *m = aquila_fatbin_find_kernel(in, out->fatbin->kernels[k].name);
+      if (m && inputs[i]->kernel_arg_info && inputs[i]->kernel_arg_info[m - in->kernels])
+        per_kernel[k] = 1;
+    }
+  program_set_arg_info(out, 0, per_kernel);
+  free(per_kernel);
+}
+
 AQUILA_API cl_program clCreateProgramWithSource(cl_context context, cl_uint count,
                                                 const char **strings, const size_t *lengths,
                                                 cl_int *errcode_ret) {
@@ -194,6 +237,7 @@ AQUILA_API cl_int clReleaseProgram(cl_program program) {
   program_unload(program);
   for (cl_uint i = 0; i < program->num_retired; i++) destroy_executable(&program->retired[i]);
   free(program->retired);
+  free(program->kernel_arg_info);
   for (cl_uint i = 0; i < program->num_devices; i++) free(program->per_device[i].log);
   aquila_fatbin_destroy(program->fatbin);
   free(program->source);
@@ -334,6 +378,7 @@ AQUILA_API cl_int clBuildProgram(cl_program program, cl_uint num_devices,
     if (err == CL_SUCCESS) pd->binary_type = CL_PROGRAM_BINARY_TYPE_EXECUTABLE;
     if (!pd->log) pd->log = strdup("");
   }
+  program_set_arg_info(program, from_source && options_request_arg_info(options), NULL);
   pthread_mutex_lock(&program->lock);
   program->building = 0;
   pthread_mutex_unlock(&program->lock);
@@ -436,6 +481,7 @@ AQUILA_API cl_int clCompileProgram(cl_program program, cl_uint num_devices,
     pd->binary_type = err == CL_SUCCESS ? CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT
                                         : CL_PROGRAM_BINARY_TYPE_NONE;
   }
+  program_set_arg_info(program, err == CL_SUCCESS && options_request_arg_info(options), NULL);
   free(log);
   end_build(program);
   if (pfn_notify) pfn_notify(program, user_data);
@@ -506,6 +552,7 @@ AQUILA_API cl_program clLinkProgram(cl_context context, cl_uint num_devices,
                       : fb->kind == AQUILA_FATBIN_LIBRARY ? CL_PROGRAM_BINARY_TYPE_LIBRARY
                                                            : CL_PROGRAM_BINARY_TYPE_EXECUTABLE;
   }
+  if (err == CL_SUCCESS) program_link_arg_info(out, num_input_programs, input_programs);
   free(log);
   if (pfn_notify) pfn_notify(out, user_data);
   /* A failed link still returns a program, which carries the log. */

@@ -213,6 +213,9 @@ struct _cl_program {
    * their code; destroyed with the program, which those kernels hold. */
   struct program_device *retired;
   cl_uint num_retired;
+  /* Per kernel of fatbin: whether clGetKernelArgInfo answers its names and
+   * types (source compiled with -cl-kernel-arg-info); NULL: none does. */
+  unsigned char *kernel_arg_info;
 };
 
 struct kernel_arg {
@@ -231,6 +234,7 @@ struct _cl_kernel {
   /* The application's references; the header counts these and those of
    * enqueued commands. */
   atomic_uint app_refs;
+  int arg_info; /* the program's kernel_arg_info for this kernel */
 };
 
 /* ---- events and commands ------------------------------------------------- */

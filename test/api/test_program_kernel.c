@@ -421,6 +421,77 @@ static void binaries_of_every_kind(void) {
   clReleaseProgram(compiled);
 }
 
+/* Whether kernel "scale" of p describes its arguments' names and types;
+ * address and access qualifiers are always there. */
+static int scale_has_arg_info(cl_program p) {
+  cl_int err;
+  cl_kernel k = clCreateKernel(p, "scale", &err);
+  if (!k) return -1;
+  char name[32] = "";
+  cl_kernel_arg_type_qualifier tq;
+  cl_kernel_arg_address_qualifier aq = 0;
+  cl_kernel_arg_access_qualifier acc = 0;
+  cl_int name_err = clGetKernelArgInfo(k, 0, CL_KERNEL_ARG_NAME, sizeof name, name, NULL);
+  cl_int type_err = clGetKernelArgInfo(k, 1, CL_KERNEL_ARG_TYPE_NAME, sizeof name, name, NULL);
+  cl_int tq_err = clGetKernelArgInfo(k, 1, CL_KERNEL_ARG_TYPE_QUALIFIER, sizeof tq, &tq, NULL);
+  int result = -1;
+  if (clGetKernelArgInfo(k, 1, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof aq, &aq, NULL) ==
+          CL_SUCCESS &&
+      aq == CL_KERNEL_ARG_ADDRESS_GLOBAL &&
+      clGetKernelArgInfo(k, 1, CL_KERNEL_ARG_ACCESS_QUALIFIER, sizeof acc, &acc, NULL) ==
+          CL_SUCCESS &&
+      acc == CL_KERNEL_ARG_ACCESS_NONE &&
+      clGetKernelArgInfo(k, 1, 0x7777, sizeof acc, &acc, NULL) == CL_INVALID_VALUE) {
+    if (name_err == CL_SUCCESS && type_err == CL_SUCCESS && tq_err == CL_SUCCESS)
+      result = 1;
+    else if (name_err == CL_KERNEL_ARG_INFO_NOT_AVAILABLE &&
+             type_err == CL_KERNEL_ARG_INFO_NOT_AVAILABLE &&
+             tq_err == CL_KERNEL_ARG_INFO_NOT_AVAILABLE)
+      result = 0;
+  }
+  clReleaseKernel(k);
+  return result;
+}
+
+/* OpenCL 1.2, 5.7.3: argument names and types only for programs created
+ * from source and built or compiled with -cl-kernel-arg-info (piglit's
+ * clGetKernelArgInfo test checks the CL_KERNEL_ARG_INFO_NOT_AVAILABLE). */
+static void kernel_arg_info_availability(void) {
+  cl_int err;
+  cl_program plain = build_program(two_kernels, "-cl-fast-relaxed-math", &err);
+  cl_program described = build_program(two_kernels, "-D X=1 -cl-kernel-arg-info", &err);
+  REQUIRE(plain && described);
+  CHECK_EQ_INT(scale_has_arg_info(plain), 0);
+  CHECK_EQ_INT(scale_has_arg_info(described), 1);
+  /* A binary is not a source, whatever it was built with. */
+  cl_program from_binary = program_from_binary_of(described);
+  REQUIRE(from_binary);
+  CHECK_EQ_INT(clBuildProgram(from_binary, 0, NULL, "-cl-kernel-arg-info", NULL, NULL), CL_SUCCESS);
+  CHECK_EQ_INT(scale_has_arg_info(from_binary), 0);
+  clReleaseProgram(from_binary);
+  /* Rebuilt without the option, the source describes nothing any more. */
+  CHECK_EQ_INT(clBuildProgram(described, 0, NULL, NULL, NULL, NULL), CL_SUCCESS);
+  CHECK_EQ_INT(scale_has_arg_info(described), 0);
+  clReleaseProgram(described);
+  clReleaseProgram(plain);
+
+  /* Compiled with the option and linked: described; compiled without: not. */
+  for (int with = 0; with < 2; with++) {
+    cl_program obj = clCreateProgramWithSource(context, 1, &two_kernels, NULL, &err);
+    REQUIRE(obj);
+    CHECK_EQ_INT(clCompileProgram(obj, 0, NULL, with ? "-cl-kernel-arg-info" : "", 0, NULL, NULL,
+                                  NULL, NULL),
+                 CL_SUCCESS);
+    cl_program linked = clLinkProgram(context, 0, NULL, NULL, 1, &obj, NULL, NULL, &err);
+    CHECK(linked && err == CL_SUCCESS);
+    if (linked) {
+      CHECK_EQ_INT(scale_has_arg_info(linked), with);
+      clReleaseProgram(linked);
+    }
+    clReleaseProgram(obj);
+  }
+}
+
 /* Random corruption of a valid binary: either CL_INVALID_BINARY or a program
  * that still works, never the end of the process. Last, because a failure
  * here can take the process down. */
@@ -696,6 +767,7 @@ int main(void) {
   RUN(defines);
   RUN(binaries);
   RUN(binaries_of_every_kind);
+  RUN(kernel_arg_info_availability);
   RUN(kernels);
   RUN(unsupported_paths);
   RUN(two_live_programs);
