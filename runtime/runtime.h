@@ -171,6 +171,7 @@ struct _cl_mem {
   void *host_ptr; /* as given with CL_MEM_USE_HOST_PTR */
   char *data;     /* the storage kernels see */
   int owns_data;
+  size_t storage_size; /* the mapping behind data when owns_data (mem_storage_alloc) */
   cl_mem parent; /* sub-buffers */
   size_t offset;
   atomic_uint map_count;
@@ -352,6 +353,9 @@ cl_int queue_check(cl_command_queue q);
 
 /* Mem helpers for the enqueue functions. */
 int mem_is_buffer(cl_mem m);
+/* Storage the runtime allocates for a buffer or an image, and its release. */
+void *mem_storage_alloc(size_t size, size_t *storage_size);
+void mem_storage_free(void *data, size_t storage_size);
 /* CL_INVALID_VALUE unless flags is a valid cl_mem_flags combination. */
 cl_int mem_check_flags(cl_mem_flags flags);
 /* The command keeps a reference on m until it completes. */
