@@ -107,13 +107,27 @@ void device_watch(cl_device_id d, cl_event ev) {
   pthread_mutex_unlock(&d->inflight_lock);
 }
 
+/* CL_DEVICE_TYPE_ALL is 0xFFFFFFFF, so a value with all of its bits set
+ * means ALL whatever its upper bits hold: applications pass ~0 or an int -1
+ * widened to 64 bits (OpenCV does), and the major implementations take both
+ * as ALL. Otherwise a bit no device type has, or no bit at all, is the
+ * specification's CL_INVALID_DEVICE_TYPE. *device_type becomes the value to
+ * match devices against. */
+static cl_int device_type_check(cl_device_type *device_type) {
+  const cl_device_type known = CL_DEVICE_TYPE_DEFAULT | CL_DEVICE_TYPE_CPU | CL_DEVICE_TYPE_GPU |
+                               CL_DEVICE_TYPE_ACCELERATOR | CL_DEVICE_TYPE_CUSTOM;
+  if ((*device_type & CL_DEVICE_TYPE_ALL) == CL_DEVICE_TYPE_ALL) {
+    *device_type = CL_DEVICE_TYPE_ALL;
+    return CL_SUCCESS;
+  }
+  if (*device_type == 0 || (*device_type & ~known)) return CL_INVALID_DEVICE_TYPE;
+  return CL_SUCCESS;
+}
+
 AQUILA_API cl_int clGetDeviceIDs(cl_platform_id platform, cl_device_type device_type,
                                  cl_uint num_entries, cl_device_id *devices, cl_uint *num_devices) {
   if (platform != NULL && platform != &aquila_platform) return CL_INVALID_PLATFORM;
-  const cl_device_type known = CL_DEVICE_TYPE_DEFAULT | CL_DEVICE_TYPE_CPU | CL_DEVICE_TYPE_GPU |
-                               CL_DEVICE_TYPE_ACCELERATOR | CL_DEVICE_TYPE_CUSTOM;
-  if (device_type == 0 || (device_type != CL_DEVICE_TYPE_ALL && (device_type & ~known)))
-    return CL_INVALID_DEVICE_TYPE;
+  if (device_type_check(&device_type) != CL_SUCCESS) return CL_INVALID_DEVICE_TYPE;
   if ((num_entries == 0 && devices) || (!devices && !num_devices)) return CL_INVALID_VALUE;
   if (platform_init() != CL_SUCCESS) return CL_DEVICE_NOT_FOUND;
   cl_uint n = 0;

@@ -160,7 +160,7 @@ static void release_command_resources(cl_event ev) {
     ev->u.native.args = NULL;
   }
   if (ev->kernel) {
-    clReleaseKernel(ev->kernel);
+    kernel_release_internal(ev->kernel);
     ev->kernel = NULL;
   }
 }

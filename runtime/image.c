@@ -16,7 +16,6 @@
 
 #include "runtime.h"
 
-#define IMAGE_ALIGNMENT 128 /* as buffers: CL_DEVICE_MEM_BASE_ADDR_ALIGN */
 
 int mem_is_image(cl_mem m) {
   return object_is(m, OBJECT_MEM) && m->image_handle != 0;
@@ -549,9 +548,7 @@ static cl_mem image_create(cl_context context, cl_mem_flags flags, const cl_imag
   } else {
     m->row_pitch = elem * desc->image_width;
     min_slice_pitch(desc, m->row_pitch, &m->slice_pitch);
-    if (posix_memalign((void **)&m->data, IMAGE_ALIGNMENT, m->slice_pitch * num_slices(desc)) !=
-        0) {
-      m->data = NULL;
+    if (!(m->data = mem_storage_alloc(m->slice_pitch * num_slices(desc), &m->storage_size))) {
       err = CL_MEM_OBJECT_ALLOCATION_FAILURE;
       goto fail_free;
     }
@@ -608,7 +605,7 @@ static cl_mem image_create(cl_context context, cl_mem_flags flags, const cl_imag
   return m;
 
 fail_free:
-  if (m->owns_data) free(m->data);
+  if (m->owns_data) mem_storage_free(m->data, m->storage_size);
   pthread_mutex_destroy(&m->lock);
   free(m);
 fail:

@@ -40,16 +40,13 @@ static cl_kernel kernel_create(cl_program p, const struct aquila_fatbin_kernel *
       debug_log("kernel '%s': no kernel object on device %u (HSA status 0x%x)", meta->name, i,
                 (unsigned)st);
   }
+  atomic_init(&k->app_refs, 1);
+  k->arg_info = p->kernel_arg_info && p->kernel_arg_info[meta - p->fatbin->kernels];
   object_retain(&p->header);
   atomic_fetch_add(&p->num_kernels_attached, 1);
+  atomic_fetch_add(&p->num_kernels_alive, 1);
   *err = CL_SUCCESS;
   return k;
-}
-
-static int program_has_executable(cl_program p) {
-  for (cl_uint i = 0; i < p->num_devices; i++)
-    if (p->per_device[i].status == CL_BUILD_SUCCESS && p->per_device[i].loaded) return 1;
-  return 0;
 }
 
 AQUILA_API cl_kernel clCreateKernel(cl_program program, const char *kernel_name,
@@ -97,22 +94,44 @@ AQUILA_API cl_int clCreateKernelsInProgram(cl_program program, cl_uint num_kerne
   return CL_SUCCESS;
 }
 
+/* Takes one of the application's references, failing once it holds none
+ * (only enqueued commands keep such a kernel alive). */
+static int take_app_ref(cl_kernel kernel) {
+  unsigned refs = atomic_load(&kernel->app_refs);
+  do {
+    if (refs == 0) return 0;
+  } while (!atomic_compare_exchange_weak(&kernel->app_refs, &refs, refs - 1));
+  return 1;
+}
+
 AQUILA_API cl_int clRetainKernel(cl_kernel kernel) {
-  if (!object_is(kernel, OBJECT_KERNEL)) return CL_INVALID_KERNEL;
+  if (!object_is(kernel, OBJECT_KERNEL) || atomic_load(&kernel->app_refs) == 0)
+    return CL_INVALID_KERNEL;
+  atomic_fetch_add(&kernel->app_refs, 1);
   object_retain(&kernel->header);
   return CL_SUCCESS;
 }
 
-AQUILA_API cl_int clReleaseKernel(cl_kernel kernel) {
-  if (!object_is(kernel, OBJECT_KERNEL)) return CL_INVALID_KERNEL;
-  if (!object_release(&kernel->header)) return CL_SUCCESS;
+void kernel_release_internal(cl_kernel kernel) {
+  if (!object_release(&kernel->header)) return;
   cl_program p = kernel->program;
   free(kernel->kernel_objects);
   free(kernel->arg_values);
   free(kernel->args);
   free(kernel);
-  atomic_fetch_sub(&p->num_kernels_attached, 1);
+  atomic_fetch_sub(&p->num_kernels_alive, 1);
   clReleaseProgram(p);
+}
+
+/* A kernel the application no longer holds is no longer attached to its
+ * program (clBuildProgram may rebuild it, as piglit's
+ * clCreateProgramWithBinary test does), even while enqueued commands still
+ * run it: program.c keeps their code loaded. */
+AQUILA_API cl_int clReleaseKernel(cl_kernel kernel) {
+  if (!object_is(kernel, OBJECT_KERNEL) || !take_app_ref(kernel)) return CL_INVALID_KERNEL;
+  if (atomic_load(&kernel->app_refs) == 0)
+    atomic_fetch_sub(&kernel->program->num_kernels_attached, 1);
+  kernel_release_internal(kernel);
   return CL_SUCCESS;
 }
 
@@ -261,6 +280,22 @@ AQUILA_API cl_int clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_index,
   if (!object_is(kernel, OBJECT_KERNEL)) return CL_INVALID_KERNEL;
   if (arg_index >= kernel->meta->num_args) return CL_INVALID_ARG_INDEX;
   const struct aquila_fatbin_arg *a = &kernel->meta->args[arg_index];
+  /* Names and types come from the source and need -cl-kernel-arg-info
+   * (program.c); address and access qualifiers are what setting arguments
+   * needs, so every program has them, as in other implementations (piglit
+   * and the CTS ask for them only with the option). */
+  switch (param_name) {
+  case CL_KERNEL_ARG_TYPE_NAME:
+  case CL_KERNEL_ARG_TYPE_QUALIFIER:
+  case CL_KERNEL_ARG_NAME:
+    if (!kernel->arg_info) return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
+    break;
+  case CL_KERNEL_ARG_ADDRESS_QUALIFIER:
+  case CL_KERNEL_ARG_ACCESS_QUALIFIER:
+    break;
+  default:
+    return CL_INVALID_VALUE;
+  }
   switch (param_name) {
   case CL_KERNEL_ARG_ADDRESS_QUALIFIER:
     INFO_VALUE(cl_kernel_arg_address_qualifier, a->address_qualifier);

@@ -29,15 +29,73 @@ static struct _cl_program *program_new(cl_context ctx, const cl_device_id *devs,
   return p;
 }
 
+static void destroy_executable(struct program_device *pd) {
+  hsa_executable_destroy(pd->executable);
+  hsa_code_object_reader_destroy(pd->reader);
+  pd->loaded = 0;
+}
+
+/* Commands enqueued with kernels that the application has released may
+ * still run the old code when a rebuild replaces it: that code stays loaded
+ * until the program goes (their kernels hold the program). */
 static void program_unload(cl_program p) {
+  int in_use = atomic_load(&p->num_kernels_alive) > 0;
   for (cl_uint i = 0; i < p->num_devices; i++) {
     struct program_device *pd = &p->per_device[i];
-    if (pd->loaded) {
-      hsa_executable_destroy(pd->executable);
-      hsa_code_object_reader_destroy(pd->reader);
+    if (!pd->loaded) continue;
+    struct program_device *retired =
+        in_use ? realloc(p->retired, (p->num_retired + 1) * sizeof *retired) : NULL;
+    if (retired) {
+      p->retired = retired;
+      retired[p->num_retired++] = *pd;
       pd->loaded = 0;
+    } else {
+      destroy_executable(pd);
     }
   }
+}
+
+/* Whether options hold -cl-kernel-arg-info as an option of its own. */
+static int options_request_arg_info(const char *options) {
+  static const char flag[] = "-cl-kernel-arg-info";
+  for (const char *o = options ? strstr(options, flag) : NULL; o; o = strstr(o + 1, flag)) {
+    char after = o[sizeof flag - 1];
+    if ((o == options || o[-1] == ' ' || o[-1] == '\t') &&
+        (after == 0 || after == ' ' || after == '\t'))
+      return 1;
+  }
+  return 0;
+}
+
+/* OpenCL 1.2, 5.7.3: argument names and types are available only for a
+ * program created from source and built or compiled with
+ * -cl-kernel-arg-info. A new fat binary gets that answer for all its kernels
+ * (available), or per kernel from the inputs it was linked from (per_kernel,
+ * same order as p->fatbin->kernels). */
+static void program_set_arg_info(cl_program p, int available, const unsigned char *per_kernel) {
+  free(p->kernel_arg_info);
+  p->kernel_arg_info = NULL;
+  uint32_t n = p->fatbin ? p->fatbin->num_kernels : 0;
+  if (n == 0 || (!available && !per_kernel)) return;
+  p->kernel_arg_info = malloc(n);
+  if (!p->kernel_arg_info) return; /* the information then is not available */
+  for (uint32_t i = 0; i < n; i++) p->kernel_arg_info[i] = per_kernel ? per_kernel[i] : 1;
+}
+
+/* A linked kernel's arguments are described when the compiled object or
+ * library it comes from had them described. */
+static void program_link_arg_info(cl_program out, cl_uint num_inputs, const cl_program *inputs) {
+  uint32_t n = out->fatbin ? out->fatbin->num_kernels : 0;
+  unsigned char *per_kernel = n ? calloc(n, 1) : NULL;
+  for (uint32_t k = 0; per_kernel && k < n; k++)
+    for (cl_uint i = 0; i < num_inputs; i++) {
+      const struct aquila_fatbin *in = inputs[i]->fatbin;
+      const struct aquila_fatbin_kernel *m = aquila_fatbin_find_kernel(in, out->fatbin->kernels[k].name);
+      if (m && inputs[i]->kernel_arg_info && inputs[i]->kernel_arg_info[m - in->kernels])
+        per_kernel[k] = 1;
+    }
+  program_set_arg_info(out, 0, per_kernel);
+  free(per_kernel);
 }
 
 AQUILA_API cl_program clCreateProgramWithSource(cl_context context, cl_uint count,
@@ -177,6 +235,9 @@ AQUILA_API cl_int clReleaseProgram(cl_program program) {
   if (!object_is(program, OBJECT_PROGRAM)) return CL_INVALID_PROGRAM;
   if (!object_release(&program->header)) return CL_SUCCESS;
   program_unload(program);
+  for (cl_uint i = 0; i < program->num_retired; i++) destroy_executable(&program->retired[i]);
+  free(program->retired);
+  free(program->kernel_arg_info);
   for (cl_uint i = 0; i < program->num_devices; i++) free(program->per_device[i].log);
   aquila_fatbin_destroy(program->fatbin);
   free(program->source);
@@ -318,6 +379,7 @@ AQUILA_API cl_int clBuildProgram(cl_program program, cl_uint num_devices,
     if (err == CL_SUCCESS) pd->binary_type = CL_PROGRAM_BINARY_TYPE_EXECUTABLE;
     if (!pd->log) pd->log = strdup("");
   }
+  program_set_arg_info(program, from_source && options_request_arg_info(options), NULL);
   pthread_mutex_lock(&program->lock);
   program->building = 0;
   pthread_mutex_unlock(&program->lock);
@@ -420,6 +482,7 @@ AQUILA_API cl_int clCompileProgram(cl_program program, cl_uint num_devices,
     pd->binary_type = err == CL_SUCCESS ? CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT
                                         : CL_PROGRAM_BINARY_TYPE_NONE;
   }
+  program_set_arg_info(program, err == CL_SUCCESS && options_request_arg_info(options), NULL);
   free(log);
   end_build(program);
   if (pfn_notify) pfn_notify(program, user_data);
@@ -490,6 +553,7 @@ AQUILA_API cl_program clLinkProgram(cl_context context, cl_uint num_devices,
                       : fb->kind == AQUILA_FATBIN_LIBRARY ? CL_PROGRAM_BINARY_TYPE_LIBRARY
                                                            : CL_PROGRAM_BINARY_TYPE_EXECUTABLE;
   }
+  if (err == CL_SUCCESS) program_link_arg_info(out, num_input_programs, input_programs);
   free(log);
   if (pfn_notify) pfn_notify(out, user_data);
   /* A failed link still returns a program, which carries the log. */
@@ -503,12 +567,40 @@ done:
   return out;
 }
 
+/* An executable binary given to clCreateProgramWithBinary that
+ * clBuildProgram has not built (yet). */
+static int unbuilt_executable_binary(const struct program_device *pd) {
+  return pd->status == CL_BUILD_NONE && pd->binary_type == CL_PROGRAM_BINARY_TYPE_EXECUTABLE;
+}
+
 static int program_built(cl_program p) {
   for (cl_uint i = 0; i < p->num_devices; i++)
-    if (p->per_device[i].status == CL_BUILD_SUCCESS &&
-        p->per_device[i].binary_type == CL_PROGRAM_BINARY_TYPE_EXECUTABLE)
+    if ((p->per_device[i].status == CL_BUILD_SUCCESS &&
+         p->per_device[i].binary_type == CL_PROGRAM_BINARY_TYPE_EXECUTABLE) ||
+        unbuilt_executable_binary(&p->per_device[i]))
       return 1;
   return 0;
+}
+
+/* The specification has kernels made from a program after clBuildProgram,
+ * but an executable binary already is an executable: applications (and
+ * piglit) create kernels from it directly, and the major implementations
+ * allow it. Such a binary is loaded here, on first use, as a build without
+ * options would load it. */
+int program_has_executable(cl_program p) {
+  int found = 0;
+  pthread_mutex_lock(&p->lock);
+  for (cl_uint i = 0; i < p->num_devices; i++) {
+    struct program_device *pd = &p->per_device[i];
+    if (!p->building && unbuilt_executable_binary(pd)) {
+      cl_int err = program_load_for_device(p, i);
+      pd->status = err == CL_SUCCESS ? CL_BUILD_SUCCESS : CL_BUILD_ERROR;
+      if (!pd->log) pd->log = strdup("");
+    }
+    if (pd->status == CL_BUILD_SUCCESS && pd->loaded) found = 1;
+  }
+  pthread_mutex_unlock(&p->lock);
+  return found;
 }
 
 AQUILA_API cl_int clGetProgramInfo(cl_program program, cl_program_info param_name,

@@ -174,6 +174,7 @@ struct _cl_mem {
   void *host_ptr; /* as given with CL_MEM_USE_HOST_PTR */
   char *data;     /* the storage kernels see */
   int owns_data;
+  size_t storage_size; /* the mapping behind data when owns_data (mem_storage_alloc) */
   cl_mem parent; /* sub-buffers */
   size_t offset;
   atomic_uint map_count;
@@ -209,8 +210,16 @@ struct _cl_program {
   cl_device_id *devices;
   struct program_device *per_device;
   pthread_mutex_t lock;
-  atomic_uint num_kernels_attached;
+  atomic_uint num_kernels_attached; /* kernels the application holds */
+  atomic_uint num_kernels_alive;    /* those, and kernels only enqueued commands hold */
   int building;
+  /* Executables replaced by a new build while enqueued commands still ran
+   * their code; destroyed with the program, which those kernels hold. */
+  struct program_device *retired;
+  cl_uint num_retired;
+  /* Per kernel of fatbin: whether clGetKernelArgInfo answers its names and
+   * types (source compiled with -cl-kernel-arg-info); NULL: none does. */
+  unsigned char *kernel_arg_info;
 };
 
 struct kernel_arg {
@@ -226,6 +235,10 @@ struct _cl_kernel {
   uint64_t *kernel_objects; /* per program device */
   unsigned char *arg_values; /* explicit kernarg image (values; buffers patched at enqueue) */
   struct kernel_arg *args;
+  /* The application's references; the header counts these and those of
+   * enqueued commands. */
+  atomic_uint app_refs;
+  int arg_info; /* the program's kernel_arg_info for this kernel */
 };
 
 /* ---- events and commands ------------------------------------------------- */
@@ -343,6 +356,9 @@ cl_int queue_check(cl_command_queue q);
 
 /* Mem helpers for the enqueue functions. */
 int mem_is_buffer(cl_mem m);
+/* Storage the runtime allocates for a buffer or an image, and its release. */
+void *mem_storage_alloc(size_t size, size_t *storage_size);
+void mem_storage_free(void *data, size_t storage_size);
 /* CL_INVALID_VALUE unless flags is a valid cl_mem_flags combination. */
 cl_int mem_check_flags(cl_mem_flags flags);
 /* The command keeps a reference on m until it completes. */
@@ -375,5 +391,10 @@ struct _cl_sampler {
 
 /* Program helpers. */
 cl_int program_load_for_device(cl_program p, cl_uint dev_index);
+/* Whether p has an executable for at least one device, loading an
+ * executable binary that clBuildProgram has not seen yet. */
+int program_has_executable(cl_program p);
+/* Drops a reference that an enqueued command held. */
+void kernel_release_internal(cl_kernel k);
 
 #endif

@@ -704,6 +704,50 @@ static void destructor_callbacks(void) {
   CHECK_EQ_INT(destructor_log[3], 1);
 }
 
+/* A kernel writing a little past its buffer's end (piglit's
+ * clz-optimizations runs 34 work-items over 18-element buffers) must not
+ * corrupt the process's heap: buffer storage is not malloc memory. Before,
+ * glibc aborted at a later free ("free(): invalid next size"). */
+static void overrun_spares_the_heap(void) {
+  static const char *src =
+      "__kernel void spill(__global int *out, __global const ushort *in) {\n"
+      "  int id = get_global_id(0);\n"
+      "  out[id] = in[id] + 1;\n"
+      "}\n";
+  cl_kernel k = build_kernel(src, "spill");
+  REQUIRE(k);
+  for (int round = 0; round < 8; round++) {
+    cl_int err;
+    void *before = malloc(40);
+    cl_mem out = clCreateBuffer(context, CL_MEM_READ_WRITE, 18 * sizeof(cl_int), NULL, &err);
+    void *between = malloc(40);
+    cl_mem in = clCreateBuffer(context, CL_MEM_READ_WRITE, 18 * sizeof(cl_ushort), NULL, &err);
+    void *after = malloc(40);
+    REQUIRE(out && in && before && between && after);
+    memset(before, 1, 40);
+    memset(between, 2, 40);
+    memset(after, 3, 40);
+    clSetKernelArg(k, 0, sizeof out, &out);
+    clSetKernelArg(k, 1, sizeof in, &in);
+    size_t global = 34;
+    CHECK_EQ_INT(clEnqueueNDRangeKernel(queue, k, 1, NULL, &global, NULL, 0, NULL, NULL),
+                 CL_SUCCESS);
+    CHECK_EQ_INT(clFinish(queue), CL_SUCCESS);
+    cl_int first[18];
+    CHECK_EQ_INT(clEnqueueReadBuffer(queue, out, CL_TRUE, 0, sizeof first, first, 0, NULL, NULL),
+                 CL_SUCCESS);
+    CHECK_EQ_INT(first[17], 1);
+    CHECK(((unsigned char *)before)[39] == 1 && ((unsigned char *)between)[0] == 2 &&
+          ((unsigned char *)after)[0] == 3);
+    clReleaseMemObject(in);
+    clReleaseMemObject(out);
+    free(after);
+    free(between);
+    free(before);
+  }
+  clReleaseKernel(k);
+}
+
 int main(void) {
   api_setup();
   RUN(create_every_flag_combination);
@@ -719,6 +763,7 @@ int main(void) {
   RUN(map_unmap);
   RUN(migrate);
   RUN(destructor_callbacks);
+  RUN(overrun_spares_the_heap);
   api_teardown();
   CHECK_EXIT();
 }

@@ -102,6 +102,11 @@ static void context_from_type(void) {
   CHECK_EQ_INT(err, CL_DEVICE_NOT_FOUND);
   CHECK(clCreateContextFromType(props, (cl_device_type)1 << 40, NULL, NULL, &err) == NULL);
   CHECK_EQ_INT(err, CL_INVALID_DEVICE_TYPE);
+  c = clCreateContextFromType(props, (cl_device_type)(int)-1, NULL, NULL, &err);
+  CHECK(c && err == CL_SUCCESS);
+  if (c) clReleaseContext(c);
+  CHECK(clCreateContextFromType(props, 0, NULL, NULL, &err) == NULL);
+  CHECK_EQ_INT(err, CL_INVALID_DEVICE_TYPE);
   CHECK(clCreateContextFromType(props, CL_DEVICE_TYPE_CPU, NULL, &err, &err) == NULL);
   CHECK_EQ_INT(err, CL_INVALID_VALUE);
   cl_context_properties bad[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)platform, 0x7777, 0,
@@ -181,6 +186,10 @@ static void queue_errors(void) {
   CHECK(clCreateCommandQueue(context, NULL, 0, &err) == NULL);
   CHECK_EQ_INT(err, CL_INVALID_DEVICE);
   CHECK(clCreateCommandQueue(context, device, (cl_command_queue_properties)1 << 20, &err) == NULL);
+  CHECK_EQ_INT(err, CL_INVALID_VALUE);
+  /* Unlike a device type, queue properties have no "all" value: every bit
+   * set is invalid (piglit checks 0xFFFFFFFF). */
+  CHECK(clCreateCommandQueue(context, device, 0xFFFFFFFF, &err) == NULL);
   CHECK_EQ_INT(err, CL_INVALID_VALUE);
   CHECK_EQ_INT(clFinish((cl_command_queue)context), CL_INVALID_COMMAND_QUEUE);
   CHECK_EQ_INT(clFlush((cl_command_queue)context), CL_INVALID_COMMAND_QUEUE);

@@ -147,6 +147,15 @@ static void device_ids(void) {
   CHECK_EQ_INT(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ACCELERATOR, 0, NULL, &n),
                CL_DEVICE_NOT_FOUND);
   CHECK_EQ_INT(clGetDeviceIDs(platform, (cl_device_type)1 << 40, 4, d, &n), CL_INVALID_DEVICE_TYPE);
+  /* Every bit set (an int -1 widened, as OpenCV passes it) means ALL, as
+   * CL_DEVICE_TYPE_ALL's own bits are all there. */
+  n = 0;
+  CHECK_EQ_INT(clGetDeviceIDs(platform, (cl_device_type)(int)-1, 4, d, &n), CL_SUCCESS);
+  CHECK(n >= 1 && d[0] == device);
+  CHECK_EQ_INT(clGetDeviceIDs(platform, ~(cl_device_type)0 & ~CL_DEVICE_TYPE_ALL, 4, d, &n),
+               CL_INVALID_DEVICE_TYPE);
+  CHECK_EQ_INT(clGetDeviceIDs(platform, CL_DEVICE_TYPE_GPU | (cl_device_type)1 << 40, 4, d, &n),
+               CL_INVALID_DEVICE_TYPE);
   CHECK_EQ_INT(clGetDeviceIDs(platform, 0, 4, d, &n), CL_INVALID_DEVICE_TYPE);
   CHECK_EQ_INT(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 0, d, &n), CL_INVALID_VALUE);
   CHECK_EQ_INT(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, NULL, NULL), CL_INVALID_VALUE);

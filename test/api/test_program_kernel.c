@@ -307,6 +307,191 @@ static void binaries(void) {
   free(bin);
 }
 
+static unsigned char *program_binary(cl_program p, size_t *size) {
+  *size = 0;
+  if (clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof *size, size, NULL) != CL_SUCCESS ||
+      *size == 0)
+    return NULL;
+  unsigned char *bin = malloc(*size);
+  if (bin && clGetProgramInfo(p, CL_PROGRAM_BINARIES, sizeof bin, &bin, NULL) != CL_SUCCESS) {
+    free(bin);
+    bin = NULL;
+  }
+  return bin;
+}
+
+static cl_program program_from_binary_of(cl_program p) {
+  size_t size;
+  unsigned char *bin = program_binary(p, &size);
+  if (!bin) return NULL;
+  const unsigned char *cbin = bin;
+  cl_int err, status;
+  cl_program q = clCreateProgramWithBinary(context, 1, &device, &size, &cbin, &status, &err);
+  free(bin);
+  return q;
+}
+
+static cl_program_binary_type binary_type_of(cl_program p) {
+  cl_program_binary_type t = 99;
+  clGetProgramBuildInfo(p, device, CL_PROGRAM_BINARY_TYPE, sizeof t, &t, NULL);
+  return t;
+}
+
+/* CL_PROGRAM_BINARIES of every kind of program (built, compiled, linked, a
+ * library) loads back with its kind and kernels; executables run with or
+ * without clBuildProgram (piglit's clCreateProgramWithBinary creates kernels
+ * straight from the binary), objects and libraries only once linked or
+ * built. */
+static void binaries_of_every_kind(void) {
+  cl_int err;
+  cl_program built = build_program(two_kernels, NULL, &err);
+  REQUIRE(built);
+  cl_program exe = program_from_binary_of(built);
+  REQUIRE(exe);
+  CHECK_EQ_INT(binary_type_of(exe), CL_PROGRAM_BINARY_TYPE_EXECUTABLE);
+  size_t nk = 0;
+  CHECK_EQ_INT(clGetProgramInfo(exe, CL_PROGRAM_NUM_KERNELS, sizeof nk, &nk, NULL), CL_SUCCESS);
+  CHECK_EQ_INT(nk, 2);
+  CHECK(run_scale(exe, 2.0f));
+  cl_build_status bs = 99;
+  clGetProgramBuildInfo(exe, device, CL_PROGRAM_BUILD_STATUS, sizeof bs, &bs, NULL);
+  CHECK_EQ_INT(bs, CL_BUILD_SUCCESS);
+  /* Kernels the application released no longer block a rebuild, even while
+   * a command still runs one (piglit enqueues, releases, rebuilds). */
+  cl_kernel k = clCreateKernel(exe, "scale", &err);
+  REQUIRE(k);
+  enum { N = 1 << 20 };
+  cl_mem in = clCreateBuffer(context, CL_MEM_READ_WRITE, N * sizeof(float), NULL, &err);
+  cl_mem out = clCreateBuffer(context, CL_MEM_READ_WRITE, N * sizeof(float), NULL, &err);
+  float two = 2.0f;
+  clSetKernelArg(k, 0, sizeof out, &out);
+  clSetKernelArg(k, 1, sizeof in, &in);
+  clSetKernelArg(k, 2, sizeof two, &two);
+  size_t g = N;
+  for (int i = 0; i < 4; i++)
+    CHECK_EQ_INT(clEnqueueNDRangeKernel(queue, k, 1, NULL, &g, NULL, 0, NULL, NULL), CL_SUCCESS);
+  cl_kernel held = clCreateKernel(exe, "fixed", &err);
+  CHECK_EQ_INT(clBuildProgram(exe, 0, NULL, NULL, NULL, NULL), CL_INVALID_OPERATION);
+  clReleaseKernel(held);
+  CHECK_EQ_INT(clReleaseKernel(k), CL_SUCCESS);
+  CHECK_EQ_INT(clBuildProgram(exe, 0, NULL, "-cl-mad-enable", NULL, NULL), CL_SUCCESS);
+  CHECK_EQ_INT(clFinish(queue), CL_SUCCESS);
+  clReleaseMemObject(in);
+  clReleaseMemObject(out);
+  CHECK(run_scale(exe, 3.0f));
+  /* A binary of a program built from a binary loads too. */
+  cl_program exe2 = program_from_binary_of(exe);
+  CHECK(exe2 && run_scale(exe2, 4.0f));
+  if (exe2) clReleaseProgram(exe2);
+  clReleaseProgram(exe);
+  clReleaseProgram(built);
+
+  cl_program compiled = clCreateProgramWithSource(context, 1, &two_kernels, NULL, &err);
+  REQUIRE(compiled);
+  REQUIRE(clCompileProgram(compiled, 0, NULL, NULL, 0, NULL, NULL, NULL, NULL) == CL_SUCCESS);
+  cl_program object = program_from_binary_of(compiled);
+  REQUIRE(object);
+  CHECK_EQ_INT(binary_type_of(object), CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT);
+  CHECK(clCreateKernel(object, "scale", &err) == NULL);
+  CHECK_EQ_INT(err, CL_INVALID_PROGRAM_EXECUTABLE);
+  CHECK_EQ_INT(clGetProgramInfo(object, CL_PROGRAM_NUM_KERNELS, sizeof nk, &nk, NULL),
+               CL_INVALID_PROGRAM_EXECUTABLE);
+  cl_program linked = clLinkProgram(context, 0, NULL, NULL, 1, &object, NULL, NULL, &err);
+  CHECK(linked && err == CL_SUCCESS && run_scale(linked, 5.0f));
+  cl_program linked_exe = linked ? program_from_binary_of(linked) : NULL;
+  CHECK(linked_exe && run_scale(linked_exe, 6.0f));
+  if (linked_exe) clReleaseProgram(linked_exe);
+  if (linked) clReleaseProgram(linked);
+  CHECK_EQ_INT(clBuildProgram(object, 0, NULL, NULL, NULL, NULL), CL_SUCCESS);
+  CHECK(run_scale(object, 7.0f));
+  clReleaseProgram(object);
+
+  cl_program lib = clLinkProgram(context, 0, NULL, "-create-library", 1, &compiled, NULL, NULL, &err);
+  REQUIRE(lib && err == CL_SUCCESS);
+  cl_program lib_bin = program_from_binary_of(lib);
+  REQUIRE(lib_bin);
+  CHECK_EQ_INT(binary_type_of(lib_bin), CL_PROGRAM_BINARY_TYPE_LIBRARY);
+  CHECK(clCreateKernel(lib_bin, "scale", &err) == NULL);
+  CHECK_EQ_INT(err, CL_INVALID_PROGRAM_EXECUTABLE);
+  linked = clLinkProgram(context, 0, NULL, NULL, 1, &lib_bin, NULL, NULL, &err);
+  CHECK(linked && err == CL_SUCCESS && run_scale(linked, 8.0f));
+  if (linked) clReleaseProgram(linked);
+  clReleaseProgram(lib_bin);
+  clReleaseProgram(lib);
+  clReleaseProgram(compiled);
+}
+
+/* Whether kernel "scale" of p describes its arguments' names and types;
+ * address and access qualifiers are always there. */
+static int scale_has_arg_info(cl_program p) {
+  cl_int err;
+  cl_kernel k = clCreateKernel(p, "scale", &err);
+  if (!k) return -1;
+  char name[32] = "";
+  cl_kernel_arg_type_qualifier tq;
+  cl_kernel_arg_address_qualifier aq = 0;
+  cl_kernel_arg_access_qualifier acc = 0;
+  cl_int name_err = clGetKernelArgInfo(k, 0, CL_KERNEL_ARG_NAME, sizeof name, name, NULL);
+  cl_int type_err = clGetKernelArgInfo(k, 1, CL_KERNEL_ARG_TYPE_NAME, sizeof name, name, NULL);
+  cl_int tq_err = clGetKernelArgInfo(k, 1, CL_KERNEL_ARG_TYPE_QUALIFIER, sizeof tq, &tq, NULL);
+  int result = -1;
+  if (clGetKernelArgInfo(k, 1, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof aq, &aq, NULL) ==
+          CL_SUCCESS &&
+      aq == CL_KERNEL_ARG_ADDRESS_GLOBAL &&
+      clGetKernelArgInfo(k, 1, CL_KERNEL_ARG_ACCESS_QUALIFIER, sizeof acc, &acc, NULL) ==
+          CL_SUCCESS &&
+      acc == CL_KERNEL_ARG_ACCESS_NONE &&
+      clGetKernelArgInfo(k, 1, 0x7777, sizeof acc, &acc, NULL) == CL_INVALID_VALUE) {
+    if (name_err == CL_SUCCESS && type_err == CL_SUCCESS && tq_err == CL_SUCCESS)
+      result = 1;
+    else if (name_err == CL_KERNEL_ARG_INFO_NOT_AVAILABLE &&
+             type_err == CL_KERNEL_ARG_INFO_NOT_AVAILABLE &&
+             tq_err == CL_KERNEL_ARG_INFO_NOT_AVAILABLE)
+      result = 0;
+  }
+  clReleaseKernel(k);
+  return result;
+}
+
+/* OpenCL 1.2, 5.7.3: argument names and types only for programs created
+ * from source and built or compiled with -cl-kernel-arg-info (piglit's
+ * clGetKernelArgInfo test checks the CL_KERNEL_ARG_INFO_NOT_AVAILABLE). */
+static void kernel_arg_info_availability(void) {
+  cl_int err;
+  cl_program plain = build_program(two_kernels, "-cl-fast-relaxed-math", &err);
+  cl_program described = build_program(two_kernels, "-D X=1 -cl-kernel-arg-info", &err);
+  REQUIRE(plain && described);
+  CHECK_EQ_INT(scale_has_arg_info(plain), 0);
+  CHECK_EQ_INT(scale_has_arg_info(described), 1);
+  /* A binary is not a source, whatever it was built with. */
+  cl_program from_binary = program_from_binary_of(described);
+  REQUIRE(from_binary);
+  CHECK_EQ_INT(clBuildProgram(from_binary, 0, NULL, "-cl-kernel-arg-info", NULL, NULL), CL_SUCCESS);
+  CHECK_EQ_INT(scale_has_arg_info(from_binary), 0);
+  clReleaseProgram(from_binary);
+  /* Rebuilt without the option, the source describes nothing any more. */
+  CHECK_EQ_INT(clBuildProgram(described, 0, NULL, NULL, NULL, NULL), CL_SUCCESS);
+  CHECK_EQ_INT(scale_has_arg_info(described), 0);
+  clReleaseProgram(described);
+  clReleaseProgram(plain);
+
+  /* Compiled with the option and linked: described; compiled without: not. */
+  for (int with = 0; with < 2; with++) {
+    cl_program obj = clCreateProgramWithSource(context, 1, &two_kernels, NULL, &err);
+    REQUIRE(obj);
+    CHECK_EQ_INT(clCompileProgram(obj, 0, NULL, with ? "-cl-kernel-arg-info" : "", 0, NULL, NULL,
+                                  NULL, NULL),
+                 CL_SUCCESS);
+    cl_program linked = clLinkProgram(context, 0, NULL, NULL, 1, &obj, NULL, NULL, &err);
+    CHECK(linked && err == CL_SUCCESS);
+    if (linked) {
+      CHECK_EQ_INT(scale_has_arg_info(linked), with);
+      clReleaseProgram(linked);
+    }
+    clReleaseProgram(obj);
+  }
+}
+
 /* Random corruption of a valid binary: either CL_INVALID_BINARY or a program
  * that still works, never the end of the process. Last, because a failure
  * here can take the process down. */
@@ -581,6 +766,8 @@ int main(void) {
   RUN(build_options);
   RUN(defines);
   RUN(binaries);
+  RUN(binaries_of_every_kind);
+  RUN(kernel_arg_info_availability);
   RUN(kernels);
   RUN(unsupported_paths);
   RUN(two_live_programs);
