@@ -160,27 +160,13 @@ static void describe_param(CXCursor c, struct aquila_fatbin_arg *a) {
 }
 
 struct kernel_visit {
-  CXTranslationUnit tu;
-  int is_kernel;
   struct aquila_fatbin_kernel *kernel;
 };
 
 static enum CXChildVisitResult visit_function_child(CXCursor c, CXCursor parent,
                                                     CXClientData data) {
   struct kernel_visit *kv = data;
-  enum CXCursorKind kind = clang_getCursorKind(c);
-  if (kind == CXCursor_UnexposedAttr) {
-    CXToken *tokens = NULL;
-    unsigned n = 0;
-    clang_tokenize(kv->tu, clang_getCursorExtent(c), &tokens, &n);
-    if (n > 0) {
-      CXString s = clang_getTokenSpelling(kv->tu, tokens[0]);
-      const char *t = clang_getCString(s);
-      if (!strcmp(t, "__kernel") || !strcmp(t, "kernel")) kv->is_kernel = 1;
-      clang_disposeString(s);
-    }
-    clang_disposeTokens(kv->tu, tokens, n);
-  } else if (kind == CXCursor_ParmDecl && kv->kernel) {
+  if (clang_getCursorKind(c) == CXCursor_ParmDecl) {
     struct aquila_fatbin_kernel *k = kv->kernel;
     struct aquila_fatbin_arg *args = realloc(k->args, (k->num_args + 1) * sizeof *args);
     if (!args) abort();
@@ -192,13 +178,20 @@ static enum CXChildVisitResult visit_function_child(CXCursor c, CXCursor parent,
   return CXChildVisit_Continue;
 }
 
+/* A kernel is a function whose type has the OpenCL kernel calling
+ * convention (libclang shows it as "unexposed"; other functions have the C
+ * one). Not the spelling of its attribute: `__kernel` often comes from a
+ * macro (hashcat's KERNEL_FQ, defined in an included header). */
+static int is_kernel(CXCursor c) {
+  return clang_getFunctionTypeCallingConv(clang_getCursorType(c)) == CXCallingConv_Unexposed;
+}
+
 static enum CXChildVisitResult visit_top(CXCursor c, CXCursor parent, CXClientData data) {
   struct visit_state *vs = data;
-  if (clang_getCursorKind(c) != CXCursor_FunctionDecl || !clang_isCursorDefinition(c))
+  if (clang_getCursorKind(c) != CXCursor_FunctionDecl || !clang_isCursorDefinition(c) ||
+      !is_kernel(c))
     return CXChildVisit_Continue;
-  struct kernel_visit kv = {vs->tu, 0, NULL};
-  clang_visitChildren(c, visit_function_child, &kv);
-  if (!kv.is_kernel) return CXChildVisit_Continue;
+  struct kernel_visit kv = {NULL};
   struct frontend_result *r = vs->out;
   struct aquila_fatbin_kernel *ks = realloc(r->kernels, (r->num_kernels + 1) * sizeof *ks);
   if (!ks) abort();

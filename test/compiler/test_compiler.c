@@ -459,6 +459,37 @@ static void c99_inline_functions(void) {
   clReleaseProgram(header);
 }
 
+/* `__kernel` spelled through a macro, from the build options or from an
+ * included header (hashcat's KERNEL_FQ): the function is still a kernel. */
+static void kernel_qualifier_from_a_macro(void) {
+  cl_int err;
+  cl_program p = build_source("KFQ void scale(__global float *x, float f) {\n"
+                              "  x[get_global_id(0)] *= f;\n"
+                              "}\n",
+                              "-DKFQ=__kernel", &err);
+  CHECK_EQ_INT(err, CL_SUCCESS);
+  CHECK(run_scale(p));
+  clReleaseProgram(p);
+  const char *header_src = "#define KERNEL_FQ __kernel\n";
+  const char *src = "#include \"vendor.h\"\n"
+                    "KERNEL_FQ void scale(__global float *x, float f) { x[get_global_id(0)] *= f; }\n";
+  cl_program header = clCreateProgramWithSource(context, 1, &header_src, NULL, &err);
+  cl_program obj = clCreateProgramWithSource(context, 1, &src, NULL, &err);
+  const char *names[1] = {"vendor.h"};
+  CHECK_EQ_INT(clCompileProgram(obj, 1, &device, "", 1, &header, names, NULL, NULL), CL_SUCCESS);
+  cl_program exe = clLinkProgram(context, 1, &device, "", 1, &obj, NULL, NULL, &err);
+  CHECK_EQ_INT(err, CL_SUCCESS);
+  size_t num_kernels = 0;
+  if (exe) clGetProgramInfo(exe, CL_PROGRAM_NUM_KERNELS, sizeof num_kernels, &num_kernels, NULL);
+  CHECK(num_kernels == 1);
+  if (exe) {
+    CHECK(run_scale(exe));
+    clReleaseProgram(exe);
+  }
+  clReleaseProgram(obj);
+  clReleaseProgram(header);
+}
+
 /* Reduced from CLBlast's Xgemm: a loop whose body is a loop that runs once.
  * LLVM 19's InstCombine, run as a pipeline string, verified that it reached
  * a fixpoint here and raised a fatal error that ended the application. */
@@ -731,6 +762,7 @@ int main(void) {
   RUN(printf_output_is_flushed_at_completion);
   RUN(compile_and_link);
   RUN(c99_inline_functions);
+  RUN(kernel_qualifier_from_a_macro);
   RUN(clblast_xgemm_loop_builds);
   RUN(compiler_crash_is_a_build_failure);
   RUN(compiler_hang_is_stopped);
