@@ -53,7 +53,7 @@ static void context_free(cl_context c) {
     device_release_internal(c->devices[i]);
   free(c->devices);
   free(c->properties);
-  free(c);
+  object_free(c);
 }
 
 AQUILA_API cl_context clCreateContext(const cl_context_properties *properties, cl_uint num_devices,

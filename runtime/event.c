@@ -45,7 +45,7 @@ static void event_free(cl_event ev) {
   cl_context ctx = ev->context;
   pthread_mutex_destroy(&ev->lock);
   pthread_cond_destroy(&ev->cond);
-  free(ev);
+  object_free(ev);
   if (q) clReleaseCommandQueue(q);
   else if (ctx) clReleaseContext(ctx);
 }

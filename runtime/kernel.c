@@ -118,7 +118,7 @@ void kernel_release_internal(cl_kernel kernel) {
   free(kernel->kernel_objects);
   free(kernel->arg_values);
   free(kernel->args);
-  free(kernel);
+  object_free(kernel);
   atomic_fetch_sub(&p->num_kernels_alive, 1);
   clReleaseProgram(p);
 }

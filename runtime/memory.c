@@ -201,7 +201,7 @@ AQUILA_API cl_int clReleaseMemObject(cl_mem memobj) {
   cl_mem parent = memobj->parent;
   cl_context ctx = memobj->context;
   pthread_mutex_destroy(&memobj->lock);
-  free(memobj);
+  object_free(memobj);
   if (parent) clReleaseMemObject(parent);
   clReleaseContext(ctx);
   return CL_SUCCESS;

@@ -32,6 +32,27 @@ int object_release(struct object_header *h) {
   return 0;
 }
 
+/* Freed objects wait in a quarantine before their memory goes back to
+ * malloc. Through the ICD loader a handle is dereferenced (its dispatch
+ * table) before Aquila sees it, so a handle released once too often — which
+ * real programs do: pyopencl releases the program of a failed clLinkProgram
+ * twice — would crash in the loader on freed memory. In quarantine the
+ * header still points at the dispatch table and says "no object", so the
+ * call returns the specification's CL_INVALID_* instead. */
+#define QUARANTINE_SIZE 4096
+static void *quarantine[QUARANTINE_SIZE];
+static size_t quarantine_next;
+static pthread_mutex_t quarantine_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void object_free(void *object) {
+  pthread_mutex_lock(&quarantine_lock);
+  void *oldest = quarantine[quarantine_next];
+  quarantine[quarantine_next] = object;
+  quarantine_next = (quarantine_next + 1) % QUARANTINE_SIZE;
+  pthread_mutex_unlock(&quarantine_lock);
+  free(oldest);
+}
+
 static int debug_enabled;
 static pthread_once_t debug_once = PTHREAD_ONCE_INIT;
 

@@ -246,7 +246,7 @@ AQUILA_API cl_int clReleaseProgram(cl_program program) {
   free(program->per_device);
   pthread_mutex_destroy(&program->lock);
   cl_context ctx = program->context;
-  free(program);
+  object_free(program);
   clReleaseContext(ctx);
   return CL_SUCCESS;
 }

@@ -86,7 +86,7 @@ AQUILA_API cl_int clReleaseCommandQueue(cl_command_queue q) {
     pthread_mutex_destroy(&q->lock);
     pthread_cond_destroy(&q->idle_cond);
     cl_context ctx = q->context;
-    free(q);
+    object_free(q);
     clReleaseContext(ctx);
   }
   return CL_SUCCESS;

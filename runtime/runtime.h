@@ -44,6 +44,9 @@ int object_is(const void *p, enum object_kind kind);
 void object_retain(struct object_header *h);
 /* Returns 1 when this was the last reference. */
 int object_release(struct object_header *h);
+/* Frees an object whose last reference object_release dropped: after a
+ * quarantine, so that a stale handle still fails object_is (object.c). */
+void object_free(void *object);
 
 /* Debug messages, enabled by AQUILA_DEBUG=1. */
 void debug_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

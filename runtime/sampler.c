@@ -93,7 +93,7 @@ AQUILA_API cl_int clReleaseSampler(cl_sampler sampler) {
   cl_context ctx = sampler->context;
   hsa_ext_sampler_t hs = {sampler->bits};
   hsa_ext_sampler_destroy(ctx->devices[0]->agent, hs);
-  free(sampler);
+  object_free(sampler);
   clReleaseContext(ctx);
   return CL_SUCCESS;
 }

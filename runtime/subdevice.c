@@ -228,7 +228,7 @@ void device_release_internal(cl_device_id d) {
   while (d && d->parent && object_release(&d->header)) {
     cl_device_id parent = d->parent;
     free(d->partition_type);
-    free(d);
+    object_free(d);
     d = parent; /* a sub-device holds a reference on its parent */
   }
 }

@@ -758,6 +758,44 @@ static void unsupported_paths(void) {
   clReleaseProgram(p);
 }
 
+/* Handles released once too often: pyopencl releases the program of a
+ * failed clLinkProgram twice. Through the loader the second release must
+ * get CL_INVALID_PROGRAM, not crash on freed memory; the same for every
+ * other kind of object. */
+static void released_handles_are_refused(void) {
+  const char *src = "float helper(float v);\n"
+                    "__kernel void k(__global float *x) { x[0] = helper(x[0]); }\n";
+  cl_int err;
+  cl_program obj = clCreateProgramWithSource(context, 1, &src, NULL, &err);
+  REQUIRE(obj);
+  CHECK_EQ_INT(clCompileProgram(obj, 1, &device, "", 0, NULL, NULL, NULL, NULL), CL_SUCCESS);
+  cl_program bad = clLinkProgram(context, 1, &device, "", 1, &obj, NULL, NULL, &err);
+  CHECK_EQ_INT(err, CL_LINK_PROGRAM_FAILURE);
+  REQUIRE(bad);
+  CHECK_EQ_INT(clReleaseProgram(bad), CL_SUCCESS);
+  CHECK_EQ_INT(clReleaseProgram(bad), CL_INVALID_PROGRAM);
+  CHECK_EQ_INT(clRetainProgram(bad), CL_INVALID_PROGRAM);
+  CHECK_EQ_INT(clReleaseProgram(obj), CL_SUCCESS);
+
+  cl_mem buf = clCreateBuffer(context, CL_MEM_READ_WRITE, 64, NULL, &err);
+  REQUIRE(buf);
+  CHECK_EQ_INT(clReleaseMemObject(buf), CL_SUCCESS);
+  CHECK_EQ_INT(clReleaseMemObject(buf), CL_INVALID_MEM_OBJECT);
+  cl_event ev = clCreateUserEvent(context, &err);
+  REQUIRE(ev);
+  CHECK_EQ_INT(clSetUserEventStatus(ev, CL_COMPLETE), CL_SUCCESS);
+  CHECK_EQ_INT(clReleaseEvent(ev), CL_SUCCESS);
+  CHECK_EQ_INT(clReleaseEvent(ev), CL_INVALID_EVENT);
+  cl_program p = clCreateProgramWithSource(context, 1, &two_kernels, NULL, &err);
+  REQUIRE(p);
+  CHECK_EQ_INT(clBuildProgram(p, 1, &device, "", NULL, NULL), CL_SUCCESS);
+  cl_kernel k = clCreateKernel(p, "scale", &err);
+  REQUIRE(k);
+  CHECK_EQ_INT(clReleaseKernel(k), CL_SUCCESS);
+  CHECK_EQ_INT(clReleaseKernel(k), CL_INVALID_KERNEL);
+  clReleaseProgram(p);
+}
+
 int main(void) {
   api_setup();
   RUN(build_and_info);
@@ -772,6 +810,7 @@ int main(void) {
   RUN(unsupported_paths);
   RUN(two_live_programs);
   RUN(corrupted_binaries);
+  RUN(released_handles_are_refused);
   api_teardown();
   CHECK_EXIT();
 }
