@@ -273,19 +273,34 @@ static void begin_request(struct wire *req, enum wire_op op) {
   wire_put_aquila_env(req);
 }
 
-/* The reply's fat binary; a reply that does not read back is a failure. */
-static enum aquila_compile_status read_reply_fatbin(enum aquila_compile_status st,
-                                                    const void *data, size_t size,
-                                                    struct aquila_fatbin **out,
-                                                    struct strbuf *log) {
-  if (st != AQUILA_COMPILE_OK) return st;
+/* Sends req and takes the reply's fat binary into *out (NULL on failure)
+ * and its log into *log_out; frees req. */
+static enum aquila_compile_status call_for_fatbin(struct wire *req, struct aquila_fatbin **out,
+                                                  char **log_out) {
+  struct wire reply = {0};
+  struct strbuf log = {0};
+  const void *data;
+  size_t size;
+  *out = NULL;
+  enum aquila_compile_status st = call_helper(req, &reply, &log, &data, &size);
   char err[256];
-  if (aquila_fatbin_read(data, size, out, err, sizeof err) != 0) {
-    strbuf_printf(log, "error: internal: the compiler's result does not read back: %s\n", err);
+  if (st == AQUILA_COMPILE_OK && aquila_fatbin_read(data, size, out, err, sizeof err) != 0) {
+    strbuf_printf(&log, "error: internal: the compiler's result does not read back: %s\n", err);
     *out = NULL;
-    return AQUILA_COMPILE_FAILED;
+    st = AQUILA_COMPILE_FAILED;
   }
-  return AQUILA_COMPILE_OK;
+  wire_free(req);
+  wire_free(&reply);
+  *log_out = strbuf_take(&log);
+  return st;
+}
+
+static void put_fatbin(struct wire *req, const struct aquila_fatbin *fb) {
+  void *data = NULL;
+  size_t size = 0;
+  if (aquila_fatbin_write(fb, &data, &size) != 0) req->failed = 1;
+  else wire_put_bytes(req, data, size);
+  free(data);
 }
 
 enum aquila_compile_status aquila_compile(const struct aquila_compile_input *in,
@@ -296,8 +311,7 @@ enum aquila_compile_status aquila_compile(const struct aquila_compile_input *in,
     *log_out = strdup("");
     return *log_out ? AQUILA_COMPILE_OK : AQUILA_COMPILE_NO_MEMORY;
   }
-  struct wire req = {0}, reply = {0};
-  struct strbuf log = {0};
+  struct wire req = {0};
   begin_request(&req, WIRE_COMPILE);
   wire_put_str(&req, in->source);
   wire_put_str(&req, in->options);
@@ -310,40 +324,19 @@ enum aquila_compile_status aquila_compile(const struct aquila_compile_input *in,
     wire_put_str(&req, in->header_names[i]);
     wire_put_str(&req, in->header_sources[i]);
   }
-  const void *data;
-  size_t size;
-  enum aquila_compile_status st = call_helper(&req, &reply, &log, &data, &size);
-  st = read_reply_fatbin(st, data, size, out, &log);
-  wire_free(&req);
-  wire_free(&reply);
-  *log_out = strbuf_take(&log);
-  return st;
+  return call_for_fatbin(&req, out, log_out);
 }
 
 enum aquila_compile_status aquila_link(const struct aquila_fatbin *const *inputs,
                                        size_t num_inputs, const char *options,
                                        struct aquila_fatbin **out, char **log_out) {
-  *out = NULL;
-  struct wire req = {0}, reply = {0};
-  struct strbuf log = {0};
+  struct wire req = {0};
   begin_request(&req, WIRE_LINK);
   wire_put_str(&req, options);
   wire_put_u64(&req, num_inputs);
-  for (size_t i = 0; i < num_inputs && !req.failed; i++) {
-    void *data = NULL;
-    size_t size = 0;
-    if (aquila_fatbin_write(inputs[i], &data, &size) != 0) req.failed = 1;
-    else wire_put_bytes(&req, data, size);
-    free(data);
-  }
-  const void *data;
-  size_t size;
-  enum aquila_compile_status st = call_helper(&req, &reply, &log, &data, &size);
-  st = read_reply_fatbin(st, data, size, out, &log);
-  wire_free(&req);
-  wire_free(&reply);
-  *log_out = strbuf_take(&log);
-  return st;
+  for (size_t i = 0; i < num_inputs; i++)
+    put_fatbin(&req, inputs[i]);
+  return call_for_fatbin(&req, out, log_out);
 }
 
 static int replace_string(char **dst, const char *src) {
@@ -381,32 +374,25 @@ static int adopt_kernel_layout(struct aquila_fatbin *fb, const struct aquila_fat
 
 enum aquila_compile_status aquila_compile_from_bitcode(struct aquila_fatbin *fb,
                                                        const char *target, char **log_out) {
-  struct wire req = {0}, reply = {0};
-  struct strbuf log = {0};
+  struct wire req = {0};
   begin_request(&req, WIRE_FROM_BITCODE);
   wire_put_str(&req, target);
-  void *bin = NULL;
-  size_t bin_size = 0;
-  if (aquila_fatbin_write(fb, &bin, &bin_size) != 0) req.failed = 1;
-  else wire_put_bytes(&req, bin, bin_size);
-  free(bin);
-  const void *data;
-  size_t size;
+  put_fatbin(&req, fb);
   struct aquila_fatbin *built = NULL;
-  enum aquila_compile_status st = call_helper(&req, &reply, &log, &data, &size);
-  st = read_reply_fatbin(st, data, size, &built, &log);
+  enum aquila_compile_status st = call_for_fatbin(&req, &built, log_out);
   if (st == AQUILA_COMPILE_OK) {
     const struct aquila_fatbin_code *code = aquila_fatbin_find_code(built, target);
     if (!code || adopt_kernel_layout(fb, built) != 0 ||
         aquila_fatbin_add_code(fb, target, code->data, code->size) != 0) {
-      strbuf_append(&log, "error: internal: cannot take over the compiler's code object\n");
       st = AQUILA_COMPILE_FAILED;
+      struct strbuf log = {0};
+      strbuf_append(&log, *log_out);
+      strbuf_append(&log, "error: internal: cannot take over the compiler's code object\n");
+      free(*log_out);
+      *log_out = strbuf_take(&log);
     }
   }
   aquila_fatbin_destroy(built);
-  wire_free(&req);
-  wire_free(&reply);
-  *log_out = strbuf_take(&log);
   return st;
 }
 
