@@ -774,6 +774,14 @@ int regions_transform(LLVMContextRef ctx, LLVMValueRef fn, LLVMTypeRef wg_type, 
          in = LLVMGetNextInstruction(in))
       if (LLVMTypeOf(in) != LLVMVoidTypeInContext(ctx))
         LLVMReplaceAllUsesWith(in, LLVMGetPoison(LLVMTypeOf(in)));
+  /* Their branches name one another: cut them all before freeing any, or
+   * freeing one block leaves another's branch pointing into freed memory,
+   * which the second deletion then writes to (a heap corruption that
+   * surfaced in clFFT's kernels). */
+  for (unsigned i = 0; i < originals.len; i++) {
+    LLVMValueRef term = LLVMGetBasicBlockTerminator(originals.items[i]);
+    if (term) LLVMInstructionEraseFromParent(term);
+  }
   for (unsigned i = 0; i < originals.len; i++) LLVMDeleteBasicBlock(originals.items[i]);
   for (unsigned i = 0; i < t.num_allocas; i++)
     if (t.alloca_per_item[i]) LLVMInstructionEraseFromParent(t.allocas[i]);

@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -617,6 +618,36 @@ static void compiler_diagnostics_reach_stderr(void) {
   if (p) clReleaseProgram(p);
 }
 
+/* The compiler under Valgrind's memcheck (through clfatbin, which runs the
+ * same compiler in-process: under Valgrind's emulated CPU the compiler
+ * process would name another host target), building a kernel with a
+ * barrier inside a loop (a tree reduction): no invalid access. The barrier
+ * transformation used to write into a basic block it had just freed, which
+ * corrupted the heap of whatever process compiled (clFFT's kernels). */
+static void compiler_memory_is_clean(void) {
+  char src_path[300], cmd[1200];
+  snprintf(src_path, sizeof src_path, "%s/tree_sum.cl", cache_dir);
+  FILE *f = fopen(src_path, "w");
+  REQUIRE(f);
+  fputs("__kernel void tree_sum(__global float *x, __local float *t) {\n"
+        "  uint l = get_local_id(0);\n"
+        "  t[l] = x[get_global_id(0)];\n"
+        "  for (uint s = get_local_size(0) / 2; s > 0; s /= 2) {\n"
+        "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+        "    if (l < s) t[l] += t[l + s];\n"
+        "  }\n"
+        "  if (l == 0) x[get_group_id(0)] = t[0];\n"
+        "}\n",
+        f);
+  fclose(f);
+  snprintf(cmd, sizeof cmd,
+           "AQUILA_CACHE=0 valgrind -q --error-exitcode=99 %s/clfatbin build --target x86-64-v2 "
+           "-o %s/tree_sum.bin %s",
+           build_dir, cache_dir, src_path);
+  int status = system(cmd);
+  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 /* Kernels whose loops the compiler may split into work-item loops
  * (implicit loop barriers) next to look-alikes it must not split; every
  * result is compared with the host's. */
@@ -767,6 +798,7 @@ int main(void) {
   RUN(compiler_crash_is_a_build_failure);
   RUN(compiler_hang_is_stopped);
   RUN(compiler_diagnostics_reach_stderr);
+  RUN(compiler_memory_is_clean);
   RUN(loops_split_at_implicit_barriers);
   RUN(loops_kept_whole);
   api_teardown();
