@@ -23,6 +23,7 @@ for prec in float double; do
     pass=$((pass + p)); fail=$((fail + f))
     if [ $f -gt 0 ]; then
         why=$(echo "$out" | grep -m1 -E "FATAL|FAIL|rror" | cut -c1-70)
+        case "$why" in *"did not reach a fixpoint"*) why="instcombine fixpoint abort";; esac
         failed="$failed $prec($f of 6, status $rc${why:+: $why})"
     fi
 done
