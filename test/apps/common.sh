@@ -40,14 +40,15 @@ launches() { awk '{ n += $1 } END { print n + 0 }' "$LAUNCHCOUNT_FILE"; }
 # kernel on the platform fails whatever its cases said.
 app_end() {
     n=$(launches)
+    d=${3:+; $3}
     if [ "$n" -eq 0 ]; then
-        echo "APP $APP FAIL no kernel launched on the platform; $3"
+        echo "APP $APP FAIL no kernel launched on the platform$d"
         exit 1
     elif [ "$2" -eq 0 ] && [ "$1" -gt 0 ]; then
-        echo "APP $APP PASS $1/$(($1 + $2)) cases, $n kernel launches; $3"
+        echo "APP $APP PASS $1/$(($1 + $2)) cases, $n kernel launches$d"
         exit 0
     else
-        echo "APP $APP FAIL $1/$(($1 + $2)) cases passed, $n kernel launches; $3"
+        echo "APP $APP FAIL $1/$(($1 + $2)) cases passed, $n kernel launches$d"
         exit 1
     fi
 }

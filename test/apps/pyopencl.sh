@@ -14,4 +14,4 @@ for c in $($PY "$APPS_DIR/pyopencl_cases.py"); do
     if [ $rc -eq 0 ] && echo "$out" | grep -q "^case $c ok"; then pass=$((pass + 1))
     else fail=$((fail + 1)); failed="$failed $c"; [ $rc -gt 128 ] && echo "case $c crashed (status $rc)"; fi
 done
-app_end $pass $fail "${failed:+failed:$failed}"
+app_end $pass $fail "$(echo $($PY "$APPS_DIR/pyopencl_cases.py") | tr ' ' ,)${failed:+; failed:$failed}"
