@@ -79,6 +79,7 @@ include icd/module.mk
 include samples/module.mk
 include test/module.mk
 include test/sanitize.mk
+include test/apps/module.mk
 
 libs: $(LIBS)
 progs: $(PROGS) $(SAMPLES) $(TESTS)
