@@ -49,7 +49,8 @@ hsa_status_t hsa_region_get_info(hsa_region_t region, hsa_region_info_t attribut
     *(hsa_region_segment_t *)value = r->segment;
     break;
   case HSA_REGION_INFO_GLOBAL_FLAGS:
-    if (r->segment != HSA_REGION_SEGMENT_GLOBAL) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+    /* hsa.h: "undefined if the value of HSA_REGION_INFO_SEGMENT is not
+     * HSA_REGION_SEGMENT_GLOBAL" - a value, not an error: no flag. */
     *(uint32_t *)value = r->global_flags;
     break;
   case HSA_REGION_INFO_SIZE:
