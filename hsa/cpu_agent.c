@@ -236,7 +236,9 @@ static void *group_segment_for(struct aq_compute_unit *cu, size_t size) {
     size_t capacity = (size + AQ_CACHE_LINE - 1) & ~(size_t)(AQ_CACHE_LINE - 1);
     /* 128: the alignment of the widest OpenCL type (long16, double16),
      * which __local pointer arguments at multiples of it then keep. */
-    void *memory = aligned_alloc(128, (capacity + 127) & ~(size_t)127);
+    void *memory = aligned_alloc(AQ_GROUP_SEGMENT_ALIGNMENT,
+                                 (capacity + AQ_GROUP_SEGMENT_ALIGNMENT - 1) &
+                                     ~(size_t)(AQ_GROUP_SEGMENT_ALIGNMENT - 1));
     if (!memory) return NULL;
     free(cu->group_segment);
     cu->group_segment = memory;

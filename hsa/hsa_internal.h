@@ -91,6 +91,8 @@ hsa_agent_t aq_cpu_agent_handle(void);
 #define AQ_QUEUE_MAX_SIZE (1u << 20)
 #define AQ_QUEUES_MAX 1024u
 #define AQ_GROUP_SEGMENT_MAX (64u * 1024u)
+/* Alignment of the group segment each compute unit gives a work-group. */
+#define AQ_GROUP_SEGMENT_ALIGNMENT 128u
 /* hsa.h: "Must be at least 32." No kernel uses fbarriers (they are HSAIL's). */
 #define AQ_FBARRIER_MAX 32u
 

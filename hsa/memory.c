@@ -69,8 +69,10 @@ hsa_status_t hsa_region_get_info(hsa_region_t region, hsa_region_info_t attribut
   case HSA_REGION_INFO_RUNTIME_ALLOC_GRANULE:
     *(size_t *)value = r->alloc_allowed ? AQ_ALLOC_ALIGNMENT : 0;
     break;
+  /* hsa.h defines it only where RUNTIME_ALLOC_ALLOWED, and as a power of 2:
+   * for the group region, the alignment of the group segment a dispatch gets. */
   case HSA_REGION_INFO_RUNTIME_ALLOC_ALIGNMENT:
-    *(size_t *)value = r->alloc_allowed ? AQ_ALLOC_ALIGNMENT : 0;
+    *(size_t *)value = r->alloc_allowed ? AQ_ALLOC_ALIGNMENT : AQ_GROUP_SEGMENT_ALIGNMENT;
     break;
   default:
     return HSA_STATUS_ERROR_INVALID_ARGUMENT;

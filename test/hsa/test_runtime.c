@@ -217,6 +217,11 @@ static hsa_status_t census(hsa_region_t region, void *data) {
     uint32_t flags = 0;
     CHECK_EQ_INT(hsa_region_get_info(region, HSA_REGION_INFO_GLOBAL_FLAGS, &flags),
                  HSA_STATUS_SUCCESS);
+    /* Undefined where allocation is not allowed, but always a power of 2. */
+    size_t alignment = 0;
+    CHECK_EQ_INT(hsa_region_get_info(region, HSA_REGION_INFO_RUNTIME_ALLOC_ALIGNMENT, &alignment),
+                 HSA_STATUS_SUCCESS);
+    CHECK(alignment && !(alignment & (alignment - 1)));
     size_t size = 0;
     hsa_region_get_info(region, HSA_REGION_INFO_SIZE, &size);
     if (size > 0 && !allowed) c->group++;
