@@ -149,7 +149,7 @@ hsa_status_t hsa_agent_get_info(hsa_agent_t agent, hsa_agent_info_t attribute, v
     break;
   /* fbarriers are an HSAIL feature that CPU code objects never use. */
   case HSA_AGENT_INFO_FBARRIER_MAX_SIZE:
-    *(uint32_t *)value = 0;
+    *(uint32_t *)value = AQ_FBARRIER_MAX;
     break;
   case HSA_AGENT_INFO_QUEUES_MAX:
     *(uint32_t *)value = AQ_QUEUES_MAX;
@@ -268,7 +268,7 @@ hsa_status_t hsa_agent_extension_supported(uint16_t extension, hsa_agent_t agent
                                            bool *result) {
   if (!aq_runtime_is_initialized()) return HSA_STATUS_ERROR_NOT_INITIALIZED;
   if (!aq_agent_is_valid(agent)) return HSA_STATUS_ERROR_INVALID_AGENT;
-  if (!result) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+  if (!result || !aq_extension_id_is_known(extension)) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
   *result = false;
   return HSA_STATUS_SUCCESS;
 }
@@ -278,7 +278,8 @@ hsa_status_t hsa_agent_major_extension_supported(uint16_t extension, hsa_agent_t
                                                  bool *result) {
   if (!aq_runtime_is_initialized()) return HSA_STATUS_ERROR_NOT_INITIALIZED;
   if (!aq_agent_is_valid(agent)) return HSA_STATUS_ERROR_INVALID_AGENT;
-  if (!result || !version_minor) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+  if (!result || !version_minor || !aq_extension_id_is_known(extension))
+    return HSA_STATUS_ERROR_INVALID_ARGUMENT;
   *result = false;
   return HSA_STATUS_SUCCESS;
 }
@@ -316,7 +317,8 @@ hsa_status_t hsa_isa_get_info_alt(hsa_isa_t isa, hsa_isa_info_t attribute, void 
     *(uint32_t *)value = (uint32_t)strlen(AQ_CPU_ISA_NAME);
     break;
   case HSA_ISA_INFO_NAME:
-    memcpy(value, AQ_CPU_ISA_NAME, strlen(AQ_CPU_ISA_NAME));
+    /* With its NUL, so that the name can go straight to hsa_isa_from_name. */
+    memcpy(value, AQ_CPU_ISA_NAME, sizeof(AQ_CPU_ISA_NAME));
     break;
   case HSA_ISA_INFO_MACHINE_MODELS: {
     bool *models = value;
@@ -358,7 +360,7 @@ hsa_status_t hsa_isa_get_info_alt(hsa_isa_t isa, hsa_isa_info_t attribute, void 
     *(uint64_t *)value = UINT64_MAX;
     break;
   case HSA_ISA_INFO_FBARRIER_MAX_SIZE:
-    *(uint32_t *)value = 0;
+    *(uint32_t *)value = AQ_FBARRIER_MAX;
     break;
   default:
     return HSA_STATUS_ERROR_INVALID_ARGUMENT;
@@ -371,6 +373,10 @@ hsa_status_t hsa_isa_get_info(hsa_isa_t isa, hsa_isa_info_t attribute, uint32_t 
   if (!aq_runtime_is_initialized()) return HSA_STATUS_ERROR_NOT_INITIALIZED;
   if (!isa_is_valid(isa)) return HSA_STATUS_ERROR_INVALID_ISA;
   if (!value) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+  /* hsa.h: index "must have a value between 0 (inclusive) and the value of
+   * HSA_ISA_INFO_CALL_CONVENTION_COUNT (not inclusive)", whatever the
+   * attribute; the ISA has one call convention. */
+  if (index != 0) return HSA_STATUS_ERROR_INVALID_INDEX;
   switch (attribute) {
   /* The ISA has a single call convention: one work-item per wavefront. */
   case HSA_ISA_INFO_CALL_CONVENTION_COUNT:
@@ -378,7 +384,6 @@ hsa_status_t hsa_isa_get_info(hsa_isa_t isa, hsa_isa_info_t attribute, uint32_t 
     return HSA_STATUS_SUCCESS;
   case HSA_ISA_INFO_CALL_CONVENTION_INFO_WAVEFRONT_SIZE:
   case HSA_ISA_INFO_CALL_CONVENTION_INFO_WAVEFRONTS_PER_COMPUTE_UNIT:
-    if (index != 0) return HSA_STATUS_ERROR_INVALID_INDEX;
     *(uint32_t *)value =
         attribute == HSA_ISA_INFO_CALL_CONVENTION_INFO_WAVEFRONT_SIZE ? 1 : AQ_WORKGROUP_MAX_SIZE;
     return HSA_STATUS_SUCCESS;

@@ -12,7 +12,7 @@
 
 struct aq_code_object_reader *aq_reader_from_handle(hsa_code_object_reader_t reader) {
   struct aq_code_object_reader *r = (struct aq_code_object_reader *)(uintptr_t)reader.handle;
-  if (!aq_handle_plausible(reader.handle, 8) || r->magic != AQ_READER_MAGIC) return NULL;
+  if (!aq_handle_is_live(reader.handle, AQ_HANDLE_CODE_OBJECT_READER)) return NULL;
   return r;
 }
 
@@ -25,6 +25,11 @@ static hsa_status_t reader_new(void *bytes, size_t size, hsa_code_object_reader_
   r->magic = AQ_READER_MAGIC;
   r->bytes = bytes;
   r->size = size;
+  if (!aq_handle_add(r, AQ_HANDLE_CODE_OBJECT_READER)) {
+    free(bytes);
+    free(r);
+    return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
+  }
   out->handle = (uint64_t)(uintptr_t)r;
   return HSA_STATUS_SUCCESS;
 }
@@ -68,7 +73,8 @@ hsa_status_t hsa_code_object_reader_create_from_file(hsa_file_t file,
 hsa_status_t hsa_code_object_reader_destroy(hsa_code_object_reader_t code_object_reader) {
   if (!aq_runtime_is_initialized()) return HSA_STATUS_ERROR_NOT_INITIALIZED;
   struct aq_code_object_reader *r = aq_reader_from_handle(code_object_reader);
-  if (!r) return HSA_STATUS_ERROR_INVALID_CODE_OBJECT_READER;
+  if (!r || !aq_handle_remove(r, AQ_HANDLE_CODE_OBJECT_READER))
+    return HSA_STATUS_ERROR_INVALID_CODE_OBJECT_READER;
   r->magic = 0;
   free(r->bytes);
   free(r);

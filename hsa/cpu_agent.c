@@ -236,7 +236,9 @@ static void *group_segment_for(struct aq_compute_unit *cu, size_t size) {
     size_t capacity = (size + AQ_CACHE_LINE - 1) & ~(size_t)(AQ_CACHE_LINE - 1);
     /* 128: the alignment of the widest OpenCL type (long16, double16),
      * which __local pointer arguments at multiples of it then keep. */
-    void *memory = aligned_alloc(128, (capacity + 127) & ~(size_t)127);
+    void *memory = aligned_alloc(AQ_GROUP_SEGMENT_ALIGNMENT,
+                                 (capacity + AQ_GROUP_SEGMENT_ALIGNMENT - 1) &
+                                     ~(size_t)(AQ_GROUP_SEGMENT_ALIGNMENT - 1));
     if (!memory) return NULL;
     free(cu->group_segment);
     cu->group_segment = memory;
@@ -336,7 +338,9 @@ static int barrier_ready(struct aq_queue *q, const hsa_barrier_and_packet_t *pac
 static hsa_status_t make_dispatch(struct aq_queue *q, const hsa_kernel_dispatch_packet_t *p,
                                   struct aq_dispatch **out) {
   uint32_t dims = (p->setup >> HSA_KERNEL_DISPATCH_PACKET_SETUP_DIMENSIONS) & 3u;
-  if (dims < 1 || !p->kernel_object) return HSA_STATUS_ERROR_INVALID_PACKET_FORMAT;
+  if (dims < 1) return HSA_STATUS_ERROR_INVALID_PACKET_FORMAT;
+  /* No kernel descriptor at all: the packet is well formed, its code is not. */
+  if (!p->kernel_object) return HSA_STATUS_ERROR_INVALID_CODE_OBJECT;
   const struct aquila_kernel_descriptor *kernel =
       (const struct aquila_kernel_descriptor *)(uintptr_t)p->kernel_object;
   if (kernel->abi_version != AQUILA_CPU_ABI_VERSION || !kernel->run_workgroup)
@@ -402,7 +406,7 @@ static bool process_queue(struct aq_compute_unit *cu, struct aq_queue *q) {
     _Atomic uint16_t *header = (_Atomic uint16_t *)slot;
     uint16_t h = atomic_load_explicit(header, memory_order_acquire);
     uint32_t type = (h >> HSA_PACKET_HEADER_TYPE) & 0xffu;
-    if (type == HSA_PACKET_TYPE_INVALID) break; /* the producer has not published it yet */
+    if (aq_queue_slot_unpublished(q, index, h)) break; /* the producer has not published it yet */
     if (((h >> HSA_PACKET_HEADER_BARRIER) & 1u) && atomic_load(&q->inflight) != 0)
       break; /* resumed by the completion that empties the queue */
     if (type == HSA_PACKET_TYPE_KERNEL_DISPATCH) {

@@ -41,48 +41,18 @@ struct aq_executable {
   size_t library_count;
   struct aq_symbol **symbols;
   size_t symbol_count;
-  struct aq_executable *live_next; /* in live_executables */
 };
-
-/* The executables not yet destroyed. A destroyed handle is told apart by
- * looking it up here, not by reading its magic: its memory is freed (and
- * may be reused), so reading it is a use after free. */
-static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct aq_executable *live_executables;
-
-static bool executable_is_live(const struct aq_executable *e) {
-  pthread_mutex_lock(&live_lock);
-  const struct aq_executable *p = live_executables;
-  while (p && p != e)
-    p = p->live_next;
-  pthread_mutex_unlock(&live_lock);
-  return p != NULL;
-}
-
-/* Removes e from the live list; false when it was not there (destroyed
- * already, or by a thread racing this one), so only one destroy frees it. */
-static bool executable_unlink(struct aq_executable *e) {
-  pthread_mutex_lock(&live_lock);
-  struct aq_executable **pp = &live_executables;
-  while (*pp && *pp != e)
-    pp = &(*pp)->live_next;
-  bool found = *pp != NULL;
-  if (found) *pp = e->live_next;
-  pthread_mutex_unlock(&live_lock);
-  return found;
-}
 
 static struct aq_executable *executable_from_handle(hsa_executable_t executable) {
   struct aq_executable *e = (struct aq_executable *)(uintptr_t)executable.handle;
-  if (!aq_handle_plausible(executable.handle, 8) || !executable_is_live(e) ||
-      e->magic != AQ_EXECUTABLE_MAGIC)
-    return NULL;
+  /* The registry, not the magic: a destroyed executable's memory is freed. */
+  if (!aq_handle_is_live(executable.handle, AQ_HANDLE_EXECUTABLE)) return NULL;
   return e;
 }
 
 static struct aq_symbol *symbol_from_handle(hsa_executable_symbol_t symbol) {
   struct aq_symbol *s = (struct aq_symbol *)(uintptr_t)symbol.handle;
-  if (!aq_handle_plausible(symbol.handle, 8) || s->magic != AQ_SYMBOL_MAGIC) return NULL;
+  if (!aq_handle_is_live(symbol.handle, AQ_HANDLE_EXECUTABLE_SYMBOL)) return NULL;
   return s;
 }
 
@@ -101,10 +71,11 @@ static hsa_status_t executable_new(hsa_profile_t profile,
   e->rounding = rounding;
   e->state = state;
   pthread_mutex_init(&e->lock, NULL);
-  pthread_mutex_lock(&live_lock);
-  e->live_next = live_executables;
-  live_executables = e;
-  pthread_mutex_unlock(&live_lock);
+  if (!aq_handle_add(e, AQ_HANDLE_EXECUTABLE)) {
+    pthread_mutex_destroy(&e->lock);
+    free(e);
+    return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
+  }
   out->handle = (uint64_t)(uintptr_t)e;
   return HSA_STATUS_SUCCESS;
 }
@@ -133,6 +104,7 @@ hsa_executable_create_alt(hsa_profile_t profile,
 }
 
 static void symbol_free(struct aq_symbol *s) {
+  aq_handle_remove(s, AQ_HANDLE_EXECUTABLE_SYMBOL);
   s->magic = 0;
   free(s->name);
   free(s);
@@ -141,7 +113,8 @@ static void symbol_free(struct aq_symbol *s) {
 hsa_status_t hsa_executable_destroy(hsa_executable_t executable) {
   if (!aq_runtime_is_initialized()) return HSA_STATUS_ERROR_NOT_INITIALIZED;
   struct aq_executable *e = executable_from_handle(executable);
-  if (!e || !executable_unlink(e)) return HSA_STATUS_ERROR_INVALID_EXECUTABLE;
+  /* Of two racing destroys, only the one that takes it out of the registry frees it. */
+  if (!e || !aq_handle_remove(e, AQ_HANDLE_EXECUTABLE)) return HSA_STATUS_ERROR_INVALID_EXECUTABLE;
   e->magic = 0;
   for (size_t i = 0; i < e->symbol_count; i++)
     symbol_free(e->symbols[i]);
@@ -251,6 +224,11 @@ static struct aq_symbol *symbol_new(const char *name, hsa_symbol_kind_t kind,
   if (!s) return NULL;
   s->name = strdup(name);
   if (!s->name) {
+    free(s);
+    return NULL;
+  }
+  if (!aq_handle_add(s, AQ_HANDLE_EXECUTABLE_SYMBOL)) {
+    free(s->name);
     free(s);
     return NULL;
   }

@@ -20,9 +20,27 @@ static inline bool aq_handle_plausible(uint64_t handle, uint64_t alignment) {
   return handle >= 65536 && handle < (1ull << 47) && !(handle & (alignment - 1));
 }
 
+/* ---- handle.c: the registry of live objects ---- */
+enum aq_handle_kind {
+  AQ_HANDLE_EXECUTABLE = 1,
+  AQ_HANDLE_EXECUTABLE_SYMBOL,
+  AQ_HANDLE_CODE_OBJECT_READER,
+  AQ_HANDLE_SIGNAL_GROUP,
+  AQ_HANDLE_IMAGE,
+};
+/* Records object as live; false when out of memory. */
+bool aq_handle_add(const void *object, enum aq_handle_kind kind);
+/* Forgets object; false when it was not live (so that of two racing
+ * destroys, only one frees it). */
+bool aq_handle_remove(const void *object, enum aq_handle_kind kind);
+/* True when handle is a live object of that kind; reads no object memory. */
+bool aq_handle_is_live(uint64_t handle, enum aq_handle_kind kind);
+
 /* ---- runtime.c ---- */
 bool aq_runtime_is_initialized(void);
 uint64_t aq_now_ns(void);
+/* An extension id hsa.h or hsa_ext_amd.h defines (supported or not). */
+bool aq_extension_id_is_known(uint16_t extension);
 
 /* ---- futex helpers (signal.c) ---- */
 /* Returns 0 when woken or the value differed, -1 on timeout. timeout_ns
@@ -68,10 +86,15 @@ uint32_t aq_agent_compute_unit_count(void);
 bool aq_agent_is_valid(hsa_agent_t agent);
 hsa_agent_t aq_cpu_agent_handle(void);
 #define AQ_WORKGROUP_MAX_SIZE 4096u
-#define AQ_QUEUE_MIN_SIZE 64u
+/* hsa.h: a requested size below the minimum gets a queue of the minimum. */
+#define AQ_QUEUE_MIN_SIZE 4u
 #define AQ_QUEUE_MAX_SIZE (1u << 20)
 #define AQ_QUEUES_MAX 1024u
 #define AQ_GROUP_SEGMENT_MAX (64u * 1024u)
+/* Alignment of the group segment each compute unit gives a work-group. */
+#define AQ_GROUP_SEGMENT_ALIGNMENT 128u
+/* hsa.h: "Must be at least 32." No kernel uses fbarriers (they are HSAIL's). */
+#define AQ_FBARRIER_MAX 32u
 
 /* ---- memory.c ---- */
 void aq_memory_release_all(void);
@@ -102,7 +125,10 @@ struct aq_queue {
   void (*error_callback)(hsa_status_t status, hsa_queue_t *source, void *data);
   void *error_data;
   void *ring;
-  uint32_t magic;
+  size_t ring_bytes; /* mapped for ring, whole pages */
+  /* AQ_QUEUE_MAGIC while live; the destroy that swaps it to 0 owns the queue. */
+  _Atomic uint32_t magic;
+  struct aq_queue *next_free; /* in the pool of destroyed queues */
   uint32_t slot; /* index in the agent's queue table */
   /* hsa_amd_queue_cu_set_mask: when masked is 1, only the units whose bits
    * are set in cu_mask take this queue's packets and run their work-groups. */
@@ -111,6 +137,10 @@ struct aq_queue {
 };
 
 struct aq_queue *aq_queue_from_public(const hsa_queue_t *queue);
+/* True when the packet processor may not read the slot at index yet: its
+ * header is INVALID, or it is still the zero page the ring was mapped with
+ * (headers are not written ahead, so that untouched slots cost no memory). */
+bool aq_queue_slot_unpublished(const struct aq_queue *queue, uint64_t index, uint16_t header);
 
 /* ---- cpu_agent.c ---- */
 hsa_status_t aq_cpu_agent_start(void);

@@ -375,7 +375,7 @@ hsa_status_t hsa_ext_image_data_get_info_with_layout(
 
 static struct aq_image *image_from_handle(hsa_ext_image_t handle) {
   struct aq_image *im = (struct aq_image *)(uintptr_t)handle.handle;
-  if (!aq_handle_plausible(handle.handle, 8) || im->magic != AQ_IMAGE_MAGIC) return NULL;
+  if (!aq_handle_is_live(handle.handle, AQ_HANDLE_IMAGE)) return NULL;
   return im;
 }
 
@@ -409,6 +409,10 @@ static hsa_status_t create(hsa_agent_t agent, const hsa_ext_image_descriptor_t *
   im->hsa_geometry = desc->geometry;
   im->component_size = s.format.component_size;
   im->slices = s.slices;
+  if (!aq_handle_add(im, AQ_HANDLE_IMAGE)) {
+    free(im);
+    return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
+  }
   im->magic = AQ_IMAGE_MAGIC;
   out->handle = (uint64_t)(uintptr_t)im;
   return HSA_STATUS_SUCCESS;
@@ -440,7 +444,7 @@ hsa_status_t hsa_ext_image_destroy(hsa_agent_t agent, hsa_ext_image_t image) {
   if (!aq_runtime_is_initialized()) return HSA_STATUS_ERROR_NOT_INITIALIZED;
   if (!aq_agent_is_valid(agent)) return HSA_STATUS_ERROR_INVALID_AGENT;
   struct aq_image *im = image_from_handle(image);
-  if (!im) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+  if (!im || !aq_handle_remove(im, AQ_HANDLE_IMAGE)) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
   im->magic = 0;
   free(im);
   return HSA_STATUS_SUCCESS;

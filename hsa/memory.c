@@ -49,7 +49,8 @@ hsa_status_t hsa_region_get_info(hsa_region_t region, hsa_region_info_t attribut
     *(hsa_region_segment_t *)value = r->segment;
     break;
   case HSA_REGION_INFO_GLOBAL_FLAGS:
-    if (r->segment != HSA_REGION_SEGMENT_GLOBAL) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+    /* hsa.h: "undefined if the value of HSA_REGION_INFO_SEGMENT is not
+     * HSA_REGION_SEGMENT_GLOBAL" - a value, not an error: no flag. */
     *(uint32_t *)value = r->global_flags;
     break;
   case HSA_REGION_INFO_SIZE:
@@ -68,8 +69,10 @@ hsa_status_t hsa_region_get_info(hsa_region_t region, hsa_region_info_t attribut
   case HSA_REGION_INFO_RUNTIME_ALLOC_GRANULE:
     *(size_t *)value = r->alloc_allowed ? AQ_ALLOC_ALIGNMENT : 0;
     break;
+  /* hsa.h defines it only where RUNTIME_ALLOC_ALLOWED, and as a power of 2:
+   * for the group region, the alignment of the group segment a dispatch gets. */
   case HSA_REGION_INFO_RUNTIME_ALLOC_ALIGNMENT:
-    *(size_t *)value = r->alloc_allowed ? AQ_ALLOC_ALIGNMENT : 0;
+    *(size_t *)value = r->alloc_allowed ? AQ_ALLOC_ALIGNMENT : AQ_GROUP_SEGMENT_ALIGNMENT;
     break;
   default:
     return HSA_STATUS_ERROR_INVALID_ARGUMENT;

@@ -4,54 +4,115 @@
 #include "hsa_internal.h"
 
 #include <hsa/hsa_ext_amd.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #define AQ_QUEUE_MAGIC 0x90e0e5u
 #define AQ_PACKET_SIZE 64u
 
 static _Atomic uint64_t next_queue_id;
 
+/* Queues are used on every packet (index operations, doorbells), so they
+ * are not looked up in the handle registry: like signals, their structs are
+ * pooled and never returned to the heap, and a destroyed one keeps magic 0
+ * until it is reused. The pool is first-in first-out, so that a stale
+ * pointer stays invalid for as long as possible. */
+static pthread_mutex_t queue_pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct aq_queue *queue_pool_head, *queue_pool_tail;
+/* Bytes of ring mapped by all live queues, against queue_memory_limit(). */
+static size_t queue_memory_used;
+
 struct aq_queue *aq_queue_from_public(const hsa_queue_t *queue) {
   struct aq_queue *q = (struct aq_queue *)queue;
-  if (!aq_handle_plausible((uintptr_t)q, AQ_CACHE_LINE) || q->magic != AQ_QUEUE_MAGIC) return NULL;
+  if (!aq_handle_plausible((uintptr_t)q, AQ_CACHE_LINE) ||
+      atomic_load_explicit(&q->magic, memory_order_acquire) != AQ_QUEUE_MAGIC)
+    return NULL;
   return q;
+}
+
+bool aq_queue_slot_unpublished(const struct aq_queue *queue, uint64_t index, uint16_t header) {
+  uint32_t type = (header >> HSA_PACKET_HEADER_TYPE) & 0xffu;
+  return type == HSA_PACKET_TYPE_INVALID || (header == 0 && index < queue->public_queue.size);
 }
 
 static bool is_power_of_two(uint32_t x) {
   return x && !(x & (x - 1));
 }
 
-static struct aq_queue *queue_new(uint32_t size, hsa_queue_type32_t type, uint32_t features) {
-  struct aq_queue *q = aligned_alloc(AQ_CACHE_LINE, sizeof(*q));
-  if (!q) return NULL;
-  memset(q, 0, sizeof(*q));
-  q->ring = aligned_alloc(AQ_PACKET_SIZE, (size_t)size * AQ_PACKET_SIZE);
-  if (!q->ring) {
-    free(q);
+/* Rings are mapped, not written, at creation: a queue of 2^20 packets costs
+ * the pages its producer touches. What all rings may map together is bounded
+ * by a quarter of physical memory, so that many large queues end in
+ * OUT_OF_RESOURCES rather than in the kernel's out-of-memory killer. */
+static size_t queue_memory_limit(void) {
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  size_t physical = pages > 0 && page > 0 ? (size_t)pages * (size_t)page : (size_t)1 << 32;
+  return physical / 4;
+}
+
+static struct aq_queue *queue_new(uint32_t size, hsa_queue_type32_t type, uint32_t features,
+                                  bool write_headers) {
+  size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  size_t ring_bytes = ((size_t)size * AQ_PACKET_SIZE + page - 1) & ~(page - 1);
+  pthread_mutex_lock(&queue_pool_lock);
+  bool fits = queue_memory_used + ring_bytes <= queue_memory_limit();
+  if (fits) queue_memory_used += ring_bytes;
+  struct aq_queue *q = fits ? queue_pool_head : NULL;
+  if (q) {
+    queue_pool_head = q->next_free;
+    if (!queue_pool_head) queue_pool_tail = NULL;
+  }
+  pthread_mutex_unlock(&queue_pool_lock);
+  if (!fits) return NULL;
+  if (!q) q = aligned_alloc(AQ_CACHE_LINE, sizeof(*q));
+  void *ring = q ? mmap(NULL, ring_bytes, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)
+                 : MAP_FAILED;
+  if (ring == MAP_FAILED) {
+    pthread_mutex_lock(&queue_pool_lock);
+    queue_memory_used -= ring_bytes;
+    if (q) { /* back to the pool: a pooled struct is never freed */
+      q->next_free = queue_pool_head;
+      queue_pool_head = q;
+      if (!queue_pool_tail) queue_pool_tail = q;
+    }
+    pthread_mutex_unlock(&queue_pool_lock);
     return NULL;
   }
-  /* Every slot starts INVALID, so the packet processor stops at slots whose
-   * producer has not published a header yet. */
-  for (uint32_t i = 0; i < size; i++) {
-    uint16_t *header = (uint16_t *)((char *)q->ring + (size_t)i * AQ_PACKET_SIZE);
-    memset(header, 0, AQ_PACKET_SIZE);
-    *header = HSA_PACKET_TYPE_INVALID << HSA_PACKET_HEADER_TYPE;
-  }
+  memset(q, 0, sizeof(*q));
+  q->ring = ring;
+  q->ring_bytes = ring_bytes;
+  /* A soft queue's slots start INVALID, as its application-side packet
+   * processor expects; the CPU agent reads a zero header in the ring's first
+   * lap as unpublished instead (aq_queue_slot_unpublished). */
+  for (uint32_t i = 0; write_headers && i < size; i++)
+    *(uint16_t *)((char *)ring + (size_t)i * AQ_PACKET_SIZE) = HSA_PACKET_TYPE_INVALID
+                                                                << HSA_PACKET_HEADER_TYPE;
   q->public_queue.type = type;
   q->public_queue.features = features;
   q->public_queue.base_address = q->ring;
   q->public_queue.size = size;
   q->public_queue.id = atomic_fetch_add(&next_queue_id, 1);
   atomic_init(&q->active, 1);
-  q->magic = AQ_QUEUE_MAGIC;
+  atomic_store_explicit(&q->magic, AQ_QUEUE_MAGIC, memory_order_release);
   return q;
 }
 
+/* Caller has taken q out of service (its magic swapped to 0). */
 static void queue_free(struct aq_queue *q) {
-  q->magic = 0;
-  free(q->ring);
-  free(q);
+  atomic_store(&q->magic, 0);
+  munmap(q->ring, q->ring_bytes);
+  pthread_mutex_lock(&queue_pool_lock);
+  queue_memory_used -= q->ring_bytes;
+  q->next_free = NULL;
+  if (queue_pool_tail)
+    queue_pool_tail->next_free = q;
+  else
+    queue_pool_head = q;
+  queue_pool_tail = q;
+  pthread_mutex_unlock(&queue_pool_lock);
 }
 
 hsa_status_t
@@ -63,12 +124,14 @@ hsa_queue_create(hsa_agent_t agent, uint32_t size, hsa_queue_type32_t type,
   if (!queue || !is_power_of_two(size) ||
       (type != HSA_QUEUE_TYPE_MULTI && type != HSA_QUEUE_TYPE_SINGLE))
     return HSA_STATUS_ERROR_INVALID_ARGUMENT;
-  if (size < AQ_QUEUE_MIN_SIZE || size > AQ_QUEUE_MAX_SIZE)
-    return HSA_STATUS_ERROR_INVALID_QUEUE_CREATION;
+  if (size > AQ_QUEUE_MAX_SIZE) return HSA_STATUS_ERROR_INVALID_QUEUE_CREATION;
+  /* hsa.h: "The size of the newly created queue is the maximum of size and
+   * the value of HSA_AGENT_INFO_QUEUE_MIN_SIZE". */
+  if (size < AQ_QUEUE_MIN_SIZE) size = AQ_QUEUE_MIN_SIZE;
   if (group_segment_size != UINT32_MAX && group_segment_size > AQ_GROUP_SEGMENT_MAX)
     return HSA_STATUS_ERROR_INVALID_QUEUE_CREATION;
 
-  struct aq_queue *q = queue_new(size, type, HSA_QUEUE_FEATURE_KERNEL_DISPATCH);
+  struct aq_queue *q = queue_new(size, type, HSA_QUEUE_FEATURE_KERNEL_DISPATCH, false);
   if (!q) return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
   q->doorbell = aq_signal_new(0);
   if (!q->doorbell) {
@@ -107,7 +170,7 @@ hsa_status_t hsa_soft_queue_create(hsa_region_t region, uint32_t size, hsa_queue
        ~(uint32_t)(HSA_QUEUE_FEATURE_KERNEL_DISPATCH | HSA_QUEUE_FEATURE_AGENT_DISPATCH)))
     return HSA_STATUS_ERROR_INVALID_ARGUMENT;
   if (size > AQ_QUEUE_MAX_SIZE) return HSA_STATUS_ERROR_INVALID_QUEUE_CREATION;
-  struct aq_queue *q = queue_new(size, type, features);
+  struct aq_queue *q = queue_new(size, type, features, true);
   if (!q) return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
   q->soft = true;
   q->doorbell = doorbell;
@@ -121,6 +184,9 @@ hsa_status_t hsa_queue_destroy(hsa_queue_t *queue) {
   if (!queue) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
   struct aq_queue *q = aq_queue_from_public(queue);
   if (!q) return HSA_STATUS_ERROR_INVALID_QUEUE;
+  /* Of two destroys of one queue, the one that swaps the magic owns it. */
+  uint32_t magic = AQ_QUEUE_MAGIC;
+  if (!atomic_compare_exchange_strong(&q->magic, &magic, 0)) return HSA_STATUS_ERROR_INVALID_QUEUE;
   if (!q->soft) {
     /* Waits until no compute unit touches the queue and every launched
      * packet has completed; packets not launched yet are dropped. */

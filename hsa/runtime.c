@@ -60,6 +60,7 @@ hsa_status_t hsa_shut_down(void) {
 }
 
 hsa_status_t hsa_status_string(hsa_status_t status, const char **status_string) {
+  if (!aq_runtime_is_initialized()) return HSA_STATUS_ERROR_NOT_INITIALIZED;
   if (!status_string) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
   const char *text = NULL;
   switch (status) {
@@ -243,7 +244,7 @@ hsa_status_t hsa_extension_get_name(uint16_t extension, const char **name) {
   return HSA_STATUS_SUCCESS;
 }
 
-static bool extension_id_is_known(uint16_t extension) {
+bool aq_extension_id_is_known(uint16_t extension) {
   return extension <= HSA_EXTENSION_STD_LAST ||
          (extension >= HSA_AMD_FIRST_EXTENSION && extension <= HSA_AMD_LAST_EXTENSION);
 }
@@ -251,7 +252,7 @@ static bool extension_id_is_known(uint16_t extension) {
 hsa_status_t hsa_system_extension_supported(uint16_t extension, uint16_t version_major,
                                             uint16_t version_minor, bool *result) {
   if (!aq_runtime_is_initialized()) return HSA_STATUS_ERROR_NOT_INITIALIZED;
-  if (!result || !extension_id_is_known(extension)) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+  if (!result || !aq_extension_id_is_known(extension)) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
   *result = extension == HSA_EXTENSION_IMAGES && version_major == 1 && version_minor == 0;
   return HSA_STATUS_SUCCESS;
 }
@@ -259,7 +260,7 @@ hsa_status_t hsa_system_extension_supported(uint16_t extension, uint16_t version
 hsa_status_t hsa_system_major_extension_supported(uint16_t extension, uint16_t version_major,
                                                   uint16_t *version_minor, bool *result) {
   if (!aq_runtime_is_initialized()) return HSA_STATUS_ERROR_NOT_INITIALIZED;
-  if (!result || !version_minor || !extension_id_is_known(extension))
+  if (!result || !version_minor || !aq_extension_id_is_known(extension))
     return HSA_STATUS_ERROR_INVALID_ARGUMENT;
   *result = extension == HSA_EXTENSION_IMAGES && version_major == 1;
   if (*result) *version_minor = 0;

@@ -330,7 +330,7 @@ struct aq_signal_group {
 
 static struct aq_signal_group *group_from_handle(hsa_signal_group_t handle) {
   struct aq_signal_group *g = (struct aq_signal_group *)(uintptr_t)handle.handle;
-  if (!aq_handle_plausible(handle.handle, 8) || g->magic != AQ_SIGNAL_GROUP_MAGIC) return NULL;
+  if (!aq_handle_is_live(handle.handle, AQ_HANDLE_SIGNAL_GROUP)) return NULL;
   return g;
 }
 
@@ -349,6 +349,10 @@ hsa_status_t hsa_signal_group_create(uint32_t num_signals, const hsa_signal_t *s
   }
   struct aq_signal_group *g = malloc(sizeof(*g) + num_signals * sizeof(g->signals[0]));
   if (!g) return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
+  if (!aq_handle_add(g, AQ_HANDLE_SIGNAL_GROUP)) {
+    free(g);
+    return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
+  }
   g->magic = AQ_SIGNAL_GROUP_MAGIC;
   g->count = num_signals;
   for (uint32_t i = 0; i < num_signals; i++)
@@ -360,7 +364,8 @@ hsa_status_t hsa_signal_group_create(uint32_t num_signals, const hsa_signal_t *s
 hsa_status_t hsa_signal_group_destroy(hsa_signal_group_t signal_group) {
   if (!aq_runtime_is_initialized()) return HSA_STATUS_ERROR_NOT_INITIALIZED;
   struct aq_signal_group *g = group_from_handle(signal_group);
-  if (!g) return HSA_STATUS_ERROR_INVALID_SIGNAL_GROUP;
+  if (!g || !aq_handle_remove(g, AQ_HANDLE_SIGNAL_GROUP))
+    return HSA_STATUS_ERROR_INVALID_SIGNAL_GROUP;
   g->magic = 0;
   free(g);
   return HSA_STATUS_SUCCESS;

@@ -3,6 +3,7 @@
 #include "hsa_test_util.h"
 
 #include <fcntl.h>
+#include <time.h>
 #include <unistd.h>
 
 static hsa_agent_t agent;
@@ -171,12 +172,71 @@ static void test_variables_and_unsupported(void) {
   hsa_executable_destroy(exec);
 }
 
+/* Destroyed objects' handles are refused without reading their freed
+ * memory (AddressSanitizer checks that under make check-asan). */
+static void test_stale_handles(void) {
+  hsa_executable_t exec;
+  REQUIRE(hsa_executable_create(HSA_PROFILE_FULL, HSA_EXECUTABLE_STATE_UNFROZEN, NULL, &exec) ==
+          HSA_STATUS_SUCCESS);
+  static int global_value;
+  CHECK_EQ_INT(hsa_executable_global_variable_define(exec, "g", &global_value), HSA_STATUS_SUCCESS);
+  hsa_executable_symbol_t symbol;
+  CHECK_EQ_INT(hsa_executable_get_symbol_by_name(exec, "g", NULL, &symbol), HSA_STATUS_SUCCESS);
+  CHECK_EQ_INT(hsa_executable_destroy(exec), HSA_STATUS_SUCCESS);
+  CHECK_EQ_INT(hsa_executable_destroy(exec), HSA_STATUS_ERROR_INVALID_EXECUTABLE);
+  hsa_executable_state_t state;
+  CHECK_EQ_INT(hsa_executable_get_info(exec, HSA_EXECUTABLE_INFO_STATE, &state),
+               HSA_STATUS_ERROR_INVALID_EXECUTABLE);
+  uint64_t address;
+  CHECK_EQ_INT(
+      hsa_executable_symbol_get_info(symbol, HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_ADDRESS, &address),
+      HSA_STATUS_ERROR_INVALID_EXECUTABLE_SYMBOL);
+
+  static const char bytes[16] = "not an ELF file";
+  hsa_code_object_reader_t reader;
+  REQUIRE(hsa_code_object_reader_create_from_memory(bytes, sizeof(bytes), &reader) ==
+          HSA_STATUS_SUCCESS);
+  CHECK_EQ_INT(hsa_code_object_reader_destroy(reader), HSA_STATUS_SUCCESS);
+  CHECK_EQ_INT(hsa_code_object_reader_destroy(reader),
+               HSA_STATUS_ERROR_INVALID_CODE_OBJECT_READER);
+
+  hsa_signal_t signal;
+  REQUIRE(hsa_signal_create(1, 0, NULL, &signal) == HSA_STATUS_SUCCESS);
+  hsa_signal_group_t group;
+  REQUIRE(hsa_signal_group_create(1, &signal, 0, NULL, &group) == HSA_STATUS_SUCCESS);
+  CHECK_EQ_INT(hsa_signal_group_destroy(group), HSA_STATUS_SUCCESS);
+  CHECK_EQ_INT(hsa_signal_group_destroy(group), HSA_STATUS_ERROR_INVALID_SIGNAL_GROUP);
+  CHECK_EQ_INT(hsa_signal_destroy(signal), HSA_STATUS_SUCCESS);
+  CHECK_EQ_INT(hsa_signal_destroy(signal), HSA_STATUS_ERROR_INVALID_SIGNAL);
+}
+
+/* Creating and destroying many executables takes time linear in their
+ * number (the suite destroys 65,536, oldest first). */
+static void test_many_executables(void) {
+  enum { COUNT = 65536 };
+  hsa_executable_t *execs = calloc(COUNT, sizeof(*execs));
+  REQUIRE(execs);
+  struct timespec start, end;
+  clock_gettime(CLOCK_MONOTONIC, &start);
+  for (int i = 0; i < COUNT; i++)
+    REQUIRE(hsa_executable_create(HSA_PROFILE_FULL, HSA_EXECUTABLE_STATE_UNFROZEN, NULL,
+                                  &execs[i]) == HSA_STATUS_SUCCESS);
+  for (int i = 0; i < COUNT; i++)
+    CHECK_EQ_INT(hsa_executable_destroy(execs[i]), HSA_STATUS_SUCCESS);
+  clock_gettime(CLOCK_MONOTONIC, &end);
+  double seconds = (double)(end.tv_sec - start.tv_sec) + (end.tv_nsec - start.tv_nsec) * 1e-9;
+  CHECK(seconds < 5.0);
+  free(execs);
+}
+
 int main(void) {
   if (hsa_init() != HSA_STATUS_SUCCESS) return 1;
   agent = util_cpu_agent();
   RUN(test_bad_code_objects);
   RUN(test_load_and_symbols);
   RUN(test_variables_and_unsupported);
+  RUN(test_stale_handles);
+  RUN(test_many_executables);
   hsa_shut_down();
   CHECK_EXIT();
 }

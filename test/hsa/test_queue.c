@@ -202,6 +202,17 @@ static void test_invalid_packet(void) {
     usleep(1000);
   CHECK_EQ_INT(report2.status, HSA_STATUS_ERROR_INVALID_PACKET_FORMAT);
   CHECK_EQ_INT(hsa_queue_destroy(q), HSA_STATUS_SUCCESS);
+
+  /* A dispatch without a kernel object names no code: INVALID_CODE_OBJECT. */
+  struct error_report report3 = {0};
+  REQUIRE(hsa_queue_create(agent, 64, HSA_QUEUE_TYPE_MULTI, on_queue_error, &report3, UINT32_MAX,
+                           UINT32_MAX, &q) == HSA_STATUS_SUCCESS);
+  uint16_t wg1[3] = {1, 1, 1};
+  util_dispatch(q, 0, NULL, 1, grid, wg1, 0, none, false);
+  for (int i = 0; i < 2000 && atomic_load(&report3.calls) == 0; i++)
+    usleep(1000);
+  CHECK_EQ_INT(report3.status, HSA_STATUS_ERROR_INVALID_CODE_OBJECT);
+  CHECK_EQ_INT(hsa_queue_destroy(q), HSA_STATUS_SUCCESS);
 }
 
 static void test_destroy_with_pending_packets(void) {
@@ -254,6 +265,69 @@ static void test_soft_queue(void) {
   hsa_signal_destroy(doorbell);
 }
 
+/* A destroyed queue's handle is refused, however often it is used again. */
+static void test_stale_queue(void) {
+  hsa_queue_t *q = NULL;
+  REQUIRE(hsa_queue_create(agent, 64, HSA_QUEUE_TYPE_MULTI, NULL, NULL, UINT32_MAX, UINT32_MAX,
+                           &q) == HSA_STATUS_SUCCESS);
+  CHECK_EQ_INT(hsa_queue_destroy(q), HSA_STATUS_SUCCESS);
+  CHECK_EQ_INT(hsa_queue_destroy(q), HSA_STATUS_ERROR_INVALID_QUEUE);
+  CHECK_EQ_INT(hsa_queue_inactivate(q), HSA_STATUS_ERROR_INVALID_QUEUE);
+  CHECK_EQ_INT(hsa_queue_destroy(q), HSA_STATUS_ERROR_INVALID_QUEUE);
+}
+
+/* hsa.h: any power of two up to the maximum; the queue gets at least the
+ * agent's minimum. Small queues run dispatches through several laps. */
+static void test_small_queues(void) {
+  uint32_t min_size = 0;
+  REQUIRE(hsa_agent_get_info(agent, HSA_AGENT_INFO_QUEUE_MIN_SIZE, &min_size) ==
+          HSA_STATUS_SUCCESS);
+  CHECK(min_size >= 1 && min_size <= 4);
+  for (uint32_t size = 1; size <= 64; size *= 2) {
+    hsa_queue_t *q = NULL;
+    CHECK_EQ_INT(hsa_queue_create(agent, size, HSA_QUEUE_TYPE_MULTI, NULL, NULL, UINT32_MAX,
+                                  UINT32_MAX, &q),
+                 HSA_STATUS_SUCCESS);
+    if (!q) continue;
+    CHECK_EQ_INT(q->size, size < min_size ? min_size : size);
+    hsa_signal_t done;
+    REQUIRE(hsa_signal_create(1, 0, NULL, &done) == HSA_STATUS_SUCCESS);
+    uint32_t grid[3] = {4, 1, 1};
+    uint16_t wg[3] = {2, 1, 1};
+    for (int i = 0; i < 10; i++) {
+      hsa_signal_store_relaxed(done, 1);
+      util_dispatch(q, empty_kernel, NULL, 1, grid, wg, 0, done, false);
+      CHECK_EQ_INT(hsa_signal_wait_scacquire(done, HSA_SIGNAL_CONDITION_EQ, 0, 5000000000ull,
+                                             HSA_WAIT_STATE_BLOCKED),
+                   0);
+    }
+    hsa_signal_destroy(done);
+    CHECK_EQ_INT(hsa_queue_destroy(q), HSA_STATUS_SUCCESS);
+  }
+}
+
+/* Creating the most queues of the largest size either succeeds or reports
+ * OUT_OF_RESOURCES; it must not exhaust the machine's memory. */
+static void test_many_large_queues(void) {
+  uint32_t queues_max = 0, max_size = 0;
+  hsa_agent_get_info(agent, HSA_AGENT_INFO_QUEUES_MAX, &queues_max);
+  hsa_agent_get_info(agent, HSA_AGENT_INFO_QUEUE_MAX_SIZE, &max_size);
+  hsa_queue_t **queues = calloc(queues_max, sizeof(*queues));
+  REQUIRE(queues);
+  uint32_t created = 0;
+  hsa_status_t status = HSA_STATUS_SUCCESS;
+  for (; created < queues_max; created++) {
+    status = hsa_queue_create(agent, max_size, HSA_QUEUE_TYPE_MULTI, NULL, NULL, UINT32_MAX,
+                              UINT32_MAX, &queues[created]);
+    if (status != HSA_STATUS_SUCCESS) break;
+  }
+  CHECK(status == HSA_STATUS_SUCCESS || status == HSA_STATUS_ERROR_OUT_OF_RESOURCES);
+  CHECK(created > 0);
+  for (uint32_t i = 0; i < created; i++)
+    CHECK_EQ_INT(hsa_queue_destroy(queues[i]), HSA_STATUS_SUCCESS);
+  free(queues);
+}
+
 int main(void) {
   if (hsa_init() != HSA_STATUS_SUCCESS) return 1;
   agent = util_cpu_agent();
@@ -266,6 +340,9 @@ int main(void) {
   RUN(test_invalid_packet);
   RUN(test_destroy_with_pending_packets);
   RUN(test_soft_queue);
+  RUN(test_stale_queue);
+  RUN(test_small_queues);
+  RUN(test_many_large_queues);
   hsa_executable_destroy(exec);
   hsa_shut_down();
   CHECK_EXIT();

@@ -17,6 +17,13 @@ static void test_not_initialized(void) {
   hsa_region_t region = {0};
   CHECK_EQ_INT(hsa_memory_allocate(region, 64, &ptr), HSA_STATUS_ERROR_NOT_INITIALIZED);
   const char *text = NULL;
+  /* hsa.h lists NOT_INITIALIZED for hsa_status_string too. */
+  CHECK_EQ_INT(hsa_status_string(HSA_STATUS_ERROR_INVALID_AGENT, &text),
+               HSA_STATUS_ERROR_NOT_INITIALIZED);
+}
+
+static void test_status_string(void) {
+  const char *text = NULL;
   CHECK_EQ_INT(hsa_status_string(HSA_STATUS_ERROR_INVALID_AGENT, &text), HSA_STATUS_SUCCESS);
   CHECK(text && strstr(text, "INVALID_AGENT"));
   CHECK_EQ_INT(hsa_status_string((hsa_status_t)0x7777, &text), HSA_STATUS_ERROR_INVALID_ARGUMENT);
@@ -109,6 +116,16 @@ static void test_agent_info(void) {
   hsa_agent_get_info(agent, HSA_AGENT_INFO_QUEUE_MAX_SIZE, &qmax);
   hsa_agent_get_info(agent, HSA_AGENT_INFO_QUEUES_MAX, &queues_max);
   CHECK(qmin >= 1 && qmin <= qmax && queues_max > 0);
+  uint32_t fbarriers = 0;
+  CHECK_EQ_INT(hsa_agent_get_info(agent, HSA_AGENT_INFO_FBARRIER_MAX_SIZE, &fbarriers),
+               HSA_STATUS_SUCCESS);
+  CHECK(fbarriers >= 32); /* hsa.h: "Must be at least 32." */
+  bool supported = true;
+  CHECK_EQ_INT(hsa_agent_extension_supported(0x7777, agent, 1, 0, &supported),
+               HSA_STATUS_ERROR_INVALID_ARGUMENT);
+  uint16_t minor = 0;
+  CHECK_EQ_INT(hsa_agent_major_extension_supported(0x7777, agent, 1, &minor, &supported),
+               HSA_STATUS_ERROR_INVALID_ARGUMENT);
   hsa_queue_type32_t qtype;
   hsa_agent_get_info(agent, HSA_AGENT_INFO_QUEUE_TYPE, &qtype);
   CHECK_EQ_INT(qtype, HSA_QUEUE_TYPE_MULTI);
@@ -151,7 +168,9 @@ static void test_isa_and_caches(void) {
   CHECK(isa.handle && isa.handle == agent_isa.handle);
   uint32_t length = 0;
   CHECK_EQ_INT(hsa_isa_get_info_alt(isa, HSA_ISA_INFO_NAME_LENGTH, &length), HSA_STATUS_SUCCESS);
-  char name[128] = {0};
+  char name[128];
+  /* Not zeroed: the name must come with its own NUL. */
+  memset(name, 'x', sizeof(name));
   REQUIRE(length > 0 && length < sizeof(name));
   CHECK_EQ_INT(hsa_isa_get_info_alt(isa, HSA_ISA_INFO_NAME, name), HSA_STATUS_SUCCESS);
   CHECK_EQ_INT(hsa_isa_from_name(name, &named), HSA_STATUS_SUCCESS);
@@ -163,6 +182,12 @@ static void test_isa_and_caches(void) {
   CHECK_EQ_INT(wf, 1);
   CHECK_EQ_INT(hsa_isa_get_info(isa, HSA_ISA_INFO_CALL_CONVENTION_INFO_WAVEFRONT_SIZE, 3, &wf),
                HSA_STATUS_ERROR_INVALID_INDEX);
+  CHECK_EQ_INT(hsa_isa_get_info(isa, HSA_ISA_INFO_NAME_LENGTH, (uint32_t)-1, &length),
+               HSA_STATUS_ERROR_INVALID_INDEX);
+  uint32_t fbarriers = 0;
+  CHECK_EQ_INT(hsa_isa_get_info_alt(isa, HSA_ISA_INFO_FBARRIER_MAX_SIZE, &fbarriers),
+               HSA_STATUS_SUCCESS);
+  CHECK(fbarriers >= 32);
   bool compatible = false;
   CHECK_EQ_INT(hsa_isa_compatible(isa, agent_isa, &compatible), HSA_STATUS_SUCCESS);
   CHECK(compatible);
@@ -188,6 +213,15 @@ static hsa_status_t census(hsa_region_t region, void *data) {
   bool allowed = false;
   hsa_region_get_info(region, HSA_REGION_INFO_RUNTIME_ALLOC_ALLOWED, &allowed);
   if (segment == HSA_REGION_SEGMENT_GROUP) {
+    /* Global flags are undefined for a group region: a value, not an error. */
+    uint32_t flags = 0;
+    CHECK_EQ_INT(hsa_region_get_info(region, HSA_REGION_INFO_GLOBAL_FLAGS, &flags),
+                 HSA_STATUS_SUCCESS);
+    /* Undefined where allocation is not allowed, but always a power of 2. */
+    size_t alignment = 0;
+    CHECK_EQ_INT(hsa_region_get_info(region, HSA_REGION_INFO_RUNTIME_ALLOC_ALIGNMENT, &alignment),
+                 HSA_STATUS_SUCCESS);
+    CHECK(alignment && !(alignment & (alignment - 1)));
     size_t size = 0;
     hsa_region_get_info(region, HSA_REGION_INFO_SIZE, &size);
     if (size > 0 && !allowed) c->group++;
@@ -245,6 +279,7 @@ int main(void) {
   RUN(test_not_initialized);
   RUN(test_refcount);
   if (hsa_init() != HSA_STATUS_SUCCESS) return 1;
+  RUN(test_status_string);
   RUN(test_system_info);
   RUN(test_agent_info);
   RUN(test_isa_and_caches);
