@@ -560,8 +560,14 @@ static void finish_and_markers(void) {
   CHECK_EQ_INT(clFinish(ooq), CL_SUCCESS);
   /* Every queue the threads made is gone again. */
   CHECK_EQ_INT(settled_context_refs(base_context_refs), base_context_refs);
+  /* Completed events drop their hold on the queue just after clFinish has
+   * seen them complete: wait (bounded) for that too. */
   cl_uint qrefs = 0;
-  clGetCommandQueueInfo(queue, CL_QUEUE_REFERENCE_COUNT, sizeof qrefs, &qrefs, NULL);
+  for (int i = 0; i < 2000; i++) {
+    clGetCommandQueueInfo(queue, CL_QUEUE_REFERENCE_COUNT, sizeof qrefs, &qrefs, NULL);
+    if (qrefs == 1) break;
+    sleep_ms(1);
+  }
   CHECK_EQ_INT(qrefs, 1);
 }
 
