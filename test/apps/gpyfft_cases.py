@@ -1,7 +1,7 @@
 """gpyfft (clFFT through pyopencl) cases for test/apps/clfft.sh, against numpy.fft.
 Usage: gpyfft_cases.py [CASE...]; no argument lists the cases."""
 import sys
-import traceback
+from caserunner import run_cases
 import numpy as np
 import pyopencl as cl
 import pyopencl.array as cla
@@ -100,14 +100,4 @@ if __name__ == "__main__":
         print(" ".join(CASES))
         sys.exit(0)
     setup()
-    bad = 0
-    for name in sys.argv[1:]:
-        try:
-            CASES[name]()
-            print("case %s ok" % name, flush=True)
-        except Exception as e:
-            traceback.print_exc()
-            msg = (str(e).strip().splitlines() or [type(e).__name__])[0][:150]
-            print("case %s FAIL %s: %s" % (name, type(e).__name__, msg), flush=True)
-            bad += 1
-    sys.exit(1 if bad else 0)
+    run_cases(CASES, sys.argv[1:])

@@ -2,7 +2,7 @@
 (OpenCL) against the same operation on numpy arrays with OpenCL off.
 Usage: opencv_cases.py EXPECTED_DEVICE_SUBSTRING [CASE...]; no case: list."""
 import sys
-import traceback
+from caserunner import run_cases
 import numpy as np
 import cv2
 
@@ -131,18 +131,11 @@ if __name__ == "__main__":
     dev = cv2.ocl.Device.getDefault()
     print("haveOpenCL %s useOpenCL %s device %r platform version %r" % (
         cv2.ocl.haveOpenCL(), cv2.ocl.useOpenCL(), dev.name(), dev.version()), flush=True)
-    bad = 0
-    for name in sys.argv[2:]:
-        try:
-            if not cv2.ocl.useOpenCL():
-                raise AssertionError("cv2.ocl.useOpenCL() is False: no OpenCL device")
-            if want not in dev.name():
-                raise AssertionError("device %r is not %r" % (dev.name(), want))
-            CASES[name]()
-            print("case %s ok" % name, flush=True)
-        except Exception as e:
-            traceback.print_exc()
-            msg = (str(e).strip().splitlines() or [type(e).__name__])[0][:150]
-            print("case %s FAIL %s: %s" % (name, type(e).__name__, msg), flush=True)
-            bad += 1
-    sys.exit(1 if bad else 0)
+
+    def check():
+        if not cv2.ocl.useOpenCL():
+            raise AssertionError("cv2.ocl.useOpenCL() is False: no OpenCL device")
+        if want not in dev.name():
+            raise AssertionError("device %r is not %r" % (dev.name(), want))
+
+    run_cases(CASES, sys.argv[2:], check)

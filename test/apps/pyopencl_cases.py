@@ -3,7 +3,7 @@ Usage: pyopencl_cases.py [CASE...]; no argument lists the cases.
 Prints "case NAME ok" or "case NAME FAIL reason" per case; the platform is the
 first (only) one the loader sees, so OCL_ICD_VENDORS selects it."""
 import sys
-import traceback
+from caserunner import run_cases
 import numpy as np
 import pyopencl as cl
 import pyopencl.array as cla
@@ -234,14 +234,4 @@ if __name__ == "__main__":
         sys.exit(0)
     setup()
     print("device:", ctx.devices[0].name, "/", ctx.devices[0].platform.name, flush=True)
-    bad = 0
-    for name in sys.argv[1:]:
-        try:
-            CASES[name]()
-            print("case %s ok" % name, flush=True)
-        except Exception as e:
-            traceback.print_exc()
-            msg = (str(e).strip().splitlines() or [type(e).__name__])[0][:150]
-            print("case %s FAIL %s: %s" % (name, type(e).__name__, msg), flush=True)
-            bad += 1
-    sys.exit(1 if bad else 0)
+    run_cases(CASES, sys.argv[1:])
