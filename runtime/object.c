@@ -1,6 +1,7 @@
 /* The object header shared by every OpenCL object, the clGet*Info size
  * protocol, and debug logging (AQUILA_DEBUG). */
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,17 +41,13 @@ int object_release(struct object_header *h) {
  * header still points at the dispatch table and says "no object", so the
  * call returns the specification's CL_INVALID_* instead. */
 #define QUARANTINE_SIZE 4096
-static void *quarantine[QUARANTINE_SIZE];
-static size_t quarantine_next;
-static pthread_mutex_t quarantine_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic(void *) quarantine[QUARANTINE_SIZE];
+static atomic_size_t quarantine_next;
 
+/* Lock-free: every completed event passes here. */
 void object_free(void *object) {
-  pthread_mutex_lock(&quarantine_lock);
-  void *oldest = quarantine[quarantine_next];
-  quarantine[quarantine_next] = object;
-  quarantine_next = (quarantine_next + 1) % QUARANTINE_SIZE;
-  pthread_mutex_unlock(&quarantine_lock);
-  free(oldest);
+  size_t slot = atomic_fetch_add_explicit(&quarantine_next, 1, memory_order_relaxed);
+  free(atomic_exchange(&quarantine[slot % QUARANTINE_SIZE], object));
 }
 
 static int debug_enabled;
