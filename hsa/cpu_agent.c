@@ -364,7 +364,11 @@ static hsa_status_t make_dispatch(struct aq_queue *q, const hsa_kernel_dispatch_
   d->queue = q;
   d->completion = completion;
   d->work_dim = dims;
-  d->group_segment_size = p->group_segment_size;
+  /* HSA has the packet's size include the kernel's static group memory;
+   * a packet that leaves it out still gets room for it. */
+  d->group_segment_size = p->group_segment_size > kernel->group_segment_size
+                              ? p->group_segment_size
+                              : kernel->group_segment_size;
   uint64_t groups = 1;
   for (int i = 0; i < 3; i++) {
     d->global_size[i] = grid[i];

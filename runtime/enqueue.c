@@ -11,8 +11,6 @@
 #include "aquila/cpu_abi.h"
 #include "runtime.h"
 
-#define GROUP_SEGMENT_ALIGNMENT 128
-
 /* Checks shared by every enqueue: the queue, then (later) the wait list. */
 static cl_int check_wait_list(cl_command_queue q, cl_uint n, const cl_event *list) {
   return event_check_wait_list(q->context, n, list);
@@ -528,7 +526,8 @@ AQUILA_API cl_int clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel kernel, c
     return CL_OUT_OF_HOST_MEMORY;
   }
   memcpy(kernarg, kernel->arg_values, meta->kernarg_size);
-  uint64_t group_segment = 0;
+  /* Static __local variables come first in the group segment (cpu_abi.h). */
+  uint64_t group_segment = meta->local_mem_size;
   for (uint32_t i = 0; i < meta->num_args; i++) {
     const struct aquila_fatbin_arg *a = &meta->args[i];
     if (a->kind == AQUILA_ARG_GLOBAL_PTR || a->kind == AQUILA_ARG_CONSTANT_PTR) {
@@ -544,12 +543,12 @@ AQUILA_API cl_int clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel kernel, c
       if (retain_mem(ev, m)) err = CL_OUT_OF_HOST_MEMORY;
     } else if (a->kind == AQUILA_ARG_LOCAL_PTR) {
       group_segment =
-          (group_segment + GROUP_SEGMENT_ALIGNMENT - 1) & ~(uint64_t)(GROUP_SEGMENT_ALIGNMENT - 1);
+          (group_segment + AQUILA_GROUP_SEGMENT_ALIGNMENT - 1) & ~(uint64_t)(AQUILA_GROUP_SEGMENT_ALIGNMENT - 1);
       memcpy(kernarg + a->offset, &group_segment, sizeof group_segment);
       group_segment += kernel->args[i].local_size;
     }
   }
-  if (group_segment + meta->local_mem_size > dev->local_mem_size) err = CL_OUT_OF_RESOURCES;
+  if (group_segment > dev->local_mem_size) err = CL_OUT_OF_RESOURCES;
   struct aquila_hidden_kernargs hidden = {{offset[0], offset[1], offset[2]}, 0};
   memcpy(kernarg + meta->hidden_kernarg_offset, &hidden, sizeof hidden);
   ev->u.ndrange.kernarg = kernarg;

@@ -462,6 +462,74 @@ static void c99_inline_functions(void) {
 
 /* `__kernel` spelled through a macro, from the build options or from an
  * included header (hashcat's KERNEL_FQ): the function is still a kernel. */
+/* Runs fill() of static_local_arrays_of_successive_programs; 0 if wrong. */
+static int run_fill(cl_kernel k, cl_mem out, int round) {
+  enum { GROUP = 64, N = GROUP * 64 };
+  clSetKernelArg(k, 0, sizeof out, &out);
+  clSetKernelArg(k, 1, GROUP * sizeof(cl_int), NULL);
+  size_t global = N, local = GROUP;
+  static cl_int host[N];
+  if (clEnqueueNDRangeKernel(queue, k, 1, NULL, &global, &local, 0, NULL, NULL) != CL_SUCCESS ||
+      clEnqueueReadBuffer(queue, out, CL_TRUE, 0, sizeof host, host, 0, NULL, NULL) != CL_SUCCESS)
+    return 0;
+  for (int i = 0; i < N; i++) {
+    int next = (i % GROUP + 1) % GROUP;
+    int want = next * (round + 1) + (int)((float)next * 0.5f + (float)round) - next;
+    if (host[i] != want) {
+      printf("  round %d item %d: %d, expected %d\n", round, i, host[i], want);
+      return 0;
+    }
+  }
+  return 1;
+}
+
+/* Static __local arrays of programs built, run and released while others
+ * live and run, on every compute unit: each program's arrays must be its
+ * own (gpyfft's suite read one kernel's __local array through another's
+ * when they were thread-local storage of code objects, some unloaded), and a
+ * static array and a __local argument must not overlap. */
+static void static_local_arrays_of_successive_programs(void) {
+  cl_int err;
+  cl_mem out = clCreateBuffer(context, CL_MEM_READ_WRITE, 64 * 64 * sizeof(cl_int), NULL, &err);
+  CHECK_EQ_INT(err, CL_SUCCESS);
+  cl_program programs[3] = {0};
+  cl_kernel kernels[3] = {0};
+  int ok = 1;
+  for (int round = 0; round < 48 && ok; round++) {
+    char src[1400];
+    snprintf(src, sizeof src,
+             "__kernel void fill(__global int *out, __local int *arg) {\n"
+             "  __local int ids[%d];\n"
+             "  __local float scaled[%d];\n"
+             "  int l = get_local_id(0);\n"
+             "  ids[l] = l * %d;\n"
+             "  scaled[l] = (float)l * 0.5f + %d.0f;\n"
+             "  arg[l] = -l;\n"
+             "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+             "  int n = get_local_size(0), next = (l + 1) %% n;\n"
+             "  out[get_global_id(0)] = ids[next] + (int)scaled[next] + arg[next];\n"
+             "}\n",
+             64 + round, 64 + 2 * round, round + 1, round);
+    int slot = round % 3;
+    if (kernels[slot]) clReleaseKernel(kernels[slot]);
+    if (programs[slot]) clReleaseProgram(programs[slot]);
+    programs[slot] = build_source(src, "", &err);
+    CHECK_EQ_INT(err, CL_SUCCESS);
+    if (err != CL_SUCCESS) break;
+    kernels[slot] = clCreateKernel(programs[slot], "fill", &err);
+    CHECK_EQ_INT(err, CL_SUCCESS);
+    /* this round's kernel, then the two older ones still alive */
+    for (int age = 0; age < 3 && ok && age <= round; age++)
+      ok = run_fill(kernels[(round - age) % 3], out, round - age);
+  }
+  CHECK(ok);
+  for (int i = 0; i < 3; i++) {
+    if (kernels[i]) clReleaseKernel(kernels[i]);
+    if (programs[i]) clReleaseProgram(programs[i]);
+  }
+  clReleaseMemObject(out);
+}
+
 static void kernel_qualifier_from_a_macro(void) {
   cl_int err;
   cl_program p = build_source("KFQ void scale(__global float *x, float f) {\n"
@@ -794,6 +862,7 @@ int main(void) {
   RUN(compile_and_link);
   RUN(c99_inline_functions);
   RUN(kernel_qualifier_from_a_macro);
+  RUN(static_local_arrays_of_successive_programs);
   RUN(clblast_xgemm_loop_builds);
   RUN(compiler_crash_is_a_build_failure);
   RUN(compiler_hang_is_stopped);

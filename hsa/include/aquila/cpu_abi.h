@@ -29,6 +29,10 @@ struct aquila_hidden_kernargs {
   uint64_t printf_buffer; /* address of a printf buffer, 0 when none */
 };
 
+/* The alignment of a work-group's group segment: that of the widest OpenCL
+ * type (long16, double16). */
+#define AQUILA_GROUP_SEGMENT_ALIGNMENT 128u
+
 /* Filled by the CPU agent for each work-group it runs. Read-only to code. */
 struct aquila_workgroup {
   uint64_t global_size[3];         /* grid size in work-items, 1 in unused dims */
@@ -38,7 +42,11 @@ struct aquila_workgroup {
   uint32_t num_groups[3];
   uint32_t work_dim;
   uint32_t reserved;
-  void *group_segment; /* this compute unit's dynamic group (local) memory */
+  /* This work-group's group (__local) memory, aligned to
+   * AQUILA_GROUP_SEGMENT_ALIGNMENT: the kernel's static __local variables
+   * (group_segment_size of its descriptor) from offset 0, then the dynamic
+   * __local arguments at the offsets the kernel arguments hold. */
+  void *group_segment;
   const struct aquila_cpu_services *services;
 };
 
@@ -96,7 +104,7 @@ struct aquila_kernel_descriptor {
   uint32_t kernarg_size; /* explicit + hidden */
   uint32_t kernarg_alignment;
   uint32_t hidden_kernarg_offset;
-  uint32_t group_segment_size;   /* static __local bytes (kept per compute unit by the code) */
+  uint32_t group_segment_size;   /* static __local bytes, at the group segment's start */
   uint32_t private_segment_size; /* estimate of per-work-item stack bytes */
   uint32_t reqd_workgroup_size[3]; /* 0,0,0 when not required */
   aquila_workgroup_fn run_workgroup;
