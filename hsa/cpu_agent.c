@@ -27,6 +27,8 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #define AQ_DEQUE_CAPACITY 256u
 /* Packets a unit takes from one queue before it looks at the others. */
@@ -70,8 +72,8 @@ struct aq_compute_unit {
   uint32_t index;
   uint32_t seen_event;
   pthread_t thread;
-  void *group_segment;
-  size_t group_segment_capacity;
+  void *group_segment; /* see group_segment_of */
+  size_t group_segment_mapping;
   struct aq_fiber_pool *fibers;
 };
 
@@ -231,18 +233,26 @@ static bool deque_has_work_for(struct aq_compute_unit *victim, uint32_t unit) {
 
 /* ---- running work-groups ---- */
 
-static void *group_segment_for(struct aq_compute_unit *cu, size_t size) {
-  if (size > cu->group_segment_capacity) {
-    size_t capacity = (size + AQ_CACHE_LINE - 1) & ~(size_t)(AQ_CACHE_LINE - 1);
-    /* 128: the alignment of the widest OpenCL type (long16, double16),
-     * which __local pointer arguments at multiples of it then keep. */
-    void *memory = aligned_alloc(AQ_GROUP_SEGMENT_ALIGNMENT,
-                                 (capacity + AQ_GROUP_SEGMENT_ALIGNMENT - 1) &
-                                     ~(size_t)(AQ_GROUP_SEGMENT_ALIGNMENT - 1));
-    if (!memory) return NULL;
-    free(cu->group_segment);
+/* The group segment of every work-group a compute unit runs: a mapping of
+ * the whole AQ_GROUP_SEGMENT_MAX (the device's local memory size), made on
+ * first use and followed by an inaccessible guard page. A kernel that writes
+ * past its __local arrays (undefined, and common in real code) then writes
+ * into memory reserved for group segments, never into the malloc heap of
+ * the runtime or the application; beyond the local memory size it faults
+ * at once instead of corrupting something far away. */
+static void *group_segment_of(struct aq_compute_unit *cu) {
+  if (!cu->group_segment) {
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t size = ((size_t)AQ_GROUP_SEGMENT_MAX + page - 1) & ~(page - 1);
+    unsigned char *memory =
+        mmap(NULL, size + page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (memory == MAP_FAILED) return NULL;
+    if (mprotect(memory, size, PROT_READ | PROT_WRITE)) {
+      munmap(memory, size + page);
+      return NULL;
+    }
     cu->group_segment = memory;
-    cu->group_segment_capacity = capacity;
+    cu->group_segment_mapping = size + page;
   }
   return cu->group_segment;
 }
@@ -274,7 +284,7 @@ static void run_range(struct aq_compute_unit *cu, struct aq_range range) {
   }
   wg.work_dim = d->work_dim;
   wg.services = &aq_cpu_services;
-  wg.group_segment = group_segment_for(cu, d->group_segment_size ? d->group_segment_size : 64);
+  wg.group_segment = group_segment_of(cu);
   uint64_t plane = (uint64_t)d->num_groups[0] * d->num_groups[1];
   for (uint64_t index = range.begin; index < range.end; index++) {
     uint64_t z = index / plane, rest = index % plane;
@@ -351,7 +361,9 @@ static hsa_status_t make_dispatch(struct aq_queue *q, const hsa_kernel_dispatch_
                       dims > 2 ? p->grid_size_z : 1u};
   if (!wg[0] || !wg[1] || !wg[2] || (uint64_t)wg[0] * wg[1] * wg[2] > AQ_WORKGROUP_MAX_SIZE)
     return HSA_STATUS_ERROR_INVALID_PACKET_FORMAT;
-  if (p->group_segment_size > AQ_GROUP_SEGMENT_MAX) return HSA_STATUS_ERROR_INVALID_ALLOCATION;
+  if (p->group_segment_size > AQ_GROUP_SEGMENT_MAX ||
+      kernel->group_segment_size > AQ_GROUP_SEGMENT_MAX)
+    return HSA_STATUS_ERROR_INVALID_ALLOCATION;
   struct aq_signal *completion = NULL;
   if (p->completion_signal.handle) {
     completion = aq_signal_from_handle(p->completion_signal);
@@ -598,11 +610,14 @@ void aq_cpu_agent_stop(void) {
   atomic_store(&agent.stopping, 1);
   atomic_fetch_add(&agent.event_seq, 1);
   aq_futex_wake(&agent.event_seq, INT_MAX);
+  /* Every unit is joined before any unit's state goes: a running unit may
+   * still be stealing from another's deque. */
+  for (uint32_t i = 0; i < agent.unit_count; i++)
+    pthread_join(agent.units[i].thread, NULL);
   for (uint32_t i = 0; i < agent.unit_count; i++) {
     struct aq_compute_unit *cu = &agent.units[i];
-    pthread_join(cu->thread, NULL);
     aq_fiber_pool_destroy(cu->fibers);
-    free(cu->group_segment);
+    if (cu->group_segment) munmap(cu->group_segment, cu->group_segment_mapping);
     pthread_mutex_destroy(&cu->deque_lock);
   }
   free(agent.units);

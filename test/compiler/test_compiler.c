@@ -530,6 +530,70 @@ static void static_local_arrays_of_successive_programs(void) {
   clReleaseMemObject(out);
 }
 
+/* A kernel that writes past its __local array, but within the device's
+ * local memory size (undefined behaviour that real programs have): the
+ * writes stay inside the compute units' group segments, so the host heap
+ * and later kernels are unharmed. */
+static void local_overrun_stays_in_group_memory(void) {
+  const char *src = "__kernel void overrun(__global int *out) {\n"
+                    "  __local int a[16];\n"
+                    "  int l = get_local_id(0);\n"
+                    "  for (int i = l; i < 8192; i += get_local_size(0)) a[i] = 0x5a5a5a5a;\n"
+                    "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+                    "  out[get_global_id(0)] = a[l & 15];\n"
+                    "}\n"
+                    "__kernel void bigger(__global int *out, __local int *tmp) {\n"
+                    "  int l = get_local_id(0);\n"
+                    "  tmp[l] = l;\n"
+                    "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+                    "  out[get_global_id(0)] = tmp[get_local_size(0) - 1 - l];\n"
+                    "}\n";
+  cl_int err;
+  cl_program p = build_source(src, "", &err);
+  CHECK_EQ_INT(err, CL_SUCCESS);
+  cl_kernel k = clCreateKernel(p, "overrun", &err);
+  CHECK_EQ_INT(err, CL_SUCCESS);
+  cl_mem out = clCreateBuffer(context, CL_MEM_READ_WRITE, 4096 * sizeof(cl_int), NULL, &err);
+  clSetKernelArg(k, 0, sizeof out, &out);
+  size_t global = 4096, local = 64;
+  for (int round = 0; round < 4; round++) {
+    CHECK_EQ_INT(clEnqueueNDRangeKernel(queue, k, 1, NULL, &global, &local, 0, NULL, NULL),
+                 CL_SUCCESS);
+    CHECK_EQ_INT(clFinish(queue), CL_SUCCESS);
+    /* the heap still works: blocks of every size, written and freed */
+    for (int i = 1; i < 2000; i++) {
+      void *block = malloc((size_t)i * 37);
+      CHECK(block != NULL);
+      memset(block, i, (size_t)i * 37);
+      free(block);
+    }
+  }
+  static cl_int host[4096];
+  CHECK_EQ_INT(clEnqueueReadBuffer(queue, out, CL_TRUE, 0, sizeof host, host, 0, NULL, NULL),
+               CL_SUCCESS);
+  CHECK_EQ_INT(host[0], 0x5a5a5a5a);
+  /* a kernel that needs more group memory than any before it */
+  cl_kernel bigger = clCreateKernel(p, "bigger", &err);
+  CHECK_EQ_INT(err, CL_SUCCESS);
+  clSetKernelArg(bigger, 0, sizeof out, &out);
+  clSetKernelArg(bigger, 1, 16384, NULL);
+  CHECK_EQ_INT(clEnqueueNDRangeKernel(queue, bigger, 1, NULL, &global, &local, 0, NULL, NULL),
+               CL_SUCCESS);
+  CHECK_EQ_INT(clEnqueueReadBuffer(queue, out, CL_TRUE, 0, sizeof host, host, 0, NULL, NULL),
+               CL_SUCCESS);
+  CHECK_EQ_INT(host[1], 62);
+  clReleaseKernel(bigger);
+  clReleaseMemObject(out);
+  clReleaseKernel(k);
+  clReleaseProgram(p);
+  cl_program later = build_source("__kernel void scale(__global float *x, float f) {\n"
+                                  "  x[get_global_id(0)] *= f;\n}\n",
+                                  "", &err);
+  CHECK_EQ_INT(err, CL_SUCCESS);
+  CHECK(run_scale(later));
+  clReleaseProgram(later);
+}
+
 static void kernel_qualifier_from_a_macro(void) {
   cl_int err;
   cl_program p = build_source("KFQ void scale(__global float *x, float f) {\n"
@@ -863,6 +927,7 @@ int main(void) {
   RUN(c99_inline_functions);
   RUN(kernel_qualifier_from_a_macro);
   RUN(static_local_arrays_of_successive_programs);
+  RUN(local_overrun_stays_in_group_memory);
   RUN(clblast_xgemm_loop_builds);
   RUN(compiler_crash_is_a_build_failure);
   RUN(compiler_hang_is_stopped);
