@@ -44,8 +44,8 @@ SAN_WRAPPERS := $(patsubst $(BUILD)/test/%,$(BUILD)/san-run/%,$(SAN_TESTS))
 # test/tsan.supp, and exits with 66 when it reported any, which run-tests.sh
 # counts as a failure. intercept_tls_get_addr=0: with gcc 12's ASan and this
 # glibc, LeakSanitizer reads a garbage dynamic-TLS range for the threads that
-# touched the thread-local storage of a dlopened module (the code objects keep
-# static __local variables there) and its tracer crashes at exit ("Tracer
+# touched the thread-local storage of a dlopened module (code objects used to
+# keep static __local variables there) and its tracer crashes at exit ("Tracer
 # caught signal 11"); without the interception, LSan still scans static TLS
 # and every stack.
 SAN_ASAN_OPTIONS := detect_leaks=1:halt_on_error=1:intercept_tls_get_addr=0
@@ -61,10 +61,19 @@ $(BUILD)/san-run/%: $(BUILD)/test/% test/sanitize.mk
 	@chmod +x $@
 
 .PHONY: check-asan check-tsan san-check
+# check-asan runs the tests three times: with ASan's defaults, with every new
+# allocation filled with 0xbe, and with allocations left as the heap had them
+# (max_malloc_fill_size=0): memory read before it is written then gives
+# different results in the three runs instead of happening to be zero.
+SAN_ASAN_FILLS := default malloc_fill_byte=190:max_malloc_fill_size=1073741824 max_malloc_fill_size=0
 check-asan:
-	+@$(MAKE) --no-print-directory BUILD=build-asan SANITIZE="$(SAN_ASAN_FLAGS)" \
+	+@for fill in $(SAN_ASAN_FILLS); do \
+	  case $$fill in default) extra= ;; *) extra=:$$fill ;; esac; \
+	  echo "check-asan: ASAN_OPTIONS ...$$extra"; \
+	  $(MAKE) --no-print-directory BUILD=build-asan SANITIZE="$(SAN_ASAN_FLAGS)" \
 	  SAN_PRELOAD="$$($(CC) -print-file-name=libasan.so)" SAN_LAUNCH= \
-	  SAN_ENV='ASAN_OPTIONS=$(SAN_ASAN_OPTIONS) LSAN_OPTIONS=$(SAN_LSAN_OPTIONS)' san-check
+	  SAN_ENV="ASAN_OPTIONS=$(SAN_ASAN_OPTIONS)$$extra LSAN_OPTIONS=$(SAN_LSAN_OPTIONS)" san-check \
+	  || exit 1; done
 check-tsan:
 	+@$(MAKE) --no-print-directory BUILD=build-tsan SANITIZE="$(SAN_TSAN_FLAGS)" \
 	  SAN_PROGRAM_FLAGS="$(SAN_TSAN_FLAGS)" \
