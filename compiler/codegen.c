@@ -40,6 +40,26 @@ int codegen_supports_target(const char *target) {
          !strcmp(target, "x86-64-v4");
 }
 
+/* How wide work-item vectors are for a target: one register's worth of
+ * 32-bit lanes (AVX-512: 16, AVX2: 8, SSE: 4), and which of glibc's libmvec
+ * variants match. */
+static struct vectorize_target vector_target(const char *target) {
+  struct vectorize_target vt = {4, 'b'};
+  int avx512 = 0, avx2 = 0;
+  if (!strncmp(target, NATIVE_PREFIX, strlen(NATIVE_PREFIX))) {
+    char *features = LLVMGetHostCPUFeatures();
+    avx512 = strstr(features, "+avx512f") != NULL;
+    avx2 = strstr(features, "+avx2") != NULL && strstr(features, "+fma") != NULL;
+    LLVMDisposeMessage(features);
+  } else {
+    avx512 = !strcmp(target, "x86-64-v4");
+    avx2 = avx512 || !strcmp(target, "x86-64-v3");
+  }
+  if (avx512) vt = (struct vectorize_target){16, 'e'};
+  else if (avx2) vt = (struct vectorize_target){8, 'd'};
+  return vt;
+}
+
 static LLVMTargetMachineRef create_target_machine(const char *target, struct strbuf *log) {
   const char *triple = "x86_64-pc-linux-gnu";
   LLVMTargetRef t;
@@ -131,7 +151,7 @@ int codegen_kernel_layout(const void *bitcode, size_t bitcode_size,
   if (LLVMParseBitcodeInContext2(ctx, buf, &m)) {
     strbuf_append(log, "error: the program's LLVM bitcode is invalid\n");
   } else {
-    status = workgroup_compile(m, kernels, num_kernels, log);
+    status = workgroup_compile(m, kernels, num_kernels, NULL, log);
     LLVMDisposeModule(m);
   }
   LLVMDisposeMemoryBuffer(buf);
@@ -165,7 +185,8 @@ int codegen_cpu_code_object(const void *bitcode, size_t bitcode_size, const char
   LLVMDisposeTargetData(td);
   LLVMSetDataLayout(m, layout);
   LLVMDisposeMessage(layout);
-  if (workgroup_compile(m, kernels, num_kernels, log)) goto out;
+  struct vectorize_target vt = vector_target(target);
+  if (workgroup_compile(m, kernels, num_kernels, opt_disable ? NULL : &vt, log)) goto out;
 
   const char *dump = getenv("AQUILA_DUMP_IR");
   if (dump && *dump) {

@@ -104,6 +104,8 @@ static int is_cheap(LLVMValueRef v, int depth) {
   case LLVMICmp:
   case LLVMPtrToInt:
   case LLVMIntToPtr:
+  case LLVMInsertElement: /* splats and lane numbers of vectorized functions */
+  case LLVMShuffleVector:
     break;
   case LLVMCall: {
     LLVMValueRef callee = LLVMGetCalledValue(v);
@@ -224,8 +226,10 @@ struct transform {
   unsigned num_allocas;
   LLVMValueRef next_slot;
   LLVMValueRef exit_ids; /* i32 per work-item: the region each one left for */
-  LLVMValueRef items;    /* work-items in the group */
+  LLVMValueRef items;    /* work-items in the group, in vectors of width */
   LLVMValueRef size[3];
+  LLVMValueRef vectors_x; /* size[0] / width */
+  unsigned width;        /* work-items along x that one run of the body covers */
 };
 
 static int region_of_start(const struct transform *t, LLVMBasicBlockRef start) {
@@ -503,9 +507,11 @@ static LLVMBasicBlockRef emit_region(struct transform *t, unsigned r, LLVMBasicB
   LLVMBuildBr(t->b, xb);
   LLVMPositionBuilderAtEnd(t->b, xb);
   LLVMValueRef x = LLVMBuildPhi(t->b, t->i32, "x");
+  LLVMValueRef xv = LLVMBuildZExt(t->b, x, t->i64, "");
+  if (t->width > 1) xv = LLVMBuildUDiv(t->b, xv, LLVMConstInt(t->i64, t->width, 0), "");
   LLVMValueRef lin = LLVMBuildAdd(
-      t->b, LLVMBuildZExt(t->b, x, t->i64, ""),
-      LLVMBuildMul(t->b, LLVMBuildZExt(t->b, t->size[0], t->i64, ""),
+      t->b, xv,
+      LLVMBuildMul(t->b, t->vectors_x,
                    LLVMBuildAdd(t->b, LLVMBuildZExt(t->b, y, t->i64, ""),
                                 LLVMBuildMul(t->b, LLVMBuildZExt(t->b, t->size[1], t->i64, ""),
                                              LLVMBuildZExt(t->b, z, t->i64, ""), ""),
@@ -637,7 +643,7 @@ static LLVMBasicBlockRef emit_region(struct transform *t, unsigned r, LLVMBasicB
     LLVMValueRef slot = LLVMBuildInBoundsGEP2(t->b, t->i32, t->exit_ids, &lin, 1, "");
     LLVMBuildStore(t->b, id, slot);
   }
-  LLVMValueRef xn = LLVMBuildNUWAdd(t->b, x, one, "");
+  LLVMValueRef xn = LLVMBuildNUWAdd(t->b, x, LLVMConstInt(t->i32, t->width, 0), "");
   LLVMBuildCondBr(t->b, LLVMBuildICmp(t->b, LLVMIntULT, xn, t->size[0], ""), xb, yl);
   LLVMPositionBuilderAtEnd(t->b, yl);
   LLVMValueRef yn = LLVMBuildNUWAdd(t->b, y, one, "");
@@ -669,8 +675,9 @@ static LLVMBasicBlockRef emit_region(struct transform *t, unsigned r, LLVMBasicB
 }
 
 int regions_transform(LLVMContextRef ctx, LLVMValueRef fn, LLVMTypeRef wg_type, LLVMValueRef wg,
-                      struct strbuf *log) {
+                      unsigned width, unsigned *num_regions, struct strbuf *log) {
   struct transform t = {0};
+  t.width = width ? width : 1;
   t.ctx = ctx;
   t.fn = fn;
   t.i32 = LLVMInt32TypeInContext(ctx);
@@ -707,6 +714,7 @@ int regions_transform(LLVMContextRef ctx, LLVMValueRef fn, LLVMTypeRef wg_type, 
     if (region_of_start(&t, start) < 0) t.regions[t.num_regions++].start = start;
   }
   for (unsigned r = 0; r < t.num_regions; r++) collect_region(&t.regions[r]);
+  if (num_regions) *num_regions = t.num_regions;
 
   /* Allocas and which of them need a context array. */
   for (LLVMValueRef in = LLVMGetFirstInstruction(entry); in; in = LLVMGetNextInstruction(in))
@@ -733,8 +741,11 @@ int regions_transform(LLVMContextRef ctx, LLVMValueRef fn, LLVMTypeRef wg_type, 
     LLVMValueRef p = LLVMBuildInBoundsGEP2(t.b, wg_type, wg, idx, 3, "");
     t.size[d] = LLVMBuildLoad2(t.b, t.i32, p, "local.size");
   }
+  t.vectors_x = LLVMBuildZExt(t.b, t.size[0], t.i64, "");
+  if (t.width > 1)
+    t.vectors_x = LLVMBuildUDiv(t.b, t.vectors_x, LLVMConstInt(t.i64, t.width, 0), "vectors.x");
   LLVMValueRef items = LLVMBuildMul(
-      t.b, LLVMBuildZExt(t.b, t.size[0], t.i64, ""),
+      t.b, t.vectors_x,
       LLVMBuildMul(t.b, LLVMBuildZExt(t.b, t.size[1], t.i64, ""),
                    LLVMBuildZExt(t.b, t.size[2], t.i64, ""), ""),
       "items");

@@ -18,9 +18,11 @@ int regions_prepare(LLVMContextRef ctx, LLVMValueRef fn);
 /* Turns a work-item function (kernarg, wg, x, y, z) in that shape into one
  * that runs the whole work-group described by wg (struct aquila_workgroup,
  * IR type wg_type); x, y, z become unused. __aquila_local_id calls are bound
- * to the loops' indices and barriers disappear. Returns 0, or -1 with the
- * reason in log. */
+ * to the loops' indices and barriers disappear. A function that runs width
+ * work-items along x at once (vectorize.c) is run for every width-th x;
+ * the local size along x must then be a multiple of width. The number of
+ * regions goes to *num_regions. Returns 0, or -1 with the reason in log. */
 int regions_transform(LLVMContextRef ctx, LLVMValueRef fn, LLVMTypeRef wg_type, LLVMValueRef wg,
-                      struct strbuf *log);
+                      unsigned width, unsigned *num_regions, struct strbuf *log);
 
 #endif

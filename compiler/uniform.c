@@ -23,53 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- a pointer set ---------------------------------------------------------- */
-
-static size_t ptr_hash(const void *p, size_t cap) {
-  uintptr_t v = (uintptr_t)p;
-  v ^= v >> 17;
-  v *= 0x9e3779b97f4a7c15ull;
-  return (size_t)(v >> 7) & (cap - 1);
-}
-
-int ptr_set_has(const struct ptr_set *s, const void *p) {
-  if (!s->cap) return 0;
-  for (size_t i = ptr_hash(p, s->cap);; i = (i + 1) & (s->cap - 1)) {
-    if (!s->slots[i]) return 0;
-    if (s->slots[i] == p) return 1;
-  }
-}
-
-int ptr_set_add(struct ptr_set *s, const void *p) {
-  if (ptr_set_has(s, p)) return 0;
-  if ((s->len + 1) * 2 > s->cap) {
-    size_t cap = s->cap ? s->cap * 2 : 256;
-    const void **slots = calloc(cap, sizeof *slots);
-    if (!slots) abort();
-    for (size_t i = 0; i < s->cap; i++)
-      if (s->slots[i])
-        for (size_t j = ptr_hash(s->slots[i], cap);; j = (j + 1) & (cap - 1))
-          if (!slots[j]) {
-            slots[j] = s->slots[i];
-            break;
-          }
-    free(s->slots);
-    s->slots = slots;
-    s->cap = cap;
-  }
-  for (size_t i = ptr_hash(p, s->cap);; i = (i + 1) & (s->cap - 1))
-    if (!s->slots[i]) {
-      s->slots[i] = p;
-      s->len++;
-      return 1;
-    }
-}
-
-void ptr_set_free(struct ptr_set *s) {
-  free(s->slots);
-  memset(s, 0, sizeof *s);
-}
-
 /* ---- value uniformity ----------------------------------------------------------- */
 
 static int is_call_to(LLVMValueRef in, const char *name) {

@@ -5,14 +5,7 @@
 #include <llvm-c/Core.h>
 #include <stddef.h>
 
-struct ptr_set {
-  const void **slots;
-  size_t cap, len;
-};
-
-int ptr_set_has(const struct ptr_set *s, const void *p);
-int ptr_set_add(struct ptr_set *s, const void *p); /* 1 when p was new */
-void ptr_set_free(struct ptr_set *s);
+#include "ptrmap.h"
 
 struct uniformity {
   LLVMValueRef fn; /* a work-item function: (kernarg, wg, x, y, z) */

@@ -20,12 +20,15 @@
 
 #include <llvm-c/Target.h>
 #include <llvm-c/Transforms/PassBuilder.h>
+#include <llvm-c/DebugInfo.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "aquila/cpu_abi.h"
 #include "regions.h"
 #include "uniform.h"
+#include "vectorize.h"
 
 /* Field numbers of struct aquila_workgroup in the IR type built below. */
 enum {
@@ -53,11 +56,16 @@ struct wg_types {
 struct kernel_build {
   char *name;
   LLVMValueRef kernel, wi, wg;
+  LLVMValueRef wi_vec; /* K.wi.v<W>: W work-items along x at once (vectorize.c), or NULL */
+  int vec_only;        /* the required local size along x is a multiple of W: no scalar path */
+  struct strbuf vec_why; /* why K.wi was not vectorized */
   struct aquila_fatbin_kernel *meta;
   uint32_t hidden_offset, kernarg_size, kernarg_align;
   uint32_t reqd[3];
   int uses_barrier;
   int split_at_barriers; /* work-item loops split at barriers (regions.c), else fibers */
+  int scalar_used;       /* K.wi runs some work-items (no vectorized version, or a tail) */
+  unsigned regions;      /* regions of the split function(s), for the report */
   uint64_t local_mem;
 };
 
@@ -348,10 +356,10 @@ static int calls_function(LLVMValueRef fn, const char *name) {
 /* Binds the __aquila_* calls in K.wi. With uniform_only, local ids and
  * barriers are left for regions.c, which binds them per region. Returns -1
  * on an unknown one. */
-static int bind_workitem_builtins(struct wg_types *t, struct kernel_build *kb, int uniform_only,
-                                  struct strbuf *log) {
+static int bind_workitem_builtins(struct wg_types *t, struct kernel_build *kb, LLVMValueRef fn,
+                                  int uniform_only, struct strbuf *log) {
   LLVMBuilderRef b = LLVMCreateBuilderInContext(t->ctx);
-  LLVMValueRef fn = kb->wi, kernarg = LLVMGetParam(fn, 0), wg = LLVMGetParam(fn, 1);
+  LLVMValueRef kernarg = LLVMGetParam(fn, 0), wg = LLVMGetParam(fn, 1);
   int status = 0;
   for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(fn); bb; bb = LLVMGetNextBasicBlock(bb)) {
     LLVMValueRef inst = LLVMGetFirstInstruction(bb);
@@ -396,6 +404,12 @@ static int bind_workitem_builtins(struct wg_types *t, struct kernel_build *kb, i
         v = select_local_id(t, b, fn, dim);
       } else if (!strcmp(what, "group_id") && dim) {
         v = LLVMBuildZExt(b, load_wg_field(t, b, wg, WG_GROUP_ID, dim64, t->i32), t->i64, "");
+      } else if ((!strcmp(what, "local_size") || !strcmp(what, "enqueued_local_size")) && dim &&
+                 LLVMIsAConstantInt(dim) && LLVMConstIntGetZExtValue(dim) < 3 &&
+                 kb->reqd[LLVMConstIntGetZExtValue(dim)]) {
+        /* reqd_work_group_size: every group has that size (OpenCL 1.2 has no
+         * partial groups), and a constant lets loops over it unroll. */
+        v = LLVMConstInt(t->i64, kb->reqd[LLVMConstIntGetZExtValue(dim)], 0);
       } else if (!strcmp(what, "local_size") && dim) {
         v = LLVMBuildZExt(b, load_wg_field(t, b, wg, WG_LOCAL_SIZE, dim64, t->i32), t->i64, "");
       } else if (!strcmp(what, "enqueued_local_size") && dim) {
@@ -508,14 +522,15 @@ static void build_fiber_workgroup(struct wg_types *t, LLVMBuilderRef b, struct k
   LLVMBuildRetVoid(b);
 }
 
-/* Whether v is used by an instruction of fn, looking through constant
- * expressions. */
-static int value_used_in(LLVMValueRef v, LLVMValueRef fn, int depth) {
+/* Whether v is used by an instruction of fn or fn2 (may be NULL), looking
+ * through constant expressions. */
+static int value_used_in(LLVMValueRef v, LLVMValueRef fn, LLVMValueRef fn2, int depth) {
   for (LLVMUseRef u = LLVMGetFirstUse(v); u; u = LLVMGetNextUse(u)) {
     LLVMValueRef user = LLVMGetUser(u);
     if (LLVMIsAInstruction(user)) {
-      if (LLVMGetBasicBlockParent(LLVMGetInstructionParent(user)) == fn) return 1;
-    } else if (depth < 4 && value_used_in(user, fn, depth + 1)) {
+      LLVMValueRef parent = LLVMGetBasicBlockParent(LLVMGetInstructionParent(user));
+      if (parent == fn || (fn2 && parent == fn2)) return 1;
+    } else if (depth < 4 && value_used_in(user, fn, fn2, depth + 1)) {
       return 1;
     }
   }
@@ -523,18 +538,19 @@ static int value_used_in(LLVMValueRef v, LLVMValueRef fn, int depth) {
 }
 
 /* Whether every use of v (looking through constant expressions) is an
- * instruction of fn, reached only through GEPs and casts, which
+ * instruction of fn or fn2, reached only through GEPs and casts, which
  * replace_uses_in can rebuild as instructions. */
-static int uses_only_in(LLVMValueRef v, LLVMValueRef fn, int depth) {
+static int uses_only_in(LLVMValueRef v, LLVMValueRef fn, LLVMValueRef fn2, int depth) {
   for (LLVMUseRef u = LLVMGetFirstUse(v); u; u = LLVMGetNextUse(u)) {
     LLVMValueRef user = LLVMGetUser(u);
     if (LLVMIsAInstruction(user)) {
-      if (LLVMGetBasicBlockParent(LLVMGetInstructionParent(user)) != fn) return 0;
+      LLVMValueRef parent = LLVMGetBasicBlockParent(LLVMGetInstructionParent(user));
+      if (parent != fn && (!fn2 || parent != fn2)) return 0;
     } else if (LLVMIsAConstantExpr(user)) {
       LLVMOpcode op = LLVMGetConstOpcode(user);
       int rebuildable = op == LLVMGetElementPtr || op == LLVMAddrSpaceCast ||
                         op == LLVMBitCast || op == LLVMPtrToInt;
-      if (!rebuildable || depth >= 8 || !uses_only_in(user, fn, depth + 1)) return 0;
+      if (!rebuildable || depth >= 8 || !uses_only_in(user, fn, fn2, depth + 1)) return 0;
     } else {
       return 0;
     }
@@ -601,7 +617,8 @@ static void replace_uses_in(LLVMBuilderRef b, LLVMValueRef old, LLVMValueRef rep
 static void localize_group_variables(struct wg_types *t, LLVMModuleRef m, struct kernel_build *kbs,
                                      unsigned n) {
   LLVMBuilderRef b = LLVMCreateBuilderInContext(t->ctx);
-  LLVMValueRef *bases = calloc(n ? n : 1, sizeof *bases);
+  /* The group segment's address in each of a kernel's two functions. */
+  LLVMValueRef *bases = calloc(2 * (size_t)(n ? n : 1), sizeof *bases);
   if (!bases) abort();
   for (LLVMValueRef g = LLVMGetFirstGlobal(m), next; g; g = next) {
     next = LLVMGetNextGlobal(g);
@@ -613,21 +630,26 @@ static void localize_group_variables(struct wg_types *t, LLVMModuleRef m, struct
     if (align > AQUILA_GROUP_SEGMENT_ALIGNMENT) align = AQUILA_GROUP_SEGMENT_ALIGNMENT;
     unsigned users = 0, owner = 0;
     for (unsigned i = 0; i < n; i++)
-      if (value_used_in(g, kbs[i].wi, 0)) users++, owner = i;
-    if (users == 1 && uses_only_in(g, kbs[owner].wi, 0)) {
+      if (value_used_in(g, kbs[i].wi, kbs[i].wi_vec, 0)) users++, owner = i;
+    if (users == 1 && uses_only_in(g, kbs[owner].wi, kbs[owner].wi_vec, 0)) {
       struct kernel_build *kb = &kbs[owner];
       kb->local_mem = align_up((uint32_t)kb->local_mem, align);
-      if (!bases[owner]) {
-        LLVMBasicBlockRef entry = LLVMGetEntryBasicBlock(kb->wi);
-        LLVMValueRef first = LLVMGetFirstInstruction(entry);
-        LLVMPositionBuilderBefore(b, first);
-        bases[owner] = load_wg_field(t, b, LLVMGetParam(kb->wi, 1), WG_GROUP_SEGMENT, NULL, t->ptr);
+      LLVMValueRef fns[2] = {kb->wi, kb->wi_vec};
+      for (unsigned f = 0; f < 2; f++) {
+        if (!fns[f]) continue;
+        LLVMValueRef *base = &bases[2 * owner + f];
+        if (!*base) {
+          LLVMBasicBlockRef entry = LLVMGetEntryBasicBlock(fns[f]);
+          LLVMValueRef first = LLVMGetFirstInstruction(entry);
+          LLVMPositionBuilderBefore(b, first);
+          *base = load_wg_field(t, b, LLVMGetParam(fns[f], 1), WG_GROUP_SEGMENT, NULL, t->ptr);
+        }
+        LLVMPositionBuilderBefore(b, LLVMGetNextInstruction(*base));
+        LLVMValueRef off = LLVMConstInt(t->i64, kb->local_mem, 0);
+        LLVMValueRef addr = LLVMBuildInBoundsGEP2(b, t->i8, *base, &off, 1, "");
+        addr = LLVMBuildAddrSpaceCast(b, addr, LLVMTypeOf(g), LLVMGetValueName(g));
+        replace_uses_in(b, g, addr, fns[f]);
       }
-      LLVMPositionBuilderBefore(b, LLVMGetNextInstruction(bases[owner]));
-      LLVMValueRef off = LLVMConstInt(t->i64, kb->local_mem, 0);
-      LLVMValueRef addr = LLVMBuildInBoundsGEP2(b, t->i8, bases[owner], &off, 1, "");
-      addr = LLVMBuildAddrSpaceCast(b, addr, LLVMTypeOf(g), LLVMGetValueName(g));
-      replace_uses_in(b, g, addr, kb->wi);
       kb->local_mem += size;
       if (!LLVMGetFirstUse(g)) LLVMDeleteGlobal(g);
       continue;
@@ -635,7 +657,7 @@ static void localize_group_variables(struct wg_types *t, LLVMModuleRef m, struct
     LLVMSetThreadLocalMode(g, LLVMLocalDynamicTLSModel);
     LLVMSetLinkage(g, LLVMInternalLinkage);
     for (unsigned i = 0; i < n; i++)
-      if (value_used_in(g, kbs[i].wi, 0)) kbs[i].local_mem += size;
+      if (value_used_in(g, kbs[i].wi, kbs[i].wi_vec, 0)) kbs[i].local_mem += size;
   }
   free(bases);
   LLVMDisposeBuilder(b);
@@ -712,14 +734,234 @@ static int run_passes(LLVMModuleRef m, const char *passes, struct strbuf *log) {
   return -1;
 }
 
-/* K.wg for a kernel split at barriers: K.wi already runs the whole group. */
-static void build_region_workgroup(struct wg_types *t, LLVMBuilderRef b, struct kernel_build *kb) {
-  LLVMValueRef fn = kb->wg;
-  LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(t->ctx, fn, "entry"));
+/* K.wg for a kernel split at barriers: the split function already runs the
+ * whole group. With both a vectorized and a scalar one, the vectorized one
+ * runs the groups whose size along x is a multiple of its width. */
+static void build_region_workgroup(struct wg_types *t, LLVMBuilderRef b, struct kernel_build *kb,
+                                   unsigned width) {
+  LLVMValueRef fn = kb->wg, wg = LLVMGetParam(fn, 1);
   LLVMValueRef zero = LLVMConstInt(t->i32, 0, 0);
-  LLVMValueRef args[5] = {LLVMGetParam(fn, 0), LLVMGetParam(fn, 1), zero, zero, zero};
+  LLVMValueRef args[5] = {LLVMGetParam(fn, 0), wg, zero, zero, zero};
+  LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(t->ctx, fn, "entry"));
+  if (!kb->wi_vec || !kb->wi) {
+    LLVMBuildCall2(b, t->wi_fn, kb->wi_vec ? kb->wi_vec : kb->wi, args, 5, "");
+    LLVMBuildRetVoid(b);
+    return;
+  }
+  LLVMBasicBlockRef vec = LLVMAppendBasicBlockInContext(t->ctx, fn, "vector");
+  LLVMBasicBlockRef scalar = LLVMAppendBasicBlockInContext(t->ctx, fn, "scalar");
+  LLVMValueRef sx = load_wg_field(t, b, wg, WG_LOCAL_SIZE, LLVMConstInt(t->i64, 0, 0), t->i32);
+  LLVMValueRef rest = LLVMBuildAnd(b, sx, LLVMConstInt(t->i32, width - 1, 0), "");
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntEQ, rest, zero, ""), vec, scalar);
+  LLVMPositionBuilderAtEnd(b, vec);
+  LLVMBuildCall2(b, t->wi_fn, kb->wi_vec, args, 5, "");
+  LLVMBuildRetVoid(b);
+  LLVMPositionBuilderAtEnd(b, scalar);
   LLVMBuildCall2(b, t->wi_fn, kb->wi, args, 5, "");
   LLVMBuildRetVoid(b);
+}
+
+/* Marks the loop whose latch branch is br as one the loop vectorizer
+ * leaves alone: its body is already vectorized, or is the short scalar
+ * rest of a row. */
+static void mark_loop_done(struct wg_types *t, LLVMValueRef br) {
+  LLVMContextRef ctx = t->ctx;
+  LLVMMetadataRef self = LLVMTemporaryMDNode(ctx, NULL, 0);
+  const char *key = "llvm.loop.vectorize.enable";
+  LLVMMetadataRef ops[2] = {LLVMMDStringInContext2(ctx, key, strlen(key)),
+                            LLVMValueAsMetadata(LLVMConstInt(LLVMInt1TypeInContext(ctx), 0, 0))};
+  LLVMMetadataRef disable = LLVMMDNodeInContext2(ctx, ops, 2);
+  LLVMMetadataRef loop_ops[2] = {self, disable};
+  LLVMMetadataRef loop = LLVMMDNodeInContext2(ctx, loop_ops, 2);
+  LLVMMetadataReplaceAllUsesWith(self, loop);
+  LLVMSetMetadata(br, LLVMGetMDKindIDInContext(ctx, "llvm.loop", 9), LLVMMetadataAsValue(ctx, loop));
+}
+
+/* K.wg for a vectorized kernel without barriers: along each row, K.wi.v<W>
+ * for every W work-items, then K.wi for the rest (none when the required
+ * local size is a multiple of W). */
+static void build_vector_loop_workgroup(struct wg_types *t, LLVMBuilderRef b, struct kernel_build *kb,
+                                        unsigned width) {
+  LLVMValueRef fn = kb->wg, kernarg = LLVMGetParam(fn, 0), wg = LLVMGetParam(fn, 1);
+  LLVMContextRef ctx = t->ctx;
+  LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(ctx, fn, "entry");
+  LLVMBasicBlockRef zh = LLVMAppendBasicBlockInContext(ctx, fn, "z.header");
+  LLVMBasicBlockRef yh = LLVMAppendBasicBlockInContext(ctx, fn, "y.header");
+  LLVMBasicBlockRef vb = LLVMAppendBasicBlockInContext(ctx, fn, "x.vector");
+  LLVMBasicBlockRef rest = LLVMAppendBasicBlockInContext(ctx, fn, "x.rest");
+  LLVMBasicBlockRef sb = LLVMAppendBasicBlockInContext(ctx, fn, "x.scalar");
+  LLVMBasicBlockRef yl = LLVMAppendBasicBlockInContext(ctx, fn, "y.latch");
+  LLVMBasicBlockRef zl = LLVMAppendBasicBlockInContext(ctx, fn, "z.latch");
+  LLVMBasicBlockRef exit = LLVMAppendBasicBlockInContext(ctx, fn, "exit");
+  LLVMValueRef zero = LLVMConstInt(t->i32, 0, 0), one = LLVMConstInt(t->i32, 1, 0);
+  LLVMValueRef w = LLVMConstInt(t->i32, width, 0);
+
+  LLVMPositionBuilderAtEnd(b, entry);
+  LLVMValueRef size[3];
+  for (unsigned d = 0; d < 3; d++)
+    size[d] = kb->reqd[d] ? LLVMConstInt(t->i32, kb->reqd[d], 0)
+                          : load_wg_field(t, b, wg, WG_LOCAL_SIZE, LLVMConstInt(t->i64, d, 0), t->i32);
+  LLVMValueRef vec_end = LLVMBuildAnd(b, size[0], LLVMConstInt(t->i32, ~(width - 1), 0), "vec.end");
+  LLVMBuildBr(b, zh);
+
+  LLVMPositionBuilderAtEnd(b, zh);
+  LLVMValueRef z = LLVMBuildPhi(b, t->i32, "z");
+  LLVMBuildBr(b, yh);
+  LLVMPositionBuilderAtEnd(b, yh);
+  LLVMValueRef y = LLVMBuildPhi(b, t->i32, "y");
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntNE, vec_end, zero, ""), vb, rest);
+
+  LLVMPositionBuilderAtEnd(b, vb);
+  LLVMValueRef x = LLVMBuildPhi(b, t->i32, "x");
+  LLVMValueRef vargs[5] = {kernarg, wg, x, y, z};
+  LLVMBuildCall2(b, t->wi_fn, kb->wi_vec, vargs, 5, "");
+  LLVMValueRef xn = LLVMBuildNUWAdd(b, x, w, "x.next");
+  mark_loop_done(t, LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntULT, xn, vec_end, ""), vb, rest));
+  LLVMValueRef xin[2] = {zero, xn};
+  LLVMBasicBlockRef xfrom[2] = {yh, vb};
+  LLVMAddIncoming(x, xin, xfrom, 2);
+
+  LLVMPositionBuilderAtEnd(b, rest);
+  if (kb->scalar_used) {
+    LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntULT, vec_end, size[0], ""), sb, yl);
+    LLVMPositionBuilderAtEnd(b, sb);
+    LLVMValueRef xs = LLVMBuildPhi(b, t->i32, "x.scalar");
+    LLVMValueRef sargs[5] = {kernarg, wg, xs, y, z};
+    LLVMBuildCall2(b, t->wi_fn, kb->wi, sargs, 5, "");
+    LLVMValueRef xsn = LLVMBuildNUWAdd(b, xs, one, "");
+    mark_loop_done(t, LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntULT, xsn, size[0], ""), sb, yl));
+    LLVMValueRef sin[2] = {vec_end, xsn};
+    LLVMBasicBlockRef sfrom[2] = {rest, sb};
+    LLVMAddIncoming(xs, sin, sfrom, 2);
+  } else {
+    LLVMBuildBr(b, yl);
+    LLVMPositionBuilderAtEnd(b, sb);
+    LLVMBuildUnreachable(b);
+  }
+
+  LLVMPositionBuilderAtEnd(b, yl);
+  LLVMValueRef yn = LLVMBuildNUWAdd(b, y, one, "y.next");
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntULT, yn, size[1], ""), yh, zl);
+  LLVMPositionBuilderAtEnd(b, zl);
+  LLVMValueRef zn = LLVMBuildNUWAdd(b, z, one, "z.next");
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntULT, zn, size[2], ""), zh, exit);
+  LLVMPositionBuilderAtEnd(b, exit);
+  LLVMBuildRetVoid(b);
+  LLVMValueRef zin[2] = {zero, zn}, yin[2] = {zero, yn};
+  LLVMBasicBlockRef zfrom[2] = {entry, zl}, yfrom[2] = {zh, yl};
+  LLVMAddIncoming(z, zin, zfrom, 2);
+  LLVMAddIncoming(y, yin, yfrom, 2);
+}
+
+/* The vector width and libmvec variants for a target, or 0 when kernels are
+ * not to be vectorized (AQUILA_VECTORIZE=0). */
+static int vectorizing(const struct vectorize_target *vt) {
+  const char *env = getenv("AQUILA_VECTORIZE");
+  return vt && vt->width > 1 && !(env && !strcmp(env, "0"));
+}
+
+/* Runs the structurizer on the listed functions only: the others are
+ * marked optnone (which passes skip) for the time of the run. */
+static int structurize_functions(LLVMModuleRef m, LLVMValueRef *fns, unsigned n, struct strbuf *log) {
+  unsigned optnone = attr_kind("optnone"), noinline = attr_kind("noinline");
+  LLVMContextRef ctx = LLVMGetModuleContext(m);
+  struct ptr_set marked = {0}, marked_noinline = {0};
+  for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f)) {
+    if (LLVMIsDeclaration(f)) continue;
+    int target = 0;
+    for (unsigned i = 0; i < n; i++) target |= fns[i] == f;
+    if (target || LLVMGetEnumAttributeAtIndex(f, LLVMAttributeFunctionIndex, optnone)) continue;
+    ptr_set_add(&marked, f);
+    LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(ctx, optnone, 0));
+    if (!LLVMGetEnumAttributeAtIndex(f, LLVMAttributeFunctionIndex, noinline)) {
+      LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(ctx, noinline, 0));
+      ptr_set_add(&marked_noinline, f);
+    }
+  }
+  int status = run_passes(m,
+                          "function(lower-switch,fix-irreducible,unify-loop-exits,structurizecfg,"
+                          "loop-simplify,lcssa)",
+                          log);
+  for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f)) {
+    if (!ptr_set_has(&marked, f)) continue;
+    LLVMRemoveEnumAttributeAtIndex(f, LLVMAttributeFunctionIndex, optnone);
+    if (ptr_set_has(&marked_noinline, f))
+      LLVMRemoveEnumAttributeAtIndex(f, LLVMAttributeFunctionIndex, noinline);
+  }
+  ptr_set_free(&marked);
+  ptr_set_free(&marked_noinline);
+  return status;
+}
+
+/* Vectorizes each kernel's work-item function that can be: first as it is,
+ * then, for those whose divergent control flow had another shape, after
+ * structurizing it. */
+static void vectorize_kernels(LLVMModuleRef m, struct kernel_build *kbs, unsigned n,
+                              const struct vectorize_target *vt, int use_fibers) {
+  LLVMValueRef *retry = calloc(n ? n : 1, sizeof *retry);
+  if (!retry) abort();
+  unsigned num_retry = 0;
+  for (int round = 0; round < 2; round++) {
+    for (unsigned i = 0; i < n; i++) {
+      struct kernel_build *kb = &kbs[i];
+      if (round == 1) {
+        int listed = 0;
+        for (unsigned k = 0; k < num_retry; k++) listed |= retry[k] == kb->wi;
+        if (!listed) continue;
+      } else if (use_fibers && kb->uses_barrier) {
+        /* Fibers run one work-item at a time. */
+        strbuf_append(&kb->vec_why, "AQUILA_BARRIERS=fibers");
+        continue;
+      } else if (kb->reqd[0] && kb->reqd[0] % vt->width) {
+        strbuf_printf(&kb->vec_why, "its required local size along x, %u, is not a multiple of %u",
+                      kb->reqd[0], vt->width);
+        continue;
+      }
+      kb->vec_why.len = 0;
+      if (kb->vec_why.data) kb->vec_why.data[0] = 0;
+      LLVMValueRef vfn = NULL;
+      enum vectorize_status st = vectorize_workitem_function(m, kb->wi, vt, &vfn, &kb->vec_why);
+      if (st == VECTORIZE_OK) kb->wi_vec = vfn;
+      if (st == VECTORIZE_NEEDS_STRUCTURE && round == 0) retry[num_retry++] = kb->wi;
+    }
+    if (round == 0) {
+      if (!num_retry) break;
+      struct strbuf err = {0};
+      int failed = structurize_functions(m, retry, num_retry, &err);
+      strbuf_free(&err);
+      if (failed) break; /* the first reason stands; the scalar path remains */
+    }
+  }
+  free(retry);
+}
+
+/* AQUILA_DEBUG=vectorize (or a list with it): what each kernel became. */
+static int report_wanted(void) {
+  const char *env = getenv("AQUILA_DEBUG");
+  return env && strstr(env, "vectorize") != NULL;
+}
+
+static void report_kernel(const struct kernel_build *kb, const struct vectorize_target *vt,
+                          int fibers, struct strbuf *log) {
+  struct strbuf sb = {0};
+  strbuf_printf(&sb, "aquila: kernel '%s': ", kb->name);
+  if (kb->wi_vec) {
+    strbuf_printf(&sb, "vectorized, %u work-items along x per vector", vt->width);
+    if (kb->uses_barrier) strbuf_printf(&sb, ", barriers: %u regions", kb->regions);
+    if (kb->scalar_used)
+      strbuf_printf(&sb, kb->uses_barrier ? "; scalar version for groups whose x size is not a "
+                                            "multiple of %u"
+                                          : "; scalar loop for the last x %% %u work-items of a row",
+                    vt->width);
+  } else {
+    strbuf_printf(&sb, "not vectorized (%s)", kb->vec_why.len ? kb->vec_why.data : "AQUILA_VECTORIZE=0");
+    if (kb->uses_barrier)
+      strbuf_printf(&sb, "; barriers: %s", fibers ? "fibers" : "work-item loops split at barriers");
+  }
+  strbuf_append(&sb, "\n");
+  fputs(sb.data, stderr);
+  strbuf_append(log, sb.data);
+  strbuf_free(&sb);
 }
 
 /* Clang marks everything noinline at -O0 and pins a CPU: undo both so the
@@ -761,7 +1003,7 @@ static void prepare_functions(LLVMModuleRef m) {
 }
 
 int workgroup_compile(LLVMModuleRef m, struct aquila_fatbin_kernel *kernels,
-                      unsigned num_kernels, struct strbuf *log) {
+                      unsigned num_kernels, const struct vectorize_target *vt, struct strbuf *log) {
   struct wg_types t;
   init_types(&t, m);
   unsigned n = 0;
@@ -817,43 +1059,88 @@ int workgroup_compile(LLVMModuleRef m, struct aquila_fatbin_kernel *kernels,
   }
 
   for (unsigned i = 0; i < n; i++) guard_integer_division(&t, kbs[i].wi);
+  /* Static __local variables become addresses in the group segment before
+   * anything copies or vectorizes the functions that use them. */
+  localize_group_variables(&t, m, kbs, n);
 
   /* Kernels with barriers: split into work-item loops at the barriers, or,
    * with AQUILA_BARRIERS=fibers, run each work-item as a fiber. */
   const char *barrier_mode = getenv("AQUILA_BARRIERS");
   int use_fibers = barrier_mode && !strcmp(barrier_mode, "fibers");
-  int any_split = 0;
-  /* SSA form and simple loops for the uniformity analysis; then barriers
-   * around loops that every work-item runs alike, so that the work-item loop
-   * ends up innermost (uniform.c). */
-  if (run_passes(m, "function(sroa,loop-simplify)", log)) goto fail;
+  int vectorize = vectorizing(vt);
+  /* SSA form, simple loops and scalars where OpenCL C had vectors: what the
+   * uniformity analysis, the vectorizer and the barrier transformation work
+   * on. The vectorizer wants loops rotated (the exit test at the latch) and
+   * values leaving loops in LCSSA phis. */
+  if (run_passes(m,
+                 vectorize ? "function(sroa,early-cse,scalarizer,instcombine<no-verify-fixpoint>,"
+                             "simplifycfg<no-hoist-common-insts;no-sink-common-insts;keep-loops>,"
+                             "loop(loop-rotate),loop-simplify,lcssa)"
+                           : "function(sroa,loop-simplify)",
+                 log))
+    goto fail;
+  for (unsigned i = 0; i < n; i++)
+    kbs[i].uses_barrier = calls_function(kbs[i].wi, "__aquila_barrier");
+  if (vectorize) vectorize_kernels(m, kbs, n, vt, use_fibers);
+  for (unsigned i = 0; i < n; i++) {
+    struct kernel_build *kb = &kbs[i];
+    kb->vec_only = kb->wi_vec && kb->reqd[0] && kb->reqd[0] % vt->width == 0;
+    kb->scalar_used = !kb->vec_only;
+  }
+  /* Barriers around loops that every work-item runs alike, so that the
+   * work-item loop ends up innermost (uniform.c): for the scalar versions of
+   * kernels with barriers, and for kernels not vectorized. A vectorized
+   * function keeps such loops whole, each iteration over a vector. */
   const char *loop_barriers = getenv("AQUILA_LOOP_BARRIERS");
   if (!use_fibers && !(loop_barriers && !strcmp(loop_barriers, "0")))
-    for (unsigned i = 0; i < n; i++) uniform_insert_loop_barriers(m, kbs[i].wi);
+    for (unsigned i = 0; i < n; i++)
+      if (kbs[i].scalar_used && (!kbs[i].wi_vec || kbs[i].uses_barrier))
+        uniform_insert_loop_barriers(m, kbs[i].wi);
+  int any_split = 0;
   for (unsigned i = 0; i < n; i++) {
-    kbs[i].uses_barrier = calls_function(kbs[i].wi, "__aquila_barrier");
-    kbs[i].split_at_barriers = kbs[i].uses_barrier && !use_fibers;
-    any_split |= kbs[i].split_at_barriers;
+    struct kernel_build *kb = &kbs[i];
+    if (!kb->wi_vec) kb->uses_barrier = calls_function(kb->wi, "__aquila_barrier");
+    kb->split_at_barriers = kb->uses_barrier && !use_fibers;
+    any_split |= kb->split_at_barriers;
+    if (!kb->scalar_used) {
+      LLVMDeleteFunction(kb->wi);
+      kb->wi = NULL;
+    }
   }
-  for (unsigned i = 0; i < n && !status; i++)
-    status = bind_workitem_builtins(&t, &kbs[i], kbs[i].split_at_barriers, log);
+  for (unsigned i = 0; i < n && !status; i++) {
+    struct kernel_build *kb = &kbs[i];
+    if (kb->wi) status = bind_workitem_builtins(&t, kb, kb->wi, kb->split_at_barriers, log);
+    if (!status && kb->wi_vec)
+      status = bind_workitem_builtins(&t, kb, kb->wi_vec, kb->split_at_barriers, log);
+  }
   if (status) goto out;
   if (any_split) {
-    /* Kernels split at barriers become work-item loops over context arrays:
-     * scalar elements there (not OpenCL vectors) are what the loop
-     * vectorizer can widen across work-items. */
-    if (run_passes(m, "function(scalarizer,instcombine<no-verify-fixpoint>)", log)) goto fail;
+    if (!vectorize && run_passes(m, "function(scalarizer,instcombine<no-verify-fixpoint>)", log))
+      goto fail;
     /* reg2mem before and after the block splitting: regions.c clones blocks
      * and wants no phi nodes and no value used outside its block. */
-    for (unsigned i = 0; i < n; i++)
-      if (kbs[i].split_at_barriers) regions_rematerialize(t.ctx, kbs[i].wi);
+    for (unsigned i = 0; i < n; i++) {
+      if (!kbs[i].split_at_barriers) continue;
+      if (kbs[i].wi) regions_rematerialize(t.ctx, kbs[i].wi);
+      if (kbs[i].wi_vec) regions_rematerialize(t.ctx, kbs[i].wi_vec);
+    }
     if (run_passes(m, "function(reg2mem)", log)) goto fail;
-    for (unsigned i = 0; i < n; i++)
-      if (kbs[i].split_at_barriers) regions_prepare(t.ctx, kbs[i].wi);
+    for (unsigned i = 0; i < n; i++) {
+      if (!kbs[i].split_at_barriers) continue;
+      if (kbs[i].wi) regions_prepare(t.ctx, kbs[i].wi);
+      if (kbs[i].wi_vec) regions_prepare(t.ctx, kbs[i].wi_vec);
+    }
     if (run_passes(m, "function(reg2mem)", log)) goto fail;
-    for (unsigned i = 0; i < n && !status; i++)
-      if (kbs[i].split_at_barriers)
-        status = regions_transform(t.ctx, kbs[i].wi, t.workgroup, LLVMGetParam(kbs[i].wi, 1), log);
+    for (unsigned i = 0; i < n && !status; i++) {
+      struct kernel_build *kb = &kbs[i];
+      if (!kb->split_at_barriers) continue;
+      if (kb->wi)
+        status = regions_transform(t.ctx, kb->wi, t.workgroup, LLVMGetParam(kb->wi, 1), 1,
+                                   &kb->regions, log);
+      if (!status && kb->wi_vec)
+        status = regions_transform(t.ctx, kb->wi_vec, t.workgroup, LLVMGetParam(kb->wi_vec, 1),
+                                   vt->width, &kb->regions, log);
+    }
     if (status) goto out;
   }
 
@@ -868,19 +1155,25 @@ int workgroup_compile(LLVMModuleRef m, struct aquila_fatbin_kernel *kernels,
     add_param_attr(kb->wg, 0, "noalias");
     add_param_attr(kb->wg, 1, "noalias");
     add_fn_attr(kb->wg, "nounwind");
+    /* One function called from K.wg is inlined into it; of two (a kernel
+     * with barriers, vectorized and not), each stays a function of its own. */
+    const char *inline_attr = kb->wi && kb->wi_vec && kb->split_at_barriers ? "noinline"
+                                                                            : "alwaysinline";
     if (kb->split_at_barriers) {
-      build_region_workgroup(&t, b, kb);
-      add_fn_attr(kb->wi, "alwaysinline");
+      build_region_workgroup(&t, b, kb, vectorize ? vt->width : 1);
     } else if (kb->uses_barrier) {
       build_fiber_workgroup(&t, b, kb);
-      add_fn_attr(kb->wi, "noinline");
+      inline_attr = "noinline";
+    } else if (kb->wi_vec) {
+      build_vector_loop_workgroup(&t, b, kb, vt->width);
     } else {
       build_loop_workgroup(&t, b, kb);
-      add_fn_attr(kb->wi, "alwaysinline");
     }
+    if (kb->wi) add_fn_attr(kb->wi, inline_attr);
+    if (kb->wi_vec) add_fn_attr(kb->wi_vec, inline_attr);
+    if (vt && report_wanted()) report_kernel(kb, vt, use_fibers && kb->uses_barrier, log);
   }
   LLVMDisposeBuilder(b);
-  localize_group_variables(&t, m, kbs, n);
   for (unsigned i = 0; i < n; i++) {
     if (!kbs[i].meta) continue;
     kbs[i].meta->kernarg_size = kbs[i].kernarg_size;
@@ -893,7 +1186,10 @@ int workgroup_compile(LLVMModuleRef m, struct aquila_fatbin_kernel *kernels,
 fail:
   status = -1;
 out:
-  for (unsigned i = 0; i < n; i++) free(kbs[i].name);
+  for (unsigned i = 0; i < n; i++) {
+    free(kbs[i].name);
+    strbuf_free(&kbs[i].vec_why);
+  }
   free(kbs);
   return status;
 }

@@ -6,11 +6,14 @@
 #include <llvm-c/Core.h>
 #include "aquila/fatbin.h"
 #include "strbuf.h"
+#include "vectorize.h"
 
 /* Rewrites m in place. kernels[i] (from the front end, matched by name) get
- * their kernarg layout, attributes and local memory size filled in. Returns 0,
- * or -1 with the reason in log. */
+ * their kernarg layout, attributes and local memory size filled in. With vt,
+ * work-item functions are vectorized across work-items for that target
+ * where they can be (vectorize.c). Returns 0, or -1 with the reason in log. */
 int workgroup_compile(LLVMModuleRef m, struct aquila_fatbin_kernel *kernels,
-                      unsigned num_kernels, struct strbuf *log);
+                      unsigned num_kernels, const struct vectorize_target *vt,
+                      struct strbuf *log);
 
 #endif

@@ -15,7 +15,9 @@ size_t __aquila_global_offset(uint dim);
 
 INL uint get_work_dim(void) { return __aquila_work_dim(); }
 
-#define AQ_DIM_OK(d) ((d) < __aquila_work_dim())
+/* Dimension 0 always exists: saying so keeps get_global_id(0) a plain sum
+ * of the ids, which the vectorizer sees as consecutive across work-items. */
+#define AQ_DIM_OK(d) ((d) == 0 || (d) < __aquila_work_dim())
 
 INL size_t get_global_size(uint d) { return AQ_DIM_OK(d) ? __aquila_global_size(d) : 1; }
 INL size_t get_local_size(uint d) { return AQ_DIM_OK(d) ? __aquila_local_size(d) : 1; }

@@ -12,3 +12,11 @@ $(BUILD)/test/compiler/test_gpu_targets: test/compiler/test_gpu_targets.sh $(BUI
 	cp $< $@ && chmod +x $@
 
 TESTS += $(BUILD)/test/compiler/test_gpu_targets
+
+# The whole-function vectorizer against the scalar build of the same kernels.
+$(BUILD)/test/compiler/test_vectorize: test/compiler/test_vectorize.c test/api/api.h test/check.h \
+                                       $(BUILD)/icd/aquila.icd | deps
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O2 -g $(WARN) -D_GNU_SOURCE -o $@ $< -lOpenCL -lm
+
+TESTS += $(BUILD)/test/compiler/test_vectorize

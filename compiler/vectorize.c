@@ -1,0 +1,1810 @@
+/* Whole-function vectorization: a work-item function becomes one that runs
+ * W consecutive work-items along x at once (after Karrenberg and Hack,
+ * "Whole-Function Vectorization", and the shape analysis of vecz).
+ *
+ * Analysis. Every value gets a shape: uniform (the same for the W
+ * work-items: kept scalar), affine (lane l holds base + l * stride: kept as
+ * its lane-0 base, so that an access at an affine address with the element
+ * size as stride becomes one vector load or store) or varying (a <W x T>
+ * vector). Only local id x is a source of variation; y and z are uniform
+ * across a vector. A conditional branch on a varying value makes the
+ * region it controls divergent, and values that merge after it (phis at its
+ * join, values leaving a loop that work-items leave at different times)
+ * varying.
+ *
+ * Transformation. Uniform control flow is kept as it is. A varying branch
+ * must have the shape of an if-then (one successor is the branch's
+ * post-dominator, the join): the then-region runs under a lane mask, only
+ * when some lane takes it, and phis at the join blend the two sides by the
+ * mask. A loop with a varying exit must exit only at its latch, to a block
+ * of its own: it iterates while any lane goes on, remembering each lane's
+ * live-out values at the iteration that lane left. Anything else (a
+ * varying switch, a divergent loop with exits elsewhere) is reported as
+ * VECTORIZE_NEEDS_STRUCTURE: LLVM's structurizer gives every function that
+ * shape. Memory accesses under a partial mask are masked; stores of a
+ * varying value to a uniform address keep the last active lane's value,
+ * as the work-items in order would; atomics, printf and calls of unknown
+ * functions run once per active lane, in lane order.
+ *
+ * A varying value never carries poison into control flow: masks are built
+ * with selects, vector instructions are built without poison-generating
+ * flags, and integer divisors of inactive lanes are replaced by 1. */
+#include "vectorize.h"
+
+#include <llvm-c/Analysis.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cfg.h"
+#include "ptrmap.h"
+
+enum kind { K_UNDEF, K_UNIFORM, K_AFFINE, K_VARYING };
+
+struct vinfo {
+  unsigned char kind;
+  unsigned char assumed; /* affine only if no lane's value wraps (a zext/sext in the chain) */
+  unsigned char drop;    /* emits nothing (lifetime markers, assumptions) */
+  int64_t stride;        /* affine: per-lane step, in bytes for pointers */
+  LLVMValueRef scalar;   /* uniform: the clone; affine: lane 0's value */
+  LLVMValueRef vector;   /* varying: the value; others: their vector form, once built */
+};
+
+/* A loop whose work-items leave it at different iterations. */
+struct divergent_loop {
+  LLVMValueRef mask_phi;  /* lanes still running, at the header */
+  unsigned num_live_outs;
+  LLVMValueRef *live_out; /* values of the loop that its exit block's phis take */
+  LLVMValueRef *acc_phi;  /* each lane's value at the iteration it left */
+  LLVMValueRef *acc_next;
+};
+
+struct vec {
+  LLVMModuleRef m;
+  LLVMContextRef ctx;
+  LLVMTargetDataRef td;
+  LLVMValueRef fn, vfn;
+  unsigned W;
+  char isa;
+  struct cfg g;
+  struct ptr_map info; /* original instruction -> struct vinfo */
+  struct vinfo **all_info;
+  size_t num_info, cap_info;
+  struct strbuf *why;
+  enum vectorize_status status;
+
+  /* Per block. */
+  unsigned char *varying_branch; /* its terminator branches differently per lane */
+  unsigned char *partial;        /* may run with some lanes off */
+  int *join_of;                  /* for a join: the block of its varying branch, else -1 */
+  int *region_entry;             /* for a join: the first block of the masked region */
+  LLVMBasicBlockRef *vblock, *vlast;
+  LLVMValueRef *mask;       /* lanes on at the block's start; NULL: all of them */
+  unsigned char *mask_done;
+  LLVMValueRef *entry_mask; /* for a region's first block: the mask its branch computed */
+  /* Per loop. */
+  unsigned char *loop_divergent;
+  int *exit_block; /* single exit block of a divergent loop */
+  struct divergent_loop *dl;
+
+  LLVMBuilderRef b;  /* emission */
+  LLVMBuilderRef mb; /* vector forms built where their scalar is defined */
+  LLVMTypeRef i1, i8, i32, i64, mask_type;
+  /* Phis whose incoming values are filled in at the end. */
+  LLVMValueRef *phi_orig, *phi_new;
+  size_t num_phis, cap_phis;
+};
+
+/* ---- helpers ------------------------------------------------------------------------ */
+
+static void *xcalloc(size_t n, size_t size) {
+  void *p = calloc(n ? n : 1, size);
+  if (!p) abort();
+  return p;
+}
+
+static void fail(struct vec *v, enum vectorize_status status, const char *what, LLVMValueRef in) {
+  if (v->status != VECTORIZE_OK) return;
+  v->status = status;
+  strbuf_append(v->why, what);
+  if (in) {
+    char *txt = LLVMPrintValueToString(in);
+    size_t len = strlen(txt);
+    if (len > 160) strcpy(txt + 150, " ...");
+    strbuf_printf(v->why, ": %s", txt + strspn(txt, " "));
+    LLVMDisposeMessage(txt);
+  }
+}
+
+static struct vinfo *info_of(struct vec *v, LLVMValueRef val) {
+  struct vinfo *i = ptr_map_get(&v->info, val);
+  if (i) return i;
+  i = xcalloc(1, sizeof *i);
+  ptr_map_put(&v->info, val, i);
+  if (v->num_info == v->cap_info) {
+    v->cap_info = v->cap_info ? 2 * v->cap_info : 256;
+    v->all_info = realloc(v->all_info, v->cap_info * sizeof *v->all_info);
+    if (!v->all_info) abort();
+  }
+  v->all_info[v->num_info++] = i;
+  return i;
+}
+
+static const char *callee_name(LLVMValueRef call) {
+  LLVMValueRef callee = LLVMGetCalledValue(call);
+  size_t len;
+  return callee && LLVMIsAFunction(callee) ? LLVMGetValueName2(callee, &len) : NULL;
+}
+
+static int is_scalar_type(LLVMTypeRef t) {
+  switch (LLVMGetTypeKind(t)) {
+  case LLVMIntegerTypeKind:
+  case LLVMHalfTypeKind:
+  case LLVMFloatTypeKind:
+  case LLVMDoubleTypeKind:
+  case LLVMPointerTypeKind:
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+static LLVMTypeRef vector_of(struct vec *v, LLVMTypeRef t) {
+  return LLVMVectorType(t, v->W);
+}
+
+static int block_of(struct vec *v, LLVMValueRef in) {
+  return cfg_number(&v->g, LLVMGetInstructionParent(in));
+}
+
+/* ---- libm and intrinsics ------------------------------------------------------------ */
+
+/* glibc's libmvec (2.35 and later) has vector variants of these. */
+static const char *const libmvec_unary[] = {
+    "acos", "acosh", "asin", "asinh", "atan", "atanh", "cbrt",  "cos",   "cosh",  "erf",  "erfc",
+    "exp",  "exp10", "exp2", "expm1", "log",  "log10", "log1p", "log2",  "sin",   "sinh", "tan",
+    "tanh", NULL};
+static const char *const libmvec_binary[] = {"atan2", "hypot", "pow", NULL};
+
+/* Returns 1 or 2 (arguments) when name is a libm function with vector
+ * variants, and whether it is the float one. */
+static int libm_function(const char *name, int *is_float, char base[16]) {
+  size_t len = strlen(name);
+  for (int arity = 1; arity <= 2; arity++) {
+    const char *const *list = arity == 1 ? libmvec_unary : libmvec_binary;
+    for (int i = 0; list[i]; i++) {
+      size_t n = strlen(list[i]);
+      if (strncmp(name, list[i], n) != 0) continue;
+      if (len == n || (len == n + 1 && name[n] == 'f')) {
+        *is_float = len == n + 1;
+        snprintf(base, 16, "%s", list[i]);
+        return arity;
+      }
+    }
+  }
+  return 0;
+}
+
+/* Intrinsics with a vector form: how it is overloaded, and which
+ * arguments must stay scalar. */
+enum overload { OV_RET, OV_RET_ARG1, OV_ARG0, OV_RET_ARG0 };
+struct vector_intrinsic {
+  const char *name;
+  enum overload overload;
+  unsigned scalar_args; /* bit i: argument i stays scalar (and must be uniform) */
+};
+static const struct vector_intrinsic vector_intrinsics[] = {
+    {"llvm.fabs", OV_RET, 0},        {"llvm.sqrt", OV_RET, 0},       {"llvm.sin", OV_RET, 0},
+    {"llvm.cos", OV_RET, 0},         {"llvm.tan", OV_RET, 0},        {"llvm.exp", OV_RET, 0},
+    {"llvm.exp2", OV_RET, 0},        {"llvm.exp10", OV_RET, 0},      {"llvm.log", OV_RET, 0},
+    {"llvm.log2", OV_RET, 0},        {"llvm.log10", OV_RET, 0},      {"llvm.pow", OV_RET, 0},
+    {"llvm.floor", OV_RET, 0},       {"llvm.ceil", OV_RET, 0},       {"llvm.trunc", OV_RET, 0},
+    {"llvm.rint", OV_RET, 0},        {"llvm.nearbyint", OV_RET, 0},  {"llvm.round", OV_RET, 0},
+    {"llvm.roundeven", OV_RET, 0},   {"llvm.fma", OV_RET, 0},        {"llvm.fmuladd", OV_RET, 0},
+    {"llvm.minnum", OV_RET, 0},      {"llvm.maxnum", OV_RET, 0},     {"llvm.minimum", OV_RET, 0},
+    {"llvm.maximum", OV_RET, 0},     {"llvm.copysign", OV_RET, 0},   {"llvm.canonicalize", OV_RET, 0},
+    {"llvm.ctpop", OV_RET, 0},       {"llvm.bswap", OV_RET, 0},      {"llvm.bitreverse", OV_RET, 0},
+    {"llvm.fshl", OV_RET, 0},        {"llvm.fshr", OV_RET, 0},       {"llvm.smin", OV_RET, 0},
+    {"llvm.smax", OV_RET, 0},        {"llvm.umin", OV_RET, 0},       {"llvm.umax", OV_RET, 0},
+    {"llvm.sadd.sat", OV_RET, 0},    {"llvm.uadd.sat", OV_RET, 0},   {"llvm.ssub.sat", OV_RET, 0},
+    {"llvm.usub.sat", OV_RET, 0},    {"llvm.sshl.sat", OV_RET, 0},   {"llvm.ushl.sat", OV_RET, 0},
+    {"llvm.ctlz", OV_RET, 2},        {"llvm.cttz", OV_RET, 2},       {"llvm.abs", OV_RET, 2},
+    {"llvm.powi", OV_RET_ARG1, 2},   {"llvm.ldexp", OV_RET_ARG1, 0}, {"llvm.is.fpclass", OV_ARG0, 2},
+    {"llvm.fptosi.sat", OV_RET_ARG0, 0}, {"llvm.fptoui.sat", OV_RET_ARG0, 0},
+    {"llvm.lrint", OV_RET_ARG0, 0},  {"llvm.llrint", OV_RET_ARG0, 0},
+    {"llvm.lround", OV_RET_ARG0, 0}, {"llvm.llround", OV_RET_ARG0, 0},
+    {NULL, OV_RET, 0}};
+
+static const struct vector_intrinsic *find_vector_intrinsic(const char *name) {
+  for (int i = 0; vector_intrinsics[i].name; i++) {
+    size_t n = strlen(vector_intrinsics[i].name);
+    if (!strncmp(name, vector_intrinsics[i].name, n) && name[n] == '.')
+      return &vector_intrinsics[i];
+  }
+  return NULL;
+}
+
+/* Intrinsics that only inform the optimizer: not carried over. */
+static int is_dropped_intrinsic(const char *name) {
+  static const char *const prefixes[] = {"llvm.lifetime.", "llvm.dbg.", "llvm.assume",
+                                         "llvm.experimental.noalias.scope.decl",
+                                         "llvm.invariant.", "llvm.var.annotation", NULL};
+  for (int i = 0; prefixes[i]; i++)
+    if (!strncmp(name, prefixes[i], strlen(prefixes[i]))) return 1;
+  return 0;
+}
+
+/* Intrinsics without side effects besides those with a vector form. */
+static int is_pure_intrinsic(const char *name) {
+  if (find_vector_intrinsic(name)) return 1;
+  static const char *const prefixes[] = {"llvm.umul.with.overflow", "llvm.smul.with.overflow",
+                                         "llvm.uadd.with.overflow", "llvm.sadd.with.overflow",
+                                         "llvm.usub.with.overflow", "llvm.ssub.with.overflow",
+                                         "llvm.frexp", "llvm.vector.reduce", NULL};
+  for (int i = 0; prefixes[i]; i++)
+    if (!strncmp(name, prefixes[i], strlen(prefixes[i]))) return 1;
+  return 0;
+}
+
+enum call_class {
+  CALL_LOCAL_ID,   /* __aquila_local_id */
+  CALL_WORKITEM,   /* another __aquila_* query: uniform */
+  CALL_BARRIER,    /* __aquila_barrier */
+  CALL_DROP,       /* an optimizer hint */
+  CALL_VECTOR,     /* an intrinsic with a vector form */
+  CALL_LIBM,       /* a libm function with a libmvec variant */
+  CALL_PURE,       /* no side effects: vector calls lane by lane, every lane */
+  CALL_PER_LANE,   /* side effects: once per active lane */
+  CALL_UNKNOWN,    /* an indirect call or a function with a body */
+};
+
+static enum call_class classify_call(LLVMValueRef call) {
+  const char *name = callee_name(call);
+  if (!name) return CALL_UNKNOWN;
+  LLVMValueRef callee = LLVMGetCalledValue(call);
+  if (!strncmp(name, "__aquila_", 9)) {
+    if (!strcmp(name, "__aquila_local_id")) return CALL_LOCAL_ID;
+    if (!strcmp(name, "__aquila_barrier")) return CALL_BARRIER;
+    return CALL_WORKITEM;
+  }
+  if (LLVMGetIntrinsicID(callee)) {
+    if (is_dropped_intrinsic(name)) return CALL_DROP;
+    if (find_vector_intrinsic(name)) return CALL_VECTOR;
+    if (is_pure_intrinsic(name)) return CALL_PURE;
+    return CALL_PER_LANE;
+  }
+  if (!LLVMIsDeclaration(callee)) return CALL_UNKNOWN;
+  int is_float;
+  char base[16];
+  if (libm_function(name, &is_float, base)) return CALL_LIBM;
+  return CALL_PER_LANE;
+}
+
+/* ---- shapes --------------------------------------------------------------------------- */
+
+struct shape {
+  unsigned char kind, assumed;
+  int64_t stride;
+};
+
+static struct shape shape_of_value(struct vec *v, LLVMValueRef val) {
+  struct shape s = {K_UNIFORM, 0, 0};
+  if (LLVMIsAInstruction(val)) {
+    struct vinfo *i = ptr_map_get(&v->info, val);
+    if (i) {
+      s.kind = i->kind;
+      s.assumed = i->assumed;
+      s.stride = i->stride;
+    } else {
+      s.kind = K_UNDEF;
+    }
+  } else if (LLVMIsAArgument(val) && val == LLVMGetParam(v->fn, 2)) {
+    s.kind = K_AFFINE;
+    s.stride = 1;
+  }
+  return s;
+}
+
+static struct shape varying(void) {
+  struct shape s = {K_VARYING, 0, 0};
+  return s;
+}
+
+static struct shape affine(int64_t stride, int assumed) {
+  struct shape s = {K_AFFINE, (unsigned char)assumed, stride};
+  if (stride == 0) s.kind = K_UNIFORM, s.assumed = 0;
+  /* Strides that large are as good as varying, and could overflow. */
+  if (stride > (int64_t)1 << 30 || stride < -((int64_t)1 << 30)) s = varying();
+  return s;
+}
+
+/* Join of two shapes reaching the same phi. */
+static struct shape meet(struct shape a, struct shape b) {
+  if (a.kind == K_UNDEF) return b;
+  if (b.kind == K_UNDEF) return a;
+  if (a.kind == K_VARYING || b.kind == K_VARYING) return varying();
+  if (a.kind == K_UNIFORM && b.kind == K_UNIFORM) return a;
+  if (a.kind == K_AFFINE && b.kind == K_AFFINE && a.stride == b.stride)
+    return affine(a.stride, a.assumed | b.assumed);
+  return varying();
+}
+
+static int64_t alloc_size(struct vec *v, LLVMTypeRef t) {
+  return (int64_t)LLVMABISizeOfType(v->td, t);
+}
+
+/* The shape of a GEP: the pointer's stride plus each index's stride times
+ * the size of what it steps over. */
+static struct shape gep_shape(struct vec *v, LLVMValueRef in) {
+  struct shape p = shape_of_value(v, LLVMGetOperand(in, 0));
+  if (p.kind == K_VARYING) return varying();
+  int64_t stride = p.kind == K_AFFINE ? p.stride : 0;
+  int assumed = p.assumed;
+  LLVMTypeRef t = LLVMGetGEPSourceElementType(in);
+  unsigned n = (unsigned)LLVMGetNumOperands(in);
+  for (unsigned i = 1; i < n; i++) {
+    LLVMValueRef idx = LLVMGetOperand(in, i);
+    struct shape s = shape_of_value(v, idx);
+    if (i > 1) {
+      LLVMTypeKind k = LLVMGetTypeKind(t);
+      if (k == LLVMStructTypeKind) {
+        if (s.kind != K_UNIFORM) return varying();
+        t = LLVMStructGetTypeAtIndex(t, (unsigned)LLVMConstIntGetZExtValue(idx));
+        continue;
+      }
+      if (k != LLVMArrayTypeKind) return varying();
+      t = LLVMGetElementType(t);
+    }
+    if (s.kind == K_VARYING || s.kind == K_UNDEF) return varying();
+    if (s.kind == K_AFFINE) {
+      stride += s.stride * alloc_size(v, t);
+      assumed |= s.assumed;
+    }
+  }
+  return affine(stride, assumed);
+}
+
+/* Whether the phi's incoming values are one and the same value. */
+static int phi_all_same(LLVMValueRef phi) {
+  unsigned n = LLVMCountIncoming(phi);
+  for (unsigned i = 1; i < n; i++)
+    if (LLVMGetIncomingValue(phi, i) != LLVMGetIncomingValue(phi, 0)) return 0;
+  return 1;
+}
+
+/* The innermost divergent loop that contains block b but not block c, or -1. */
+static int divergent_loop_left(struct vec *v, int b, int c) {
+  for (int l = v->g.loop[b]; l >= 0; l = v->g.loops[l].parent)
+    if (v->loop_divergent[l] && !cfg_in_loop(&v->g, l, c)) return l;
+  return -1;
+}
+
+static struct shape transfer(struct vec *v, LLVMValueRef in) {
+  LLVMOpcode op = LLVMGetInstructionOpcode(in);
+  struct shape s = {K_UNIFORM, 0, 0};
+  int n = LLVMGetNumOperands(in);
+  switch (op) {
+  case LLVMPHI: {
+    int b = block_of(v, in);
+    struct shape r = {K_UNDEF, 0, 0};
+    unsigned count = LLVMCountIncoming(in);
+    for (unsigned k = 0; k < count; k++) {
+      LLVMBasicBlockRef from = LLVMGetIncomingBlock(in, k);
+      int p = cfg_number(&v->g, from);
+      if (p < 0 || v->g.rpo_number[p] < 0) continue;
+      /* Leaving a loop that lanes leave at different times. */
+      if (divergent_loop_left(v, p, b) >= 0) return varying();
+      r = meet(r, shape_of_value(v, LLVMGetIncomingValue(in, k)));
+    }
+    if (v->join_of[b] >= 0 && !phi_all_same(in)) return varying();
+    /* An affine value that holds only if nothing wraps stays exact only in
+     * straight-line code; a phi of such values is kept as a vector. */
+    if (r.kind == K_AFFINE && r.assumed) return varying();
+    return r;
+  }
+  case LLVMAdd:
+  case LLVMSub:
+  case LLVMMul:
+  case LLVMShl:
+  case LLVMOr: {
+    struct shape a = shape_of_value(v, LLVMGetOperand(in, 0));
+    struct shape c = shape_of_value(v, LLVMGetOperand(in, 1));
+    if (a.kind == K_VARYING || c.kind == K_VARYING) return varying();
+    if (a.kind == K_UNIFORM && c.kind == K_UNIFORM) return s;
+    int assumed = a.assumed | c.assumed;
+    int64_t sa = a.kind == K_AFFINE ? a.stride : 0, sc = c.kind == K_AFFINE ? c.stride : 0;
+    if (op == LLVMAdd || (op == LLVMOr && LLVMGetIsDisjoint(in))) return affine(sa + sc, assumed);
+    if (op == LLVMSub) return affine(sa - sc, assumed);
+    if (op == LLVMMul) {
+      LLVMValueRef k = a.kind == K_UNIFORM ? LLVMGetOperand(in, 0) : LLVMGetOperand(in, 1);
+      if (a.kind == K_AFFINE && c.kind == K_AFFINE) return varying();
+      if (!LLVMIsAConstantInt(k)) return varying();
+      return affine((a.kind == K_AFFINE ? sa : sc) * LLVMConstIntGetSExtValue(k), assumed);
+    }
+    if (op == LLVMShl) {
+      LLVMValueRef k = LLVMGetOperand(in, 1);
+      if (c.kind != K_UNIFORM || !LLVMIsAConstantInt(k)) return varying();
+      uint64_t sh = LLVMConstIntGetZExtValue(k);
+      if (sh > 30) return varying();
+      return affine(sa * ((int64_t)1 << sh), assumed);
+    }
+    return varying();
+  }
+  case LLVMAShr:
+  case LLVMLShr: {
+    /* (x << c1) >> c2 with c1 >= c2: InstCombine's form of a sign or zero
+     * extension of x's low bits, scaled (sext(trunc(gid)) * 4). */
+    LLVMValueRef shl = LLVMGetOperand(in, 0), c2 = LLVMGetOperand(in, 1);
+    if (LLVMIsAInstruction(shl) && LLVMGetInstructionOpcode(shl) == LLVMShl &&
+        LLVMIsAConstantInt(c2) && LLVMIsAConstantInt(LLVMGetOperand(shl, 1))) {
+      uint64_t a1 = LLVMConstIntGetZExtValue(LLVMGetOperand(shl, 1)), a2 = LLVMConstIntGetZExtValue(c2);
+      struct shape x = shape_of_value(v, LLVMGetOperand(shl, 0));
+      if (a1 >= a2 && a1 - a2 < 16 && x.kind == K_AFFINE)
+        return affine(x.stride * ((int64_t)1 << (a1 - a2)), 1);
+      if (x.kind == K_UNIFORM) return s;
+    }
+    for (int k = 0; k < n; k++)
+      if (shape_of_value(v, LLVMGetOperand(in, (unsigned)k)).kind != K_UNIFORM) return varying();
+    return s;
+  }
+  case LLVMTrunc:
+  case LLVMZExt:
+  case LLVMSExt:
+  case LLVMPtrToInt:
+  case LLVMIntToPtr:
+  case LLVMAddrSpaceCast: {
+    struct shape a = shape_of_value(v, LLVMGetOperand(in, 0));
+    if (a.kind != K_AFFINE) return a.kind == K_UNDEF ? varying() : a;
+    return affine(a.stride, a.assumed || op == LLVMZExt || op == LLVMSExt);
+  }
+  case LLVMBitCast: {
+    struct shape a = shape_of_value(v, LLVMGetOperand(in, 0));
+    if (a.kind == K_AFFINE &&
+        LLVMGetTypeKind(LLVMTypeOf(in)) != LLVMGetTypeKind(LLVMTypeOf(LLVMGetOperand(in, 0))))
+      return varying();
+    return a;
+  }
+  case LLVMFreeze:
+    return shape_of_value(v, LLVMGetOperand(in, 0));
+  case LLVMGetElementPtr:
+    return gep_shape(v, in);
+  case LLVMSelect: {
+    struct shape c = shape_of_value(v, LLVMGetOperand(in, 0));
+    struct shape a = shape_of_value(v, LLVMGetOperand(in, 1));
+    struct shape d = shape_of_value(v, LLVMGetOperand(in, 2));
+    if (c.kind != K_UNIFORM) return varying();
+    return meet(a, d);
+  }
+  case LLVMAlloca:
+    return affine(alloc_size(v, LLVMGetAllocatedType(in)), 0);
+  case LLVMLoad: {
+    struct shape a = shape_of_value(v, LLVMGetOperand(in, 0));
+    return a.kind == K_UNIFORM ? s : varying();
+  }
+  case LLVMStore:
+  case LLVMFence:
+  case LLVMBr:
+  case LLVMSwitch:
+  case LLVMRet:
+  case LLVMUnreachable:
+    return s;
+  case LLVMAtomicRMW:
+  case LLVMAtomicCmpXchg:
+    return varying();
+  case LLVMCall: {
+    enum call_class cc = classify_call(in);
+    if (cc == CALL_LOCAL_ID) {
+      LLVMValueRef d = LLVMGetOperand(in, 0);
+      if (!LLVMIsAConstantInt(d)) return varying();
+      return LLVMConstIntGetZExtValue(d) == 0 ? affine(1, 0) : s;
+    }
+    if (cc == CALL_WORKITEM || cc == CALL_BARRIER || cc == CALL_DROP) return s;
+    if (cc == CALL_PER_LANE || cc == CALL_UNKNOWN) return varying();
+    unsigned nargs = (unsigned)LLVMGetNumArgOperands(in);
+    for (unsigned k = 0; k < nargs; k++)
+      if (shape_of_value(v, LLVMGetOperand(in, k)).kind != K_UNIFORM) return varying();
+    return s;
+  }
+  default:
+    /* Arithmetic, comparisons, casts, aggregates: uniform if every operand is. */
+    for (int k = 0; k < n; k++) {
+      LLVMValueRef o = LLVMGetOperand(in, (unsigned)k);
+      if (LLVMIsABasicBlock(o)) continue;
+      if (shape_of_value(v, o).kind != K_UNIFORM) return varying();
+    }
+    return s;
+  }
+}
+
+/* Marks the consequences of a varying terminator in block b. */
+static void note_varying_branch(struct vec *v, int b) {
+  v->varying_branch[b] = 1;
+  /* Every loop that a successor leaves becomes divergent. */
+  for (unsigned k = v->g.succ_start[b]; k < v->g.succ_start[b + 1]; k++) {
+    int s = (int)v->g.succ[k];
+    for (int l = v->g.loop[b]; l >= 0; l = v->g.loops[l].parent)
+      if (!cfg_in_loop(&v->g, l, s)) v->loop_divergent[l] = 1;
+  }
+  int join = v->g.ipdom[b];
+  if (join >= 0 && v->join_of[join] < 0) v->join_of[join] = b;
+}
+
+static int terminator_condition_varying(struct vec *v, LLVMValueRef term) {
+  LLVMValueRef cond = NULL;
+  if (LLVMIsABranchInst(term) && LLVMIsConditional(term)) cond = LLVMGetCondition(term);
+  else if (LLVMIsASwitchInst(term)) cond = LLVMGetOperand(term, 0);
+  if (!cond) return 0;
+  return shape_of_value(v, cond).kind != K_UNIFORM;
+}
+
+static void analyze(struct vec *v) {
+  for (int changed = 1; changed;) {
+    changed = 0;
+    for (unsigned r = 0; r < v->g.num_rpo; r++) {
+      int b = v->g.rpo[r];
+      LLVMBasicBlockRef bb = v->g.blocks[b];
+      for (LLVMValueRef in = LLVMGetFirstInstruction(bb); in; in = LLVMGetNextInstruction(in)) {
+        struct shape s = transfer(v, in);
+        struct vinfo *i = info_of(v, in);
+        /* Shapes only rise: undef, uniform, affine, varying. */
+        if (i->kind == K_VARYING) continue;
+        if (s.kind < i->kind) {
+          s.kind = i->kind;
+          s.stride = i->stride;
+          s.assumed = i->assumed;
+        } else if (i->kind == K_AFFINE && s.kind == K_AFFINE) {
+          if (s.stride != i->stride) s = varying();
+          else s.assumed |= i->assumed;
+        }
+        if (s.kind != i->kind || s.stride != i->stride || s.assumed != i->assumed) {
+          i->kind = s.kind;
+          i->stride = s.stride;
+          i->assumed = s.assumed;
+          changed = 1;
+        }
+      }
+      LLVMValueRef term = LLVMGetBasicBlockTerminator(bb);
+      if (!v->varying_branch[b] && terminator_condition_varying(v, term)) {
+        note_varying_branch(v, b);
+        changed = 1;
+      }
+    }
+  }
+}
+
+/* ---- what the transformation supports --------------------------------------------------- */
+
+/* Whether block c is in the region that block entry (the region's first
+ * block) dominates. */
+static int in_region(struct vec *v, int entry, int c) {
+  return cfg_dominates(&v->g, entry, c);
+}
+
+static void check_shapes(struct vec *v) {
+  struct cfg *g = &v->g;
+  /* Divergent loops: one latch, which is the only way out, to an exit of
+   * its own. */
+  for (unsigned l = 0; l < g->num_loops && v->status == VECTORIZE_OK; l++) {
+    if (!v->loop_divergent[l]) continue;
+    struct cfg_loop *lp = &g->loops[l];
+    if (lp->latch < 0 || lp->preheader < 0 || lp->num_exits != 1) {
+      fail(v, VECTORIZE_NEEDS_STRUCTURE, "a loop with a varying exit that is not its latch's only",
+           NULL);
+      break;
+    }
+    int exit = -1;
+    for (unsigned k = g->succ_start[lp->latch]; k < g->succ_start[lp->latch + 1]; k++)
+      if (!lp->member[g->succ[k]]) exit = (int)g->succ[k];
+    if (exit < 0 || g->pred_start[exit + 1] - g->pred_start[exit] != 1 ||
+        g->succ_start[lp->latch + 1] - g->succ_start[lp->latch] != 2) {
+      fail(v, VECTORIZE_NEEDS_STRUCTURE, "a loop with a varying exit that is not its latch's only",
+           NULL);
+      break;
+    }
+    v->exit_block[l] = exit;
+  }
+  /* Varying branches: if-then shapes. */
+  for (unsigned r = 0; r < g->num_rpo && v->status == VECTORIZE_OK; r++) {
+    int d = g->rpo[r];
+    if (!v->varying_branch[d]) continue;
+    LLVMValueRef term = LLVMGetBasicBlockTerminator(g->blocks[d]);
+    if (!LLVMIsABranchInst(term)) {
+      fail(v, VECTORIZE_NEEDS_STRUCTURE, "a switch on a varying value", term);
+      break;
+    }
+    int l = g->loop[d];
+    if (l >= 0 && v->loop_divergent[l] && g->loops[l].latch == d) continue;
+    int s0 = cfg_number(g, LLVMGetSuccessor(term, 0)), s1 = cfg_number(g, LLVMGetSuccessor(term, 1));
+    int join = g->ipdom[d];
+    int entry = join == s0 ? s1 : join == s1 ? s0 : -1;
+    if (join < 0 || entry < 0 || entry == join ||
+        g->pred_start[entry + 1] - g->pred_start[entry] != 1 || v->join_of[join] != d ||
+        (l >= 0 && !cfg_in_loop(g, l, join))) {
+      fail(v, VECTORIZE_NEEDS_STRUCTURE, "a varying branch that is not an if-then", term);
+      break;
+    }
+    for (unsigned k = g->pred_start[join]; k < g->pred_start[join + 1]; k++) {
+      int p = (int)g->pred[k];
+      if (p != d && g->rpo_number[p] >= 0 && !in_region(v, entry, p)) {
+        fail(v, VECTORIZE_NEEDS_STRUCTURE, "a varying branch whose join is reached from elsewhere",
+             term);
+        break;
+      }
+    }
+    v->region_entry[join] = entry;
+  }
+  if (v->status != VECTORIZE_OK) return;
+  /* Which blocks may run with lanes off. */
+  for (unsigned r = 0; r < g->num_rpo; r++) {
+    int b = g->rpo[r];
+    for (int l = g->loop[b]; l >= 0; l = g->loops[l].parent)
+      if (v->loop_divergent[l]) v->partial[b] = 1;
+    for (unsigned j = 0; j < g->n && !v->partial[b]; j++)
+      if (v->region_entry[j] >= 0 && in_region(v, v->region_entry[j], b)) v->partial[b] = 1;
+  }
+  /* Instructions. */
+  for (unsigned r = 0; r < g->num_rpo && v->status == VECTORIZE_OK; r++) {
+    int b = g->rpo[r];
+    for (LLVMValueRef in = LLVMGetFirstInstruction(g->blocks[b]); in && v->status == VECTORIZE_OK;
+         in = LLVMGetNextInstruction(in)) {
+      struct vinfo *i = info_of(v, in);
+      LLVMOpcode op = LLVMGetInstructionOpcode(in);
+      LLVMTypeRef t = LLVMTypeOf(in);
+      if (i->kind != K_UNIFORM && LLVMGetTypeKind(t) != LLVMVoidTypeKind && !is_scalar_type(t))
+        fail(v, VECTORIZE_UNSUPPORTED, "a varying value of a vector or aggregate type", in);
+      if (op == LLVMCall) {
+        enum call_class cc = classify_call(in);
+        if (cc == CALL_UNKNOWN) fail(v, VECTORIZE_UNSUPPORTED, "a call that was not inlined", in);
+        if (cc == CALL_BARRIER && v->partial[b])
+          fail(v, VECTORIZE_UNSUPPORTED, "a barrier in divergent control flow", in);
+        if (cc == CALL_DROP) i->drop = 1;
+        if (cc == CALL_VECTOR && i->kind != K_UNIFORM) {
+          const struct vector_intrinsic *vi = find_vector_intrinsic(callee_name(in));
+          for (unsigned k = 0; k < 32; k++)
+            if ((vi->scalar_args >> k & 1) && k < (unsigned)LLVMGetNumArgOperands(in) &&
+                shape_of_value(v, LLVMGetOperand(in, k)).kind != K_UNIFORM)
+              fail(v, VECTORIZE_UNSUPPORTED, "an intrinsic with a varying scalar operand", in);
+        }
+        unsigned nargs = (unsigned)LLVMGetNumArgOperands(in);
+        if (cc == CALL_PER_LANE || cc == CALL_PURE || cc == CALL_LIBM)
+          for (unsigned k = 0; k < nargs; k++) {
+            LLVMTypeRef at = LLVMTypeOf(LLVMGetOperand(in, k));
+            if (shape_of_value(v, LLVMGetOperand(in, k)).kind != K_UNIFORM && !is_scalar_type(at))
+              fail(v, VECTORIZE_UNSUPPORTED, "a call with a varying argument of vector type", in);
+          }
+        if ((cc == CALL_PURE || cc == CALL_PER_LANE) && i->kind != K_UNIFORM &&
+            LLVMGetTypeKind(t) != LLVMVoidTypeKind && !is_scalar_type(t))
+          fail(v, VECTORIZE_UNSUPPORTED, "a call with a result of vector or aggregate type", in);
+      }
+      if ((op == LLVMExtractValue || op == LLVMInsertValue || op == LLVMExtractElement ||
+           op == LLVMInsertElement || op == LLVMShuffleVector) &&
+          i->kind != K_UNIFORM)
+        fail(v, VECTORIZE_UNSUPPORTED, "a varying vector or aggregate operation", in);
+      if (op == LLVMAlloca && b != 0)
+        fail(v, VECTORIZE_UNSUPPORTED, "an alloca outside the entry block", in);
+      if (op == LLVMVAArg || op == LLVMLandingPad || op == LLVMResume)
+        fail(v, VECTORIZE_UNSUPPORTED, "an unsupported instruction", in);
+      if ((op == LLVMLoad || op == LLVMStore) && LLVMGetOrdering(in) != LLVMAtomicOrderingNotAtomic &&
+          shape_of_value(v, LLVMGetOperand(in, op == LLVMLoad ? 0 : 1)).kind != K_UNIFORM)
+        fail(v, VECTORIZE_UNSUPPORTED, "an atomic load or store at a varying address", in);
+      /* Values of a divergent loop used outside it: only through the phis of
+       * its exit block (LCSSA). */
+      if (op != LLVMPHI) {
+        int n = LLVMGetNumOperands(in);
+        for (int k = 0; k < n; k++) {
+          LLVMValueRef o = LLVMGetOperand(in, (unsigned)k);
+          if (o && LLVMIsAInstruction(o) && divergent_loop_left(v, block_of(v, o), b) >= 0)
+            fail(v, VECTORIZE_UNSUPPORTED, "a value leaving a divergent loop outside LCSSA form", in);
+        }
+      } else {
+        unsigned count = LLVMCountIncoming(in);
+        for (unsigned k = 0; k < count; k++) {
+          LLVMValueRef o = LLVMGetIncomingValue(in, k);
+          int p = cfg_number(g, LLVMGetIncomingBlock(in, k));
+          int l = p >= 0 ? divergent_loop_left(v, p, b) : -1;
+          if (l >= 0 && (v->exit_block[l] != b || p != g->loops[l].latch))
+            fail(v, VECTORIZE_NEEDS_STRUCTURE, "a phi after a divergent loop", in);
+          if (o && LLVMIsAInstruction(o) && p >= 0 &&
+              divergent_loop_left(v, block_of(v, o), p) >= 0)
+            fail(v, VECTORIZE_UNSUPPORTED, "a value leaving a divergent loop outside LCSSA form", in);
+        }
+      }
+    }
+  }
+}
+
+/* ---- building vectors -------------------------------------------------------------------- */
+
+static LLVMValueRef const_splat(struct vec *v, LLVMValueRef c) {
+  LLVMValueRef elems[64];
+  for (unsigned i = 0; i < v->W; i++) elems[i] = c;
+  return LLVMConstVector(elems, v->W);
+}
+
+static LLVMValueRef splat(struct vec *v, LLVMBuilderRef b, LLVMValueRef s) {
+  if (LLVMIsAConstant(s) && !LLVMIsAGlobalValue(s)) {
+    if (LLVMIsPoison(s) || LLVMIsUndef(s)) return LLVMGetPoison(vector_of(v, LLVMTypeOf(s)));
+    return const_splat(v, s);
+  }
+  LLVMTypeRef vt = vector_of(v, LLVMTypeOf(s));
+  LLVMValueRef one = LLVMBuildInsertElement(b, LLVMGetPoison(vt), s, LLVMConstInt(v->i32, 0, 0), "");
+  return LLVMBuildShuffleVector(b, one, LLVMGetPoison(vt), LLVMConstNull(vector_of(v, v->i32)),
+                                "splat");
+}
+
+/* <0, s, 2s, ...> of integer type t. */
+static LLVMValueRef step_vector(struct vec *v, LLVMTypeRef t, int64_t stride) {
+  LLVMValueRef elems[64];
+  for (unsigned i = 0; i < v->W; i++)
+    elems[i] = LLVMConstInt(t, (unsigned long long)(stride * (int64_t)i), 1);
+  return LLVMConstVector(elems, v->W);
+}
+
+static LLVMValueRef all_ones_mask(struct vec *v) {
+  return const_splat(v, LLVMConstInt(v->i1, 1, 0));
+}
+
+/* Positions mb right after the definition of s (after the phis when s is a
+ * phi, at the start of the entry block when s is no instruction). */
+static void position_after(struct vec *v, LLVMValueRef s) {
+  LLVMValueRef next;
+  LLVMBasicBlockRef bb;
+  if (LLVMIsAInstruction(s)) {
+    bb = LLVMGetInstructionParent(s);
+    next = LLVMGetNextInstruction(s);
+  } else {
+    bb = LLVMGetEntryBasicBlock(v->vfn);
+    next = LLVMGetFirstInstruction(bb);
+  }
+  while (next && LLVMIsAPHINode(next)) next = LLVMGetNextInstruction(next);
+  if (next) LLVMPositionBuilderBefore(v->mb, next);
+  else LLVMPositionBuilderAtEnd(v->mb, bb);
+}
+
+static LLVMValueRef scalar_of(struct vec *v, LLVMValueRef val);
+static LLVMValueRef vector_of_value(struct vec *v, LLVMValueRef val);
+static LLVMValueRef widen_pure(struct vec *v, LLVMBuilderRef b, LLVMValueRef in);
+
+/* The value as the vectorized function sees it when it is the same for
+ * every lane (uniform), or lane 0's value (affine). */
+static LLVMValueRef scalar_of(struct vec *v, LLVMValueRef val) {
+  if (LLVMIsAArgument(val)) {
+    for (unsigned i = 0; i < LLVMCountParams(v->fn); i++)
+      if (LLVMGetParam(v->fn, i) == val) return LLVMGetParam(v->vfn, i);
+    return val;
+  }
+  if (!LLVMIsAInstruction(val)) return val;
+  struct vinfo *i = ptr_map_get(&v->info, val);
+  if (!i || !i->scalar) {
+    fail(v, VECTORIZE_UNSUPPORTED, "internal: no scalar for", val);
+    return LLVMGetPoison(LLVMTypeOf(val));
+  }
+  return i->scalar;
+}
+
+/* The <W x T> form of any value, built once, where its scalar is defined. */
+static LLVMValueRef vector_of_value(struct vec *v, LLVMValueRef val) {
+  if (!LLVMIsAInstruction(val) && !LLVMIsAArgument(val)) {
+    if (LLVMIsPoison(val) || LLVMIsUndef(val)) return LLVMGetPoison(vector_of(v, LLVMTypeOf(val)));
+    if (LLVMIsAConstant(val) && !LLVMIsAGlobalValue(val)) return const_splat(v, val);
+  }
+  struct vinfo *i = NULL;
+  if (LLVMIsAInstruction(val)) {
+    i = ptr_map_get(&v->info, val);
+    if (!i) {
+      fail(v, VECTORIZE_UNSUPPORTED, "internal: no shape for", val);
+      return LLVMGetPoison(vector_of(v, LLVMTypeOf(val)));
+    }
+    if (i->vector) return i->vector;
+  } else {
+    i = info_of(v, val); /* arguments and globals: cache their splats too */
+    if (i->vector) return i->vector;
+    if (LLVMIsAArgument(val) && val == LLVMGetParam(v->fn, 2)) {
+      i->kind = K_AFFINE;
+      i->stride = 1;
+    } else {
+      i->kind = K_UNIFORM;
+    }
+    i->scalar = scalar_of(v, val);
+  }
+  LLVMValueRef s = i->scalar;
+  if (!s) {
+    fail(v, VECTORIZE_UNSUPPORTED, "internal: no vector for", val);
+    return LLVMGetPoison(vector_of(v, LLVMTypeOf(val)));
+  }
+  if (i->kind == K_AFFINE && i->assumed) {
+    /* The operands' vectors first: building them moves mb. */
+    int n = LLVMGetNumOperands(val);
+    for (int k = 0; k < n; k++) {
+      LLVMValueRef o = LLVMGetOperand(val, (unsigned)k);
+      if (o && !LLVMIsABasicBlock(o) && (LLVMIsAInstruction(o) || LLVMIsAArgument(o)))
+        vector_of_value(v, o);
+    }
+  }
+  position_after(v, s);
+  if (i->kind == K_UNIFORM) {
+    i->vector = splat(v, v->mb, s);
+  } else if (i->kind == K_AFFINE && !i->assumed) {
+    LLVMTypeRef t = LLVMTypeOf(s);
+    LLVMValueRef base = splat(v, v->mb, s);
+    if (LLVMGetTypeKind(t) == LLVMPointerTypeKind)
+      i->vector = LLVMBuildGEP2(v->mb, v->i8, base, (LLVMValueRef[]){step_vector(v, v->i64, i->stride)},
+                                1, "lanes");
+    else
+      i->vector = LLVMBuildAdd(v->mb, base, step_vector(v, t, i->stride), "lanes");
+  } else if (i->kind == K_AFFINE) {
+    /* Exactly, lane by lane: the operation on its operands' vectors. */
+    i->vector = widen_pure(v, v->mb, val);
+  } else {
+    fail(v, VECTORIZE_UNSUPPORTED, "internal: a varying value used before it was built", val);
+    return LLVMGetPoison(vector_of(v, LLVMTypeOf(val)));
+  }
+  return i->vector;
+}
+
+static int is_uniform(struct vec *v, LLVMValueRef val) {
+  return shape_of_value(v, val).kind == K_UNIFORM;
+}
+
+/* Fast-math flags that never make a value poison. */
+static void copy_safe_fmf(LLVMValueRef from, LLVMValueRef to) {
+  if (!LLVMIsAInstruction(to) || !LLVMCanValueUseFastMathFlags(from) ||
+      !LLVMCanValueUseFastMathFlags(to))
+    return;
+  LLVMFastMathFlags f = LLVMGetFastMathFlags(from);
+  f &= LLVMFastMathAllowReassoc | LLVMFastMathNoSignedZeros | LLVMFastMathAllowReciprocal |
+       LLVMFastMathAllowContract | LLVMFastMathApproxFunc;
+  LLVMSetFastMathFlags(to, f);
+}
+
+/* The vector form of a pure instruction, from its operands' vectors. */
+static LLVMValueRef widen_pure(struct vec *v, LLVMBuilderRef b, LLVMValueRef in) {
+  LLVMOpcode op = LLVMGetInstructionOpcode(in);
+  LLVMTypeRef t = LLVMTypeOf(in);
+  LLVMValueRef r = NULL;
+  switch (op) {
+  case LLVMAdd:
+  case LLVMSub:
+  case LLVMMul:
+  case LLVMShl:
+  case LLVMLShr:
+  case LLVMAShr:
+  case LLVMAnd:
+  case LLVMOr:
+  case LLVMXor:
+  case LLVMFAdd:
+  case LLVMFSub:
+  case LLVMFMul:
+  case LLVMFDiv:
+  case LLVMFRem: {
+    LLVMValueRef a = vector_of_value(v, LLVMGetOperand(in, 0));
+    LLVMValueRef c = vector_of_value(v, LLVMGetOperand(in, 1));
+    r = LLVMBuildBinOp(b, op, a, c, "");
+    copy_safe_fmf(in, r);
+    break;
+  }
+  case LLVMUDiv:
+  case LLVMSDiv:
+  case LLVMURem:
+  case LLVMSRem: {
+    /* Lanes that are off may hold anything: a zero divisor would trap. */
+    LLVMValueRef a = vector_of_value(v, LLVMGetOperand(in, 0));
+    LLVMValueRef d = LLVMBuildFreeze(b, vector_of_value(v, LLVMGetOperand(in, 1)), "");
+    LLVMTypeRef vt = LLVMTypeOf(d);
+    LLVMValueRef bad = LLVMBuildICmp(b, LLVMIntEQ, d, LLVMConstNull(vt), "");
+    if (op == LLVMSDiv || op == LLVMSRem) {
+      unsigned width = LLVMGetIntTypeWidth(t);
+      LLVMValueRef min = const_splat(v, LLVMConstInt(t, 1ull << (width - 1), 0));
+      a = LLVMBuildFreeze(b, a, "");
+      LLVMValueRef ov = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntEQ, d, LLVMConstAllOnes(vt), ""),
+                                     LLVMBuildICmp(b, LLVMIntEQ, a, min, ""), "");
+      bad = LLVMBuildOr(b, bad, ov, "");
+    }
+    d = LLVMBuildSelect(b, bad, const_splat(v, LLVMConstInt(t, 1, 0)), d, "");
+    r = LLVMBuildBinOp(b, op, a, d, "");
+    break;
+  }
+  case LLVMFNeg:
+    r = LLVMBuildFNeg(b, vector_of_value(v, LLVMGetOperand(in, 0)), "");
+    copy_safe_fmf(in, r);
+    break;
+  case LLVMTrunc:
+  case LLVMZExt:
+  case LLVMSExt:
+  case LLVMFPToUI:
+  case LLVMFPToSI:
+  case LLVMUIToFP:
+  case LLVMSIToFP:
+  case LLVMFPTrunc:
+  case LLVMFPExt:
+  case LLVMPtrToInt:
+  case LLVMIntToPtr:
+  case LLVMBitCast:
+  case LLVMAddrSpaceCast:
+    r = LLVMBuildCast(b, op, vector_of_value(v, LLVMGetOperand(in, 0)), vector_of(v, t), "");
+    break;
+  case LLVMICmp:
+    r = LLVMBuildICmp(b, LLVMGetICmpPredicate(in), vector_of_value(v, LLVMGetOperand(in, 0)),
+                      vector_of_value(v, LLVMGetOperand(in, 1)), "");
+    break;
+  case LLVMFCmp:
+    r = LLVMBuildFCmp(b, LLVMGetFCmpPredicate(in), vector_of_value(v, LLVMGetOperand(in, 0)),
+                      vector_of_value(v, LLVMGetOperand(in, 1)), "");
+    break;
+  case LLVMSelect: {
+    LLVMValueRef c = LLVMGetOperand(in, 0);
+    LLVMValueRef cv = is_uniform(v, c) ? scalar_of(v, c) : vector_of_value(v, c);
+    r = LLVMBuildSelect(b, cv, vector_of_value(v, LLVMGetOperand(in, 1)),
+                        vector_of_value(v, LLVMGetOperand(in, 2)), "");
+    break;
+  }
+  case LLVMFreeze:
+    r = LLVMBuildFreeze(b, vector_of_value(v, LLVMGetOperand(in, 0)), "");
+    break;
+  case LLVMGetElementPtr: {
+    unsigned n = (unsigned)LLVMGetNumOperands(in);
+    LLVMValueRef ops[16];
+    if (n > 16) {
+      fail(v, VECTORIZE_UNSUPPORTED, "a GEP with too many indices", in);
+      return LLVMGetPoison(vector_of(v, t));
+    }
+    LLVMTypeRef st = LLVMGetGEPSourceElementType(in);
+    for (unsigned k = 0; k < n; k++) {
+      LLVMValueRef o = LLVMGetOperand(in, k);
+      /* A uniform base stays scalar; struct field numbers stay constants. */
+      if (k == 0 ? is_uniform(v, o) : is_uniform(v, o) && LLVMIsAConstant(o))
+        ops[k] = scalar_of(v, o);
+      else
+        ops[k] = vector_of_value(v, o);
+    }
+    r = LLVMBuildGEP2(b, st, ops[0], ops + 1, n - 1, "");
+    break;
+  }
+  default:
+    fail(v, VECTORIZE_UNSUPPORTED, "an instruction the vectorizer cannot widen", in);
+    return LLVMGetPoison(vector_of(v, t));
+  }
+  return r;
+}
+
+/* ---- masks ----------------------------------------------------------------------------- */
+
+static LLVMValueRef mask_value(struct vec *v, LLVMValueRef m) {
+  return m ? m : all_ones_mask(v);
+}
+
+/* m && c, lane-wise, without letting c's inactive lanes (maybe poison) through. */
+static LLVMValueRef mask_and(struct vec *v, LLVMBuilderRef b, LLVMValueRef m, LLVMValueRef c) {
+  if (!m) return LLVMBuildFreeze(b, c, "");
+  return LLVMBuildSelect(b, m, c, LLVMConstNull(v->mask_type), "mask");
+}
+
+static LLVMValueRef any_lane(struct vec *v, LLVMBuilderRef b, LLVMValueRef m) {
+  if (!m) return LLVMConstInt(v->i1, 1, 0);
+  LLVMValueRef bits = LLVMBuildBitCast(b, m, LLVMIntTypeInContext(v->ctx, v->W), "");
+  return LLVMBuildICmp(b, LLVMIntNE, bits, LLVMConstNull(LLVMTypeOf(bits)), "any");
+}
+
+/* Index of the last lane on in m (all on: W - 1). */
+static LLVMValueRef last_lane(struct vec *v, LLVMBuilderRef b, LLVMValueRef m) {
+  if (!m) return LLVMConstInt(v->i32, v->W - 1, 0);
+  LLVMTypeRef it = LLVMIntTypeInContext(v->ctx, v->W);
+  LLVMValueRef bits = LLVMBuildBitCast(b, m, it, "");
+  LLVMValueRef ctlz = LLVMGetIntrinsicDeclaration(v->m, LLVMLookupIntrinsicID("llvm.ctlz", 9), &it, 1);
+  LLVMValueRef args[2] = {bits, LLVMConstInt(v->i1, 1, 0)};
+  LLVMValueRef lz = LLVMBuildCall2(b, LLVMGlobalGetValueType(ctlz), ctlz, args, 2, "");
+  lz = LLVMBuildZExtOrBitCast(b, lz, v->i32, "");
+  return LLVMBuildSub(b, LLVMConstInt(v->i32, v->W - 1, 0), lz, "last");
+}
+
+static LLVMValueRef first_lane(struct vec *v, LLVMBuilderRef b, LLVMValueRef m) {
+  if (!m) return LLVMConstInt(v->i32, 0, 0);
+  LLVMTypeRef it = LLVMIntTypeInContext(v->ctx, v->W);
+  LLVMValueRef bits = LLVMBuildBitCast(b, m, it, "");
+  LLVMValueRef cttz = LLVMGetIntrinsicDeclaration(v->m, LLVMLookupIntrinsicID("llvm.cttz", 9), &it, 1);
+  LLVMValueRef args[2] = {bits, LLVMConstInt(v->i1, 1, 0)};
+  LLVMValueRef tz = LLVMBuildCall2(b, LLVMGlobalGetValueType(cttz), cttz, args, 2, "");
+  return LLVMBuildZExtOrBitCast(b, tz, v->i32, "first");
+}
+
+/* ---- memory ------------------------------------------------------------------------------ */
+
+static LLVMValueRef call_intrinsic(struct vec *v, LLVMBuilderRef b, const char *name,
+                                   LLVMTypeRef *types, unsigned num_types, LLVMValueRef *args,
+                                   unsigned num_args) {
+  unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+  LLVMValueRef f = LLVMGetIntrinsicDeclaration(v->m, id, types, num_types);
+  return LLVMBuildCall2(b, LLVMGlobalGetValueType(f), f, args, num_args, "");
+}
+
+static LLVMValueRef reverse(struct vec *v, LLVMBuilderRef b, LLVMValueRef x) {
+  LLVMValueRef idx[64];
+  for (unsigned i = 0; i < v->W; i++) idx[i] = LLVMConstInt(v->i32, v->W - 1 - i, 0);
+  return LLVMBuildShuffleVector(b, x, LLVMGetPoison(LLVMTypeOf(x)), LLVMConstVector(idx, v->W), "");
+}
+
+/* The address of lane 0 of an affine access. When the chain behind it
+ * holds only where no lane wraps and some lanes are off (whose indices may
+ * well wrap: "if (i < n)" with i = gid - k), it is found from the first
+ * active lane's exact address instead. */
+static LLVMValueRef affine_base(struct vec *v, LLVMValueRef addr, LLVMValueRef mask) {
+  struct vinfo *i = LLVMIsAInstruction(addr) ? ptr_map_get(&v->info, addr) : NULL;
+  if (!i || !i->assumed || !mask) return scalar_of(v, addr);
+  LLVMValueRef lanes = vector_of_value(v, addr);
+  LLVMValueRef first = first_lane(v, v->b, mask);
+  LLVMValueRef p = LLVMBuildExtractElement(v->b, lanes, first, "");
+  LLVMValueRef back = LLVMBuildMul(v->b, LLVMBuildZExt(v->b, first, v->i64, ""),
+                                   LLVMConstInt(v->i64, (unsigned long long)(-i->stride), 1), "");
+  return LLVMBuildGEP2(v->b, v->i8, p, &back, 1, "base");
+}
+
+static void copy_memory_metadata(struct vec *v, LLVMValueRef from, LLVMValueRef to) {
+  static const char *const kinds[] = {"tbaa", "alias.scope", "noalias", "nontemporal", NULL};
+  for (int k = 0; kinds[k]; k++) {
+    unsigned id = LLVMGetMDKindIDInContext(v->ctx, kinds[k], (unsigned)strlen(kinds[k]));
+    LLVMValueRef md = LLVMGetMetadata(from, id);
+    if (md) LLVMSetMetadata(to, id, md);
+  }
+}
+
+static LLVMValueRef emit_load(struct vec *v, LLVMValueRef in, LLVMValueRef mask) {
+  LLVMValueRef addr = LLVMGetOperand(in, 0);
+  LLVMTypeRef t = LLVMTypeOf(in), vt = vector_of(v, t);
+  unsigned align = LLVMGetAlignment(in);
+  if (!align) align = 1;
+  struct shape s = shape_of_value(v, addr);
+  int64_t size = alloc_size(v, t);
+  int contiguous = s.kind == K_AFFINE && (s.stride == size || s.stride == -size) &&
+                   (int64_t)LLVMStoreSizeOfType(v->td, t) == size && !LLVMGetVolatile(in);
+  if (contiguous) {
+    LLVMValueRef base = affine_base(v, addr, mask);
+    int rev = s.stride < 0;
+    if (rev) {
+      LLVMValueRef back = LLVMConstInt(v->i64, (unsigned long long)((int64_t)(v->W - 1) * s.stride), 1);
+      base = LLVMBuildGEP2(v->b, v->i8, base, &back, 1, "");
+    }
+    LLVMValueRef r;
+    if (!mask) {
+      r = LLVMBuildLoad2(v->b, vt, base, "");
+      LLVMSetAlignment(r, align);
+      copy_memory_metadata(v, in, r);
+    } else {
+      LLVMTypeRef types[2] = {vt, LLVMTypeOf(base)};
+      LLVMValueRef args[4] = {base, LLVMConstInt(v->i32, align, 0), rev ? reverse(v, v->b, mask) : mask,
+                              LLVMGetPoison(vt)};
+      r = call_intrinsic(v, v->b, "llvm.masked.load", types, 2, args, 4);
+    }
+    return rev ? reverse(v, v->b, r) : r;
+  }
+  LLVMValueRef ptrs = vector_of_value(v, addr);
+  LLVMTypeRef types[2] = {vt, LLVMTypeOf(ptrs)};
+  LLVMValueRef args[4] = {ptrs, LLVMConstInt(v->i32, align, 0), mask_value(v, mask), LLVMGetPoison(vt)};
+  return call_intrinsic(v, v->b, "llvm.masked.gather", types, 2, args, 4);
+}
+
+static void emit_store(struct vec *v, LLVMValueRef in, LLVMValueRef mask) {
+  LLVMValueRef val = LLVMGetOperand(in, 0), addr = LLVMGetOperand(in, 1);
+  LLVMTypeRef t = LLVMTypeOf(val), vt = vector_of(v, t);
+  unsigned align = LLVMGetAlignment(in);
+  if (!align) align = 1;
+  struct shape s = shape_of_value(v, addr);
+  if (s.kind == K_UNIFORM) {
+    /* Every active lane writes here: the last one's value stays, as when
+     * the work-items run in order. */
+    LLVMValueRef x = is_uniform(v, val)
+                         ? scalar_of(v, val)
+                         : LLVMBuildExtractElement(v->b, vector_of_value(v, val),
+                                                   last_lane(v, v->b, mask), "");
+    LLVMValueRef st = LLVMBuildStore(v->b, x, scalar_of(v, addr));
+    LLVMSetAlignment(st, align);
+    LLVMSetVolatile(st, LLVMGetVolatile(in));
+    copy_memory_metadata(v, in, st);
+    return;
+  }
+  LLVMValueRef data = vector_of_value(v, val);
+  int64_t size = alloc_size(v, t);
+  if (s.kind == K_AFFINE && (s.stride == size || s.stride == -size) &&
+      (int64_t)LLVMStoreSizeOfType(v->td, t) == size) {
+    LLVMValueRef base = affine_base(v, addr, mask);
+    LLVMValueRef m = mask;
+    if (s.stride < 0) {
+      LLVMValueRef back = LLVMConstInt(v->i64, (unsigned long long)((int64_t)(v->W - 1) * s.stride), 1);
+      base = LLVMBuildGEP2(v->b, v->i8, base, &back, 1, "");
+      data = reverse(v, v->b, data);
+      if (m) m = reverse(v, v->b, m);
+    }
+    if (!m) {
+      LLVMValueRef st = LLVMBuildStore(v->b, data, base);
+      LLVMSetAlignment(st, align);
+      copy_memory_metadata(v, in, st);
+    } else {
+      LLVMTypeRef types[2] = {vt, LLVMTypeOf(base)};
+      LLVMValueRef args[4] = {data, base, LLVMConstInt(v->i32, align, 0), m};
+      call_intrinsic(v, v->b, "llvm.masked.store", types, 2, args, 4);
+    }
+    return;
+  }
+  LLVMValueRef ptrs = vector_of_value(v, addr);
+  LLVMTypeRef types[2] = {vt, LLVMTypeOf(ptrs)};
+  LLVMValueRef args[4] = {data, ptrs, LLVMConstInt(v->i32, align, 0), mask_value(v, mask)};
+  call_intrinsic(v, v->b, "llvm.masked.scatter", types, 2, args, 4);
+}
+
+/* ---- one lane at a time ------------------------------------------------------------------ */
+
+/* Runs in (an atomic, a call) once per lane, lane after lane: only lanes
+ * on in mask unless all_lanes. Returns the vector of results (NULL for
+ * void). Emission continues in a new block. */
+static LLVMValueRef emit_per_lane(struct vec *v, LLVMValueRef in, LLVMValueRef mask, int all_lanes) {
+  LLVMValueRef fn = v->vfn;
+  LLVMBasicBlockRef from = LLVMGetInsertBlock(v->b);
+  LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(v->ctx, fn, "lane");
+  LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(v->ctx, fn, "lane.on");
+  LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(v->ctx, fn, "lane.next");
+  LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(v->ctx, fn, "lane.done");
+  LLVMTypeRef t = LLVMTypeOf(in);
+  int has_result = LLVMGetTypeKind(t) != LLVMVoidTypeKind;
+  LLVMTypeRef vt = has_result ? vector_of(v, t) : NULL;
+  /* Operands: vectors made before the loop. */
+  int n = LLVMGetNumOperands(in);
+  LLVMValueRef *ops = xcalloc((size_t)n, sizeof *ops);
+  unsigned char *per_lane = xcalloc((size_t)n, 1);
+  int is_call = LLVMIsACallInst(in) != NULL;
+  for (int k = 0; k < n; k++) {
+    LLVMValueRef o = LLVMGetOperand(in, (unsigned)k);
+    if (is_call && k == n - 1) {
+      ops[k] = o; /* the callee */
+    } else if (is_uniform(v, o)) {
+      ops[k] = scalar_of(v, o);
+    } else {
+      ops[k] = LLVMBuildFreeze(v->b, vector_of_value(v, o), "");
+      per_lane[k] = 1;
+    }
+  }
+  LLVMBuildBr(v->b, head);
+
+  LLVMPositionBuilderAtEnd(v->b, head);
+  LLVMValueRef lane = LLVMBuildPhi(v->b, v->i32, "lane");
+  LLVMValueRef acc = has_result ? LLVMBuildPhi(v->b, vt, "lanes") : NULL;
+  LLVMValueRef on = all_lanes || !mask ? LLVMConstInt(v->i1, 1, 0)
+                                       : LLVMBuildExtractElement(v->b, mask, lane, "");
+  LLVMBuildCondBr(v->b, on, body, next);
+
+  LLVMPositionBuilderAtEnd(v->b, body);
+  LLVMValueRef c = LLVMInstructionClone(in);
+  for (int k = 0; k < n; k++)
+    LLVMSetOperand(c, (unsigned)k,
+                   per_lane[k] ? LLVMBuildExtractElement(v->b, ops[k], lane, "") : ops[k]);
+  LLVMInsertIntoBuilder(v->b, c);
+  LLVMValueRef acc_on = has_result ? LLVMBuildInsertElement(v->b, acc, c, lane, "") : NULL;
+  LLVMBuildBr(v->b, next);
+
+  LLVMPositionBuilderAtEnd(v->b, next);
+  LLVMValueRef acc_next = NULL;
+  if (has_result) {
+    acc_next = LLVMBuildPhi(v->b, vt, "");
+    LLVMValueRef in_vals[2] = {acc_on, acc};
+    LLVMBasicBlockRef in_blocks[2] = {body, head};
+    LLVMAddIncoming(acc_next, in_vals, in_blocks, 2);
+  }
+  LLVMValueRef lane_next = LLVMBuildAdd(v->b, lane, LLVMConstInt(v->i32, 1, 0), "");
+  LLVMBuildCondBr(v->b, LLVMBuildICmp(v->b, LLVMIntULT, lane_next, LLVMConstInt(v->i32, v->W, 0), ""),
+                  head, done);
+  LLVMValueRef lane_in[2] = {LLVMConstInt(v->i32, 0, 0), lane_next};
+  LLVMBasicBlockRef lane_from[2] = {from, next};
+  LLVMAddIncoming(lane, lane_in, lane_from, 2);
+  if (has_result) {
+    LLVMValueRef acc_in[2] = {LLVMGetPoison(vt), acc_next};
+    LLVMAddIncoming(acc, acc_in, lane_from, 2);
+  }
+  LLVMPositionBuilderAtEnd(v->b, done);
+  free(ops);
+  free(per_lane);
+  return acc_next;
+}
+
+/* ---- calls -------------------------------------------------------------------------------- */
+
+static LLVMValueRef emit_vector_intrinsic(struct vec *v, LLVMValueRef in) {
+  const char *name = callee_name(in);
+  const struct vector_intrinsic *vi = find_vector_intrinsic(name);
+  unsigned nargs = (unsigned)LLVMGetNumArgOperands(in);
+  LLVMValueRef args[8];
+  if (nargs > 8) {
+    fail(v, VECTORIZE_UNSUPPORTED, "an intrinsic with too many arguments", in);
+    return NULL;
+  }
+  for (unsigned k = 0; k < nargs; k++) {
+    LLVMValueRef o = LLVMGetOperand(in, k);
+    args[k] = (vi->scalar_args >> k & 1) ? scalar_of(v, o) : vector_of_value(v, o);
+  }
+  LLVMTypeRef types[2];
+  unsigned nt = 0;
+  LLVMTypeRef rt = LLVMTypeOf(in);
+  switch (vi->overload) {
+  case OV_RET:
+    types[nt++] = vector_of(v, rt);
+    break;
+  case OV_RET_ARG1:
+    types[nt++] = vector_of(v, rt);
+    types[nt++] = LLVMTypeOf(args[1]);
+    break;
+  case OV_ARG0:
+    types[nt++] = LLVMTypeOf(args[0]);
+    break;
+  case OV_RET_ARG0:
+    types[nt++] = vector_of(v, rt);
+    types[nt++] = LLVMTypeOf(args[0]);
+    break;
+  }
+  char base[64];
+  snprintf(base, sizeof base, "%s", vi->name);
+  LLVMValueRef r = call_intrinsic(v, v->b, base, types, nt, args, nargs);
+  copy_safe_fmf(in, r);
+  return r;
+}
+
+/* A libm call as calls of glibc's vector variants, as wide as the ISA has
+ * them, on pieces of the vector. */
+static LLVMValueRef emit_libm(struct vec *v, LLVMValueRef in) {
+  int is_float;
+  char base[16];
+  int arity = libm_function(callee_name(in), &is_float, base);
+  LLVMTypeRef t = LLVMTypeOf(in);
+  unsigned bits = v->isa == 'e' ? 512 : v->isa == 'd' ? 256 : 128;
+  unsigned piece = bits / (is_float ? 32 : 64);
+  if (piece > v->W) piece = v->W;
+  char name[64];
+  char vlen[8];
+  snprintf(vlen, sizeof vlen, "%u", piece);
+  snprintf(name, sizeof name, "_ZGV%cN%s%s_%s%s", v->isa, vlen, arity == 1 ? "v" : "vv", base,
+           is_float ? "f" : "");
+  LLVMTypeRef pt = LLVMVectorType(t, piece);
+  LLVMTypeRef params[2] = {pt, pt};
+  LLVMTypeRef ft = LLVMFunctionType(pt, params, (unsigned)arity, 0);
+  LLVMValueRef f = LLVMGetNamedFunction(v->m, name);
+  if (!f) {
+    f = LLVMAddFunction(v->m, name, ft);
+    LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex,
+                            LLVMCreateEnumAttribute(v->ctx, LLVMGetEnumAttributeKindForName("nounwind", 8), 0));
+  }
+  LLVMValueRef x[2];
+  for (int k = 0; k < arity; k++) x[k] = vector_of_value(v, LLVMGetOperand(in, (unsigned)k));
+  LLVMValueRef result = NULL;
+  for (unsigned at = 0; at < v->W; at += piece) {
+    LLVMValueRef idx[64];
+    for (unsigned i = 0; i < piece; i++) idx[i] = LLVMConstInt(v->i32, at + i, 0);
+    LLVMValueRef sel = LLVMConstVector(idx, piece);
+    LLVMValueRef args[2];
+    for (int k = 0; k < arity; k++)
+      args[k] = piece == v->W ? x[k] : LLVMBuildShuffleVector(v->b, x[k], LLVMGetPoison(LLVMTypeOf(x[k])), sel, "");
+    LLVMValueRef r = LLVMBuildCall2(v->b, ft, f, args, (unsigned)arity, "");
+    if (piece == v->W) return r;
+    /* Put the piece in place: widen it, then blend. */
+    LLVMValueRef widen_idx[64], blend_idx[64];
+    for (unsigned i = 0; i < v->W; i++) {
+      widen_idx[i] = i >= at && i < at + piece ? LLVMConstInt(v->i32, i - at, 0)
+                                                : LLVMGetPoison(v->i32);
+      blend_idx[i] = LLVMConstInt(v->i32, i >= at && i < at + piece ? v->W + i : i, 0);
+    }
+    LLVMValueRef wide = LLVMBuildShuffleVector(v->b, r, LLVMGetPoison(pt), LLVMConstVector(widen_idx, v->W), "");
+    result = result ? LLVMBuildShuffleVector(v->b, result, wide, LLVMConstVector(blend_idx, v->W), "")
+                    : wide;
+  }
+  return result;
+}
+
+/* ---- instructions -------------------------------------------------------------------------- */
+
+static LLVMValueRef clone_uniform(struct vec *v, LLVMValueRef in) {
+  LLVMValueRef c = LLVMInstructionClone(in);
+  int n = LLVMGetNumOperands(in);
+  int is_call = LLVMIsACallInst(in) != NULL;
+  for (int k = 0; k < n; k++) {
+    LLVMValueRef o = LLVMGetOperand(in, (unsigned)k);
+    if (!o || LLVMIsABasicBlock(o) || (is_call && k == n - 1)) continue;
+    LLVMValueRef s = scalar_of(v, o);
+    if (s != o) LLVMSetOperand(c, (unsigned)k, s);
+  }
+  LLVMInsertIntoBuilder(v->b, c);
+  size_t len;
+  const char *name = LLVMGetValueName2(in, &len);
+  if (len) LLVMSetValueName2(c, name, len);
+  return c;
+}
+
+/* Lane 0's value of an affine instruction, from its operands' lane-0
+ * values, without flags that lanes other than 0 might violate. */
+static LLVMValueRef affine_scalar(struct vec *v, LLVMValueRef in) {
+  LLVMOpcode op = LLVMGetInstructionOpcode(in);
+  LLVMValueRef r;
+  switch (op) {
+  case LLVMAlloca: {
+    LLVMTypeRef t = LLVMGetAllocatedType(in);
+    LLVMValueRef a = LLVMBuildAlloca(v->b, LLVMArrayType2(t, v->W), "lanes");
+    unsigned align = LLVMGetAlignment(in);
+    LLVMSetAlignment(a, align ? align : 16);
+    return a;
+  }
+  case LLVMCall: /* __aquila_local_id(0) */
+    return clone_uniform(v, in);
+  case LLVMGetElementPtr: {
+    unsigned n = (unsigned)LLVMGetNumOperands(in);
+    LLVMValueRef ops[16];
+    if (n > 16) {
+      fail(v, VECTORIZE_UNSUPPORTED, "a GEP with too many indices", in);
+      return LLVMGetPoison(LLVMTypeOf(in));
+    }
+    for (unsigned k = 0; k < n; k++) ops[k] = scalar_of(v, LLVMGetOperand(in, k));
+    return LLVMBuildGEP2(v->b, LLVMGetGEPSourceElementType(in), ops[0], ops + 1, n - 1, "");
+  }
+  case LLVMSelect:
+    return LLVMBuildSelect(v->b, scalar_of(v, LLVMGetOperand(in, 0)), scalar_of(v, LLVMGetOperand(in, 1)),
+                           scalar_of(v, LLVMGetOperand(in, 2)), "");
+  case LLVMFreeze:
+    return LLVMBuildFreeze(v->b, scalar_of(v, LLVMGetOperand(in, 0)), "");
+  case LLVMTrunc:
+  case LLVMZExt:
+  case LLVMSExt:
+  case LLVMPtrToInt:
+  case LLVMIntToPtr:
+  case LLVMBitCast:
+  case LLVMAddrSpaceCast:
+    return LLVMBuildCast(v->b, op, scalar_of(v, LLVMGetOperand(in, 0)), LLVMTypeOf(in), "");
+  case LLVMAdd:
+  case LLVMSub:
+  case LLVMMul:
+  case LLVMShl:
+  case LLVMOr:
+    r = LLVMBuildBinOp(v->b, op, scalar_of(v, LLVMGetOperand(in, 0)), scalar_of(v, LLVMGetOperand(in, 1)), "");
+    return r;
+  case LLVMAShr:
+  case LLVMLShr: {
+    /* The shift pair of an extension: lane 0's value from x's. */
+    LLVMValueRef shl = LLVMGetOperand(in, 0);
+    LLVMValueRef x = LLVMBuildShl(v->b, scalar_of(v, LLVMGetOperand(shl, 0)), LLVMGetOperand(shl, 1), "");
+    return LLVMBuildBinOp(v->b, op, x, LLVMGetOperand(in, 1), "");
+  }
+  default:
+    fail(v, VECTORIZE_UNSUPPORTED, "internal: an affine value of an unexpected kind", in);
+    return LLVMGetPoison(LLVMTypeOf(in));
+  }
+}
+
+/* memcpy, memset and memmove with the same operands for every lane: doing
+ * it once is doing it W times. */
+static int is_idempotent_call(struct vec *v, LLVMValueRef in) {
+  const char *name = callee_name(in);
+  if (!name || (strncmp(name, "llvm.memcpy", 11) && strncmp(name, "llvm.memset", 11) &&
+                strncmp(name, "llvm.memmove", 12)))
+    return 0;
+  unsigned nargs = (unsigned)LLVMGetNumArgOperands(in);
+  for (unsigned k = 0; k < nargs; k++)
+    if (!is_uniform(v, LLVMGetOperand(in, k))) return 0;
+  return 1;
+}
+
+static void record_phi(struct vec *v, LLVMValueRef orig, LLVMValueRef phi) {
+  if (v->num_phis == v->cap_phis) {
+    v->cap_phis = v->cap_phis ? 2 * v->cap_phis : 64;
+    v->phi_orig = realloc(v->phi_orig, v->cap_phis * sizeof *v->phi_orig);
+    v->phi_new = realloc(v->phi_new, v->cap_phis * sizeof *v->phi_new);
+    if (!v->phi_orig || !v->phi_new) abort();
+  }
+  v->phi_orig[v->num_phis] = orig;
+  v->phi_new[v->num_phis++] = phi;
+}
+
+static void emit_instruction(struct vec *v, int b, LLVMValueRef in) {
+  struct vinfo *i = info_of(v, in);
+  LLVMOpcode op = LLVMGetInstructionOpcode(in);
+  LLVMValueRef mask = v->mask[b];
+  if (i->drop) return;
+  if (op == LLVMPHI) {
+    /* Phis after a divergent loop take each lane's value at its exit. */
+    int l = -1;
+    unsigned count = LLVMCountIncoming(in);
+    for (unsigned k = 0; k < count && l < 0; k++) {
+      int p = cfg_number(&v->g, LLVMGetIncomingBlock(in, k));
+      if (p >= 0) l = divergent_loop_left(v, p, b);
+    }
+    if (l >= 0) {
+      struct divergent_loop *d = &v->dl[l];
+      LLVMValueRef val = LLVMGetIncomingValue(in, 0);
+      for (unsigned k = 0; k < d->num_live_outs; k++)
+        if (d->live_out[k] == val) i->vector = d->acc_next[k];
+      if (!i->vector) fail(v, VECTORIZE_UNSUPPORTED, "internal: a live-out without accumulator", in);
+      return;
+    }
+    LLVMTypeRef t = LLVMTypeOf(in);
+    if (i->kind == K_VARYING) {
+      i->vector = LLVMBuildPhi(v->b, vector_of(v, t), "");
+    } else {
+      i->scalar = LLVMBuildPhi(v->b, t, "");
+      size_t len;
+      const char *name = LLVMGetValueName2(in, &len);
+      if (len) LLVMSetValueName2(i->scalar, name, len);
+    }
+    record_phi(v, in, i->kind == K_VARYING ? i->vector : i->scalar);
+    return;
+  }
+  if (op == LLVMLoad) {
+    if (i->kind == K_UNIFORM) i->scalar = clone_uniform(v, in);
+    else i->vector = emit_load(v, in, mask);
+    return;
+  }
+  if (op == LLVMStore) {
+    if (LLVMGetOrdering(in) != LLVMAtomicOrderingNotAtomic || LLVMGetVolatile(in)) {
+      if (is_uniform(v, LLVMGetOperand(in, 1)) && is_uniform(v, LLVMGetOperand(in, 0)))
+        clone_uniform(v, in);
+      else
+        emit_per_lane(v, in, mask, 0);
+      return;
+    }
+    emit_store(v, in, mask);
+    return;
+  }
+  if (op == LLVMAtomicRMW || op == LLVMAtomicCmpXchg) {
+    i->vector = emit_per_lane(v, in, mask, 0);
+    return;
+  }
+  if (op == LLVMCall) {
+    enum call_class cc = classify_call(in);
+    if (cc == CALL_LOCAL_ID && i->kind == K_VARYING) {
+      /* A dimension only known at run time. */
+      LLVMValueRef d = scalar_of(v, LLVMGetOperand(in, 0));
+      LLVMValueRef id = clone_uniform(v, in);
+      LLVMValueRef lanes = LLVMBuildAdd(v->b, splat(v, v->b, id), step_vector(v, LLVMTypeOf(id), 1), "");
+      LLVMValueRef is_x = LLVMBuildICmp(v->b, LLVMIntEQ, d, LLVMConstNull(LLVMTypeOf(d)), "");
+      i->vector = LLVMBuildSelect(v->b, is_x, lanes, splat(v, v->b, id), "");
+      return;
+    }
+    if (i->kind == K_UNIFORM && cc != CALL_PER_LANE) {
+      i->scalar = clone_uniform(v, in);
+      return;
+    }
+    if (cc == CALL_PER_LANE && is_idempotent_call(v, in)) {
+      clone_uniform(v, in);
+      return;
+    }
+    if (i->kind == K_AFFINE) {
+      i->scalar = affine_scalar(v, in);
+      return;
+    }
+    switch (cc) {
+    case CALL_VECTOR:
+      i->vector = emit_vector_intrinsic(v, in);
+      return;
+    case CALL_LIBM:
+      i->vector = emit_libm(v, in);
+      return;
+    case CALL_PURE:
+      i->vector = emit_per_lane(v, in, NULL, 1);
+      return;
+    default:
+      i->vector = emit_per_lane(v, in, mask, 0);
+      return;
+    }
+  }
+  if (i->kind == K_UNIFORM) {
+    i->scalar = clone_uniform(v, in);
+    return;
+  }
+  if (i->kind == K_AFFINE) {
+    i->scalar = affine_scalar(v, in);
+    return;
+  }
+  i->vector = widen_pure(v, v->b, in);
+}
+
+/* ---- blocks and control flow --------------------------------------------------------------- */
+
+static LLVMValueRef block_mask(struct vec *v, int b) {
+  struct cfg *g = &v->g;
+  if (b == 0) return NULL;
+  if (v->entry_mask[b]) return v->entry_mask[b];
+  for (unsigned l = 0; l < g->num_loops; l++) {
+    if (!v->loop_divergent[l]) continue;
+    if (g->loops[l].header == b) return v->dl[l].mask_phi;
+    if (v->exit_block[l] == b) return v->mask[g->loops[l].preheader];
+  }
+  int d = g->idom[b];
+  return d >= 0 ? v->mask[d] : NULL;
+}
+
+static void begin_divergent_loop(struct vec *v, int l) {
+  struct cfg *g = &v->g;
+  struct divergent_loop *d = &v->dl[l];
+  int pre = g->loops[l].preheader;
+  LLVMBasicBlockRef from = v->vlast[pre];
+  d->mask_phi = LLVMBuildPhi(v->b, v->mask_type, "active");
+  LLVMValueRef m = mask_value(v, v->mask[pre]);
+  LLVMAddIncoming(d->mask_phi, &m, &from, 1);
+  /* The values the exit block's phis take from the latch. */
+  int exit = v->exit_block[l];
+  for (LLVMValueRef in = LLVMGetFirstInstruction(g->blocks[exit]); in && LLVMIsAPHINode(in);
+       in = LLVMGetNextInstruction(in))
+    d->num_live_outs++;
+  d->live_out = xcalloc(d->num_live_outs, sizeof *d->live_out);
+  d->acc_phi = xcalloc(d->num_live_outs, sizeof *d->acc_phi);
+  d->acc_next = xcalloc(d->num_live_outs, sizeof *d->acc_next);
+  unsigned k = 0;
+  for (LLVMValueRef in = LLVMGetFirstInstruction(g->blocks[exit]); in && LLVMIsAPHINode(in);
+       in = LLVMGetNextInstruction(in), k++) {
+    d->live_out[k] = LLVMGetIncomingValue(in, 0);
+    LLVMTypeRef vt = vector_of(v, LLVMTypeOf(in));
+    d->acc_phi[k] = LLVMBuildPhi(v->b, vt, "exit.value");
+    LLVMValueRef p = LLVMGetPoison(vt);
+    LLVMAddIncoming(d->acc_phi[k], &p, &from, 1);
+  }
+}
+
+static void emit_terminator(struct vec *v, int b) {
+  struct cfg *g = &v->g;
+  LLVMValueRef term = LLVMGetBasicBlockTerminator(g->blocks[b]);
+  LLVMOpcode op = LLVMGetInstructionOpcode(term);
+  if (op == LLVMRet || op == LLVMUnreachable) {
+    clone_uniform(v, term);
+    return;
+  }
+  if (op == LLVMSwitch) {
+    LLVMValueRef sw = LLVMBuildSwitch(v->b, scalar_of(v, LLVMGetOperand(term, 0)),
+                                      v->vblock[cfg_number(g, LLVMGetSwitchDefaultDest(term))],
+                                      LLVMGetNumSuccessors(term) - 1);
+    /* Operands: condition, default, then (value, destination) pairs. */
+    int n = LLVMGetNumOperands(term);
+    for (int k = 2; k + 1 < n; k += 2)
+      LLVMAddCase(sw, LLVMGetOperand(term, (unsigned)k),
+                  v->vblock[cfg_number(g, LLVMValueAsBasicBlock(LLVMGetOperand(term, (unsigned)k + 1)))]);
+    return;
+  }
+  if (!LLVMIsConditional(term)) {
+    LLVMBuildBr(v->b, v->vblock[cfg_number(g, LLVMGetSuccessor(term, 0))]);
+    return;
+  }
+  LLVMValueRef cond = LLVMGetCondition(term);
+  int s0 = cfg_number(g, LLVMGetSuccessor(term, 0)), s1 = cfg_number(g, LLVMGetSuccessor(term, 1));
+  if (!v->varying_branch[b]) {
+    LLVMBuildCondBr(v->b, scalar_of(v, cond), v->vblock[s0], v->vblock[s1]);
+    return;
+  }
+  LLVMValueRef c = vector_of_value(v, cond);
+  LLVMValueRef mask = v->mask[b];
+  int l = g->loop[b];
+  if (l >= 0 && v->loop_divergent[l] && g->loops[l].latch == b) {
+    /* The latch of a divergent loop: lanes that leave now keep their
+     * values; the loop goes on while any lane stays. */
+    struct divergent_loop *d = &v->dl[l];
+    int exit_on_true = s0 == v->exit_block[l];
+    LLVMValueRef not_c = LLVMBuildNot(v->b, c, "");
+    LLVMValueRef leave = mask_and(v, v->b, mask, exit_on_true ? c : not_c);
+    LLVMValueRef stay = mask_and(v, v->b, mask, exit_on_true ? not_c : c);
+    LLVMBasicBlockRef here = LLVMGetInsertBlock(v->b);
+    for (unsigned k = 0; k < d->num_live_outs; k++) {
+      d->acc_next[k] =
+          LLVMBuildSelect(v->b, leave, vector_of_value(v, d->live_out[k]), d->acc_phi[k], "");
+      LLVMAddIncoming(d->acc_phi[k], &d->acc_next[k], &here, 1);
+    }
+    LLVMAddIncoming(d->mask_phi, &stay, &here, 1);
+    LLVMBuildCondBr(v->b, any_lane(v, v->b, stay), v->vblock[g->loops[l].header],
+                    v->vblock[v->exit_block[l]]);
+    return;
+  }
+  /* An if-then: the region runs, masked, when some lane enters it. */
+  int join = g->ipdom[b];
+  int entry = join == s0 ? s1 : s0;
+  LLVMValueRef into = entry == s0 ? c : LLVMBuildNot(v->b, c, "");
+  LLVMValueRef m = mask_and(v, v->b, mask, into);
+  v->entry_mask[entry] = m;
+  LLVMBuildCondBr(v->b, any_lane(v, v->b, m), v->vblock[entry], v->vblock[join]);
+}
+
+/* Incoming values of the phis, once every block is built. */
+static void fill_phis(struct vec *v) {
+  struct cfg *g = &v->g;
+  for (size_t k = 0; k < v->num_phis; k++) {
+    LLVMValueRef orig = v->phi_orig[k], phi = v->phi_new[k];
+    int b = block_of(v, orig);
+    int vec = LLVMGetTypeKind(LLVMTypeOf(phi)) == LLVMVectorTypeKind;
+    int d = v->join_of[b], entry = v->region_entry[b];
+    LLVMValueRef from_d = NULL;
+    unsigned count = LLVMCountIncoming(orig);
+    if (d >= 0 && vec)
+      for (unsigned j = 0; j < count; j++)
+        if (cfg_number(g, LLVMGetIncomingBlock(orig, j)) == d) from_d = LLVMGetIncomingValue(orig, j);
+    for (unsigned j = 0; j < count; j++) {
+      int p = cfg_number(g, LLVMGetIncomingBlock(orig, j));
+      if (p < 0 || g->rpo_number[p] < 0) continue;
+      LLVMValueRef val = LLVMGetIncomingValue(orig, j);
+      LLVMBasicBlockRef pred = v->vlast[p];
+      LLVMValueRef x;
+      LLVMPositionBuilderBefore(v->b, LLVMGetBasicBlockTerminator(pred));
+      if (!vec) {
+        x = scalar_of(v, val);
+      } else if (d >= 0 && entry >= 0 && p != d && from_d) {
+        /* From the masked region: its lanes' values, the others' from before. */
+        x = LLVMBuildSelect(v->b, v->entry_mask[entry], vector_of_value(v, val),
+                            vector_of_value(v, from_d), "blend");
+      } else {
+        x = vector_of_value(v, val);
+      }
+      LLVMAddIncoming(phi, &x, &pred, 1);
+    }
+  }
+}
+
+static void emit_function(struct vec *v) {
+  struct cfg *g = &v->g;
+  for (unsigned r = 0; r < g->num_rpo; r++) {
+    int b = g->rpo[r];
+    v->vblock[b] = LLVMAppendBasicBlockInContext(v->ctx, v->vfn, LLVMGetBasicBlockName(g->blocks[b]));
+  }
+  for (unsigned r = 0; r < g->num_rpo && v->status == VECTORIZE_OK; r++) {
+    int b = g->rpo[r];
+    LLVMPositionBuilderAtEnd(v->b, v->vblock[b]);
+    int l = g->loop[b];
+    if (l >= 0 && v->loop_divergent[l] && g->loops[l].header == b) begin_divergent_loop(v, l);
+    v->mask[b] = block_mask(v, b);
+    v->mask_done[b] = 1;
+    LLVMValueRef term = LLVMGetBasicBlockTerminator(g->blocks[b]);
+    for (LLVMValueRef in = LLVMGetFirstInstruction(g->blocks[b]); in != term && v->status == VECTORIZE_OK;
+         in = LLVMGetNextInstruction(in))
+      emit_instruction(v, b, in);
+    if (v->status != VECTORIZE_OK) break;
+    emit_terminator(v, b);
+    v->vlast[b] = LLVMGetInsertBlock(v->b);
+  }
+  if (v->status == VECTORIZE_OK) fill_phis(v);
+}
+
+/* AQUILA_DEBUG_VECTORIZE: each instruction with its shape, on stderr. */
+static void print_shapes(struct vec *v) {
+  static const char *const names[] = {"undef", "uniform", "affine", "varying"};
+  size_t len;
+  fprintf(stderr, "vectorize: %s (%s)\n", LLVMGetValueName2(v->fn, &len),
+          v->status == VECTORIZE_OK ? "ok" : v->why->data);
+  for (unsigned r = 0; r < v->g.num_rpo; r++) {
+    int b = v->g.rpo[r];
+    fprintf(stderr, "%s:%s%s\n", LLVMGetBasicBlockName(v->g.blocks[b]),
+            v->varying_branch[b] ? " varying-branch" : "", v->partial[b] ? " partial" : "");
+    for (LLVMValueRef in = LLVMGetFirstInstruction(v->g.blocks[b]); in; in = LLVMGetNextInstruction(in)) {
+      struct vinfo *i = ptr_map_get(&v->info, in);
+      char *txt = LLVMPrintValueToString(in);
+      if (i && i->kind == K_AFFINE)
+        fprintf(stderr, "  [affine %" PRId64 "%s] %s\n", i->stride, i->assumed ? " assumed" : "", txt);
+      else
+        fprintf(stderr, "  [%s] %s\n", names[i ? i->kind : 0], txt);
+      LLVMDisposeMessage(txt);
+    }
+  }
+}
+
+/* ---- entry point ------------------------------------------------------------------------------ */
+
+static void cleanup(struct vec *v) {
+  for (size_t k = 0; k < v->num_info; k++) free(v->all_info[k]);
+  free(v->all_info);
+  ptr_map_free(&v->info);
+  if (v->dl)
+    for (unsigned l = 0; l < v->g.num_loops; l++) {
+      free(v->dl[l].live_out);
+      free(v->dl[l].acc_phi);
+      free(v->dl[l].acc_next);
+    }
+  free(v->dl);
+  free(v->varying_branch);
+  free(v->partial);
+  free(v->join_of);
+  free(v->region_entry);
+  free(v->vblock);
+  free(v->vlast);
+  free(v->mask);
+  free(v->mask_done);
+  free(v->entry_mask);
+  free(v->loop_divergent);
+  free(v->exit_block);
+  free(v->phi_orig);
+  free(v->phi_new);
+  if (v->b) LLVMDisposeBuilder(v->b);
+  if (v->mb) LLVMDisposeBuilder(v->mb);
+  cfg_free(&v->g);
+}
+
+enum vectorize_status vectorize_workitem_function(LLVMModuleRef m, LLVMValueRef fn,
+                                                  const struct vectorize_target *target,
+                                                  LLVMValueRef *out, struct strbuf *why) {
+  struct vec v = {0};
+  *out = NULL;
+  v.m = m;
+  v.ctx = LLVMGetModuleContext(m);
+  v.td = LLVMGetModuleDataLayout(m);
+  v.fn = fn;
+  v.W = target->width;
+  v.isa = target->libmvec_isa;
+  v.why = why;
+  v.status = VECTORIZE_OK;
+  if (v.W < 2 || v.W > 64) {
+    strbuf_append(why, "no vector width for this target");
+    return VECTORIZE_UNSUPPORTED;
+  }
+  if (cfg_build(&v.g, fn)) {
+    strbuf_append(why, "control flow with indirect branches");
+    cfg_free(&v.g);
+    return VECTORIZE_UNSUPPORTED;
+  }
+  unsigned n = v.g.n;
+  v.varying_branch = xcalloc(n, 1);
+  v.partial = xcalloc(n, 1);
+  v.join_of = xcalloc(n, sizeof *v.join_of);
+  v.region_entry = xcalloc(n, sizeof *v.region_entry);
+  for (unsigned i = 0; i < n; i++) v.join_of[i] = v.region_entry[i] = -1;
+  v.vblock = xcalloc(n, sizeof *v.vblock);
+  v.vlast = xcalloc(n, sizeof *v.vlast);
+  v.mask = xcalloc(n, sizeof *v.mask);
+  v.mask_done = xcalloc(n, 1);
+  v.entry_mask = xcalloc(n, sizeof *v.entry_mask);
+  v.loop_divergent = xcalloc(v.g.num_loops, 1);
+  v.exit_block = xcalloc(v.g.num_loops, sizeof *v.exit_block);
+  for (unsigned l = 0; l < v.g.num_loops; l++) v.exit_block[l] = -1;
+  v.dl = xcalloc(v.g.num_loops, sizeof *v.dl);
+  v.i1 = LLVMInt1TypeInContext(v.ctx);
+  v.i8 = LLVMInt8TypeInContext(v.ctx);
+  v.i32 = LLVMInt32TypeInContext(v.ctx);
+  v.i64 = LLVMInt64TypeInContext(v.ctx);
+  v.mask_type = LLVMVectorType(v.i1, v.W);
+
+  analyze(&v);
+  check_shapes(&v);
+  if (getenv("AQUILA_DEBUG_VECTORIZE")) print_shapes(&v);
+  if (v.status != VECTORIZE_OK) {
+    enum vectorize_status s = v.status;
+    cleanup(&v);
+    return s;
+  }
+
+  size_t len;
+  struct strbuf name = {0};
+  strbuf_printf(&name, "%s.v%u", LLVMGetValueName2(fn, &len), v.W);
+  v.vfn = LLVMAddFunction(m, name.data, LLVMGlobalGetValueType(fn));
+  strbuf_free(&name);
+  LLVMSetLinkage(v.vfn, LLVMInternalLinkage);
+  for (unsigned i = 0; i < LLVMCountParams(fn); i++) {
+    size_t plen;
+    const char *pname = LLVMGetValueName2(LLVMGetParam(fn, i), &plen);
+    LLVMSetValueName2(LLVMGetParam(v.vfn, i), pname, plen);
+  }
+  /* The function attributes that matter: keep nounwind and the parameters'. */
+  unsigned nattrs = LLVMGetAttributeCountAtIndex(fn, LLVMAttributeFunctionIndex);
+  LLVMAttributeRef *attrs = xcalloc(nattrs, sizeof *attrs);
+  LLVMGetAttributesAtIndex(fn, LLVMAttributeFunctionIndex, attrs);
+  for (unsigned i = 0; i < nattrs; i++)
+    if (LLVMIsEnumAttribute(attrs[i]) &&
+        LLVMGetEnumAttributeKind(attrs[i]) == LLVMGetEnumAttributeKindForName("nounwind", 8))
+      LLVMAddAttributeAtIndex(v.vfn, LLVMAttributeFunctionIndex, attrs[i]);
+  free(attrs);
+  for (unsigned p = 0; p < 2 && p < LLVMCountParams(fn); p++) {
+    unsigned count = LLVMGetAttributeCountAtIndex(fn, p + 1);
+    LLVMAttributeRef *pa = xcalloc(count, sizeof *pa);
+    LLVMGetAttributesAtIndex(fn, p + 1, pa);
+    for (unsigned i = 0; i < count; i++) LLVMAddAttributeAtIndex(v.vfn, p + 1, pa[i]);
+    free(pa);
+  }
+  v.b = LLVMCreateBuilderInContext(v.ctx);
+  v.mb = LLVMCreateBuilderInContext(v.ctx);
+  emit_function(&v);
+  enum vectorize_status s = v.status;
+  if (s == VECTORIZE_OK && LLVMVerifyFunction(v.vfn, LLVMReturnStatusAction)) {
+    fail(&v, VECTORIZE_UNSUPPORTED, "internal: the vectorized function is invalid", NULL);
+    s = v.status;
+    if (getenv("AQUILA_DEBUG_VECTORIZE_IR")) LLVMDumpValue(v.vfn);
+  }
+  if (s != VECTORIZE_OK) {
+    LLVMDeleteFunction(v.vfn);
+  } else {
+    *out = v.vfn;
+  }
+  cleanup(&v);
+  return s;
+}

@@ -1,0 +1,33 @@
+/* Whole-function vectorization of work-item functions (vectorize.c). */
+#ifndef AQUILA_COMPILER_VECTORIZE_H
+#define AQUILA_COMPILER_VECTORIZE_H
+
+#include <llvm-c/Core.h>
+#include <llvm-c/Target.h>
+
+#include "strbuf.h"
+
+struct vectorize_target {
+  unsigned width;  /* work-items per vector: 4, 8 or 16 */
+  char libmvec_isa; /* glibc libmvec variant letter: 'b' SSE4, 'd' AVX2, 'e' AVX-512 */
+};
+
+enum vectorize_status {
+  VECTORIZE_OK,
+  VECTORIZE_UNSUPPORTED, /* something the vectorizer does not handle: keep the scalar path */
+  VECTORIZE_NEEDS_STRUCTURE, /* divergent control flow of a shape it does not handle; may
+                                work once the function's control flow is structurized */
+};
+
+/* Builds "<fn name>.v<width>", a function of fn's type that runs work-items
+ * x .. x + width - 1 of row (y, z) at once, where x is the value that
+ * __aquila_local_id(0) returns in it (so the caller binds work-item
+ * builtins exactly as for fn). fn is a work-item function (kernarg, wg, x,
+ * y, z) whose work-item builtins are still __aquila_* calls, every call
+ * inlined, in SSA form with loops in simplified and LCSSA form. fn is not
+ * changed. On failure, *out is NULL and why says what stopped it. */
+enum vectorize_status vectorize_workitem_function(LLVMModuleRef m, LLVMValueRef fn,
+                                                  const struct vectorize_target *target,
+                                                  LLVMValueRef *out, struct strbuf *why);
+
+#endif

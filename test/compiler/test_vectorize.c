@@ -1,0 +1,392 @@
+/* The whole-function vectorizer, by difference: every kernel here is built
+ * twice, vectorized (the default) and with AQUILA_VECTORIZE=0, run on the
+ * same input with several local sizes (multiples of the vector width, and
+ * sizes that leave a scalar rest or need the scalar version), and the two
+ * outputs must be identical. The kernels exercise what the vectorizer must
+ * get right: divergent branches and loops, values leaving loops at
+ * different iterations, memory under masks (including indices that wrap
+ * in lanes that are off), stores to one address, atomics, private arrays,
+ * switches, OpenCL vectors and barriers. A few results are also checked
+ * against a host computation, so that both builds being wrong alike shows. */
+#include "../api/api.h"
+
+struct vcase {
+  const char *name;
+  const char *source; /* kernel "k"(__global const int *in, __global int *out, int n) */
+  unsigned dims;
+};
+
+/* in[] holds small signed values; out[] has room for n + 64 elements. */
+static const struct vcase cases[] = {
+    {"if_else",
+     "__kernel void k(__global const int *in, __global int *out, int n) {\n"
+     "  int i = get_global_id(0), x = in[i], r;\n"
+     "  if (x > 0) r = x * 3 + 1; else r = -x / 2;\n"
+     "  out[i] = r;\n"
+     "}\n",
+     1},
+    {"nested_if",
+     "__kernel void k(__global const int *in, __global int *out, int n) {\n"
+     "  int i = get_global_id(0), x = in[i], r = 0;\n"
+     "  if (x & 1) {\n"
+     "    if (x & 2) r = x + 10; else { r = x - 10; if (x & 4) r *= 2; }\n"
+     "  } else if (x & 8) {\n"
+     "    r = i;\n"
+     "  } else {\n"
+     "    r = -i;\n"
+     "  }\n"
+     "  out[i] = r;\n"
+     "}\n",
+     1},
+    {"varying_loop",
+     "__kernel void k(__global const int *in, __global int *out, int n) {\n"
+     "  int i = get_global_id(0), s = 0;\n"
+     "  for (int j = 0; j < (in[i] & 31); j++) s += j * in[(i + j) % n];\n"
+     "  out[i] = s;\n"
+     "}\n",
+     1},
+    {"loop_break_continue",
+     "__kernel void k(__global const int *in, __global int *out, int n) {\n"
+     "  int i = get_global_id(0), s = 0, j;\n"
+     "  for (j = 0; j < 40; j++) {\n"
+     "    int v = in[(i * 7 + j) % n];\n"
+     "    if (v % 5 == 0) continue;\n"
+     "    if (v > 40) break;\n"
+     "    s += v;\n"
+     "  }\n"
+     "  out[i] = s * 100 + j;\n"
+     "}\n",
+     1},
+    {"return_in_loop",
+     "__kernel void k(__global const int *in, __global int *out, int n) {\n"
+     "  int i = get_global_id(0);\n"
+     "  out[i] = -1;\n"
+     "  for (int j = 0; j < 64; j++) {\n"
+     "    if (in[(i + j) % n] == 7) { out[i] = j; return; }\n"
+     "  }\n"
+     "  out[i] = 1000;\n"
+     "}\n",
+     1},
+    {"nested_varying_loops",
+     "__kernel void k(__global const int *in, __global int *out, int n) {\n"
+     "  int i = get_global_id(0), s = 0;\n"
+     "  for (int a = 0; a < (i & 7); a++)\n"
+     "    for (int b = a; b < (in[i] & 15); b++)\n"
+     "      s += a ^ b;\n"
+     "  out[i] = s;\n"
+     "}\n",
+     1},
+    {"find_first",
+     "__kernel void k(__global const int *in, __global int *out, int n) {\n"
+     "  int i = get_global_id(0), j = 0, last = 0;\n"
+     "  while (j < n && in[j] <= in[i]) { last = in[j]; j++; }\n"
+     "  out[i] = j * 1000 + last;\n"
+     "}\n",
+     1},
+    {"switch_varying",
+     "__kernel void k(__global const int *in, __global int *out, int n) {\n"
+     "  int i = get_global_id(0), r;\n"
+     "  switch (in[i] & 7) {\n"
+     "  case 0: r = 5; break;\n"
+     "  case 1: r = i; break;\n"
+     "  case 3: r = in[i] * in[i];\n"
+     "  case 4: r = -3; break;\n"
+     "  default: r = 42;\n"
+     "  }\n"
+     "  out[i] = r;\n"
+     "}\n",
+     1},
+    {"wrapping_index",
+     "__kernel void k(__global const int *in, __global int *out, int n) {\n"
+     "  int i = get_global_id(0);\n"
+     "  uint j = (uint)i - 5u;\n"
+     "  int r = 0;\n"
+     "  if (j < (uint)n) r = in[j];\n"
+     "  int m = i - 9;\n"
+     "  if (m >= 0) r += in[m];\n"
+     "  if (i + 3 < n) r += in[n - 1 - i - 3];\n"
+     "  out[i] = r;\n"
+     "}\n",
+     1},
+    {"store_under_mask",
+     "__kernel void k(__global const int *in, __global int *out, int n) {\n"
+     "  int i = get_global_id(0);\n"
+     "  out[i] = 0;\n"
+     "  if (in[i] > 10) out[i] = in[i];\n"
+     "  if (i % 3 == 1) out[i] += in[n - 1 - i];\n"
+     "}\n",
+     1},
+    {"last_writer",
+     "__kernel void k(__global const int *in, __global int *out, int n) {\n"
+     "  int l = get_local_id(0), g = get_group_id(0);\n"
+     "  if (l % 3 == 0) out[g] = l * 10 + (in[get_global_id(0)] & 1);\n"
+     "}\n",
+     1},
+    {"atomics",
+     "__kernel void k(__global const int *in, __global int *out, int n) {\n"
+     "  int i = get_global_id(0);\n"
+     "  if (in[i] & 1) atomic_add(&out[in[i] & 15], i);\n"
+     "  atomic_inc(&out[16]);\n"
+     "  if (i < 5) atomic_max(&out[17], in[i]);\n"
+     "}\n",
+     1},
+    {"private_array",
+     "__kernel void k(__global const int *in, __global int *out, int n) {\n"
+     "  int i = get_global_id(0), a[9];\n"
+     "  for (int j = 0; j < 9; j++) a[j] = in[(i + j) % n] * (j + 1);\n"
+     "  int s = 0;\n"
+     "  for (int j = 0; j < 9; j++) s += a[(in[i] + j) & 7] - a[j];\n"
+     "  out[i] = s + a[in[i] & 7];\n"
+     "}\n",
+     1},
+    {"division",
+     "__kernel void k(__global const int *in, __global int *out, int n) {\n"
+     "  int i = get_global_id(0), d = in[i] % 4, r = 0;\n"
+     "  if (d != 0) r = (in[i] * 1000) / d + (i % d);\n"
+     "  uint u = (uint)in[(i + 1) % n];\n"
+     "  if (u != 0u) r += (int)(0xFFFFFFFFu / u);\n"
+     "  out[i] = r;\n"
+     "}\n",
+     1},
+    {"types",
+     "__kernel void k(__global const int *in, __global int *out, int n) {\n"
+     "  int i = get_global_id(0);\n"
+     "  char c = (char)in[i];\n"
+     "  short s = (short)(in[i] * 300);\n"
+     "  long l = (long)in[i] * 123456789L + i;\n"
+     "  double d = (double)in[i] / 3.0;\n"
+     "  ulong h = (ulong)i * 0x9E3779B97F4A7C15UL;\n"
+     "  out[i] = c + s + (int)(l >> 7) + (int)(d * 8.0) + (int)(h >> 40) + popcount(in[i]) +\n"
+     "           clz(in[i]) + rotate(in[i], 3) + mul_hi(in[i], 0x12345678) + add_sat(in[i], 0x7ffffff0);\n"
+     "}\n",
+     1},
+    {"float_math",
+     "__kernel void k(__global const int *in, __global int *out, int n) {\n"
+     "  int i = get_global_id(0);\n"
+     "  float x = (float)in[i] * 0.25f;\n"
+     "  float y = fma(x, x, 1.0f) + fabs(x) * floor(x * 3.3f) + fmin(x, 2.0f) - sqrt(fabs(x));\n"
+     "  y = x > 0 ? y / x : y * 0.5f;\n"
+     "  out[i] = (int)(y * 1000.0f) + isnan(y) + (int)copysign(1.0f, x);\n"
+     "}\n",
+     1},
+    {"opencl_vectors",
+     "__kernel void k(__global const int *in, __global int *out, int n) {\n"
+     "  int i = get_global_id(0);\n"
+     "  if (i >= n / 4) { out[n + 63 - (i & 31)] = 0; return; }\n"
+     "  int4 v = vload4(i, in);\n"
+     "  int4 w = v.wzyx * (int4)(1, 2, 3, 4) + (int4)(i);\n"
+     "  w = select(w, -w, w > 20);\n"
+     "  vstore4(w, i, out);\n"
+     "}\n",
+     1},
+    {"dynamic_dim",
+     "__kernel void k(__global const int *in, __global int *out, int n) {\n"
+     "  int s = 0;\n"
+     "  for (uint d = 0; d < get_work_dim() + 1; d++) s = s * 31 + (int)get_local_id(d) +\n"
+     "      (int)get_global_id(d) * 7;\n"
+     "  out[get_global_id(0)] = s + in[get_global_id(0)];\n"
+     "}\n",
+     1},
+    {"local_reduction",
+     "__kernel void k(__global const int *in, __global int *out, int n) {\n"
+     "  __local int s[256];\n"
+     "  int l = get_local_id(0), ls = get_local_size(0);\n"
+     "  s[l] = in[get_global_id(0)];\n"
+     "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+     "  for (int k = 1; k < ls; k *= 2) {\n"
+     "    int v = (l % (2 * k) == 0 && l + k < ls) ? s[l + k] : 0;\n"
+     "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+     "    s[l] += v;\n"
+     "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+     "  }\n"
+     "  out[get_global_id(0)] = s[l] + (l == 0 ? 1000000 : 0);\n"
+     "}\n",
+     1},
+    {"local_scan_divergent",
+     "__kernel void k(__global const int *in, __global int *out, int n) {\n"
+     "  __local int s[256];\n"
+     "  int l = get_local_id(0), ls = get_local_size(0);\n"
+     "  s[l] = in[get_global_id(0)];\n"
+     "  for (int off = 1; off < ls; off <<= 1) {\n"
+     "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+     "    int v = l >= off ? s[l - off] : 0;\n"
+     "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+     "    if (v & 1) s[l] += v; else s[l] -= v / 2;\n"
+     "  }\n"
+     "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+     "  int acc = 0;\n"
+     "  for (int j = 0; j <= l % 13; j++) acc += s[(l + j) % ls];\n"
+     "  out[get_global_id(0)] = acc;\n"
+     "}\n",
+     1},
+    {"two_dims",
+     "__kernel void k(__global const int *in, __global int *out, int n) {\n"
+     "  int x = get_global_id(0), y = get_global_id(1), w = get_global_size(0);\n"
+     "  int i = y * w + x;\n"
+     "  int r = in[i];\n"
+     "  if (x > 0) r += in[i - 1];\n"
+     "  if (y > 0) r += 2 * in[i - w];\n"
+     "  if ((x + y) & 1) r = -r;\n"
+     "  out[i] = r * (int)get_local_id(1) + (int)get_local_id(0);\n"
+     "}\n",
+     2},
+    {"two_dims_local_tile",
+     "__kernel void k(__global const int *in, __global int *out, int n) {\n"
+     "  __local int t[16][17];\n"
+     "  int lx = get_local_id(0), ly = get_local_id(1), ls = get_local_size(0) * get_local_size(1);\n"
+     "  int x = get_global_id(0), y = get_global_id(1), w = get_global_size(0);\n"
+     "  for (int j = ly * get_local_size(0) + lx; j < 16 * 17; j += ls)\n"
+     "    t[j / 17][j % 17] = in[(get_group_id(0) * 31 + get_group_id(1) * 7 + j) % n];\n"
+     "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+     "  int r = t[lx % 16][ly % 16] * 3 + t[ly % 16][(lx + 1) % 16];\n"
+     "  out[y * w + x] = r;\n"
+     "}\n",
+     2},
+};
+
+static const size_t local_sizes_1d[] = {16, 64, 48, 256, 24, 8, 7, 1, 0};
+static const size_t local_sizes_2d[][2] = {{16, 4}, {32, 2}, {8, 8}, {16, 16}, {5, 3}, {0, 0}};
+
+/* Builds c's kernel with AQUILA_VECTORIZE as given (NULL: unset). */
+static cl_kernel build_case_kernel(const struct vcase *c, const char *vectorize, cl_program *prog) {
+  if (vectorize) setenv("AQUILA_VECTORIZE", vectorize, 1);
+  else unsetenv("AQUILA_VECTORIZE");
+  cl_int err;
+  cl_program p = build_program(c->source, "", &err);
+  unsetenv("AQUILA_VECTORIZE");
+  if (!p || err != CL_SUCCESS) {
+    printf("  %s: build failed (%d) with AQUILA_VECTORIZE=%s\n", c->name, err,
+           vectorize ? vectorize : "(unset)");
+    if (p) clReleaseProgram(p);
+    return NULL;
+  }
+  cl_kernel k = clCreateKernel(p, "k", &err);
+  *prog = p;
+  return k;
+}
+
+/* Runs k over global (1D: n, 2D: side x side) with the given local size; returns out. */
+static int *run(cl_kernel k, const int *in, int n, unsigned dims, const size_t *global,
+                const size_t *local) {
+  cl_int err;
+  size_t bytes = (size_t)(n + 64) * sizeof(int);
+  cl_mem din = clCreateBuffer(context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes, (void *)in, &err);
+  cl_mem dout = clCreateBuffer(context, CL_MEM_READ_WRITE, bytes, NULL, &err);
+  int zero = 0;
+  clEnqueueFillBuffer(queue, dout, &zero, sizeof zero, 0, bytes, 0, NULL, NULL);
+  clSetKernelArg(k, 0, sizeof din, &din);
+  clSetKernelArg(k, 1, sizeof dout, &dout);
+  clSetKernelArg(k, 2, sizeof n, &n);
+  int *out = calloc((size_t)n + 64, sizeof *out);
+  err = clEnqueueNDRangeKernel(queue, k, dims, NULL, global, local, 0, NULL, NULL);
+  if (err == CL_SUCCESS) err = clEnqueueReadBuffer(queue, dout, CL_TRUE, 0, bytes, out, 0, NULL, NULL);
+  clReleaseMemObject(din);
+  clReleaseMemObject(dout);
+  if (err != CL_SUCCESS) {
+    printf("  run failed: %d\n", err);
+    free(out);
+    return NULL;
+  }
+  return out;
+}
+
+static int compare_case(const struct vcase *c) {
+  cl_program pv = NULL, ps = NULL;
+  cl_kernel kv = build_case_kernel(c, NULL, &pv), ks = build_case_kernel(c, "0", &ps);
+  int ok = kv && ks;
+  for (int round = 0; ok; round++) {
+    size_t global[2], local[2];
+    int n;
+    if (c->dims == 1) {
+      if (!local_sizes_1d[round]) break;
+      local[0] = local_sizes_1d[round];
+      global[0] = local[0] * (local[0] >= 64 ? 4 : 21);
+      n = (int)global[0];
+    } else {
+      if (!local_sizes_2d[round][0]) break;
+      local[0] = local_sizes_2d[round][0];
+      local[1] = local_sizes_2d[round][1];
+      global[0] = local[0] * 4;
+      global[1] = local[1] * 3;
+      n = (int)(global[0] * global[1]);
+    }
+    int *in = malloc(((size_t)n + 64) * sizeof *in);
+    unsigned seed = 12345u + (unsigned)round;
+    for (int i = 0; i < n + 64; i++) {
+      seed = seed * 1103515245u + 12345u;
+      in[i] = (int)((seed >> 16) % 97) - 30;
+    }
+    int *a = run(kv, in, n, c->dims, global, local), *b = run(ks, in, n, c->dims, global, local);
+    if (!a || !b) {
+      ok = 0;
+    } else {
+      for (int i = 0; i < n + 64; i++)
+        if (a[i] != b[i]) {
+          printf("  %s, local size %zu x %zu: out[%d] = %d vectorized, %d scalar\n", c->name,
+                 local[0], c->dims > 1 ? local[1] : (size_t)1, i, a[i], b[i]);
+          ok = 0;
+          break;
+        }
+    }
+    free(a);
+    free(b);
+    free(in);
+  }
+  if (kv) clReleaseKernel(kv);
+  if (ks) clReleaseKernel(ks);
+  if (pv) clReleaseProgram(pv);
+  if (ps) clReleaseProgram(ps);
+  return ok;
+}
+
+static void vectorized_matches_scalar(void) {
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) CHECK(compare_case(&cases[i]));
+}
+
+/* Both builds could be wrong alike: a few results against the host. */
+static void host_reference(void) {
+  const struct vcase *c = &cases[0]; /* if_else */
+  cl_program p = NULL;
+  cl_kernel k = build_case_kernel(c, NULL, &p);
+  REQUIRE(k);
+  int n = 1024, *in = malloc((size_t)(n + 64) * sizeof *in);
+  for (int i = 0; i < n + 64; i++) in[i] = (i * 37) % 101 - 50;
+  size_t global = (size_t)n, local = 64;
+  int *out = run(k, in, n, 1, &global, &local);
+  REQUIRE(out);
+  for (int i = 0; i < n; i++) {
+    int x = in[i], r = x > 0 ? x * 3 + 1 : -x / 2;
+    if (out[i] != r) {
+      printf("  if_else: out[%d] = %d, expected %d\n", i, out[i], r);
+      CHECK(0);
+      break;
+    }
+  }
+  free(out);
+  free(in);
+  clReleaseKernel(k);
+  clReleaseProgram(p);
+
+  c = &cases[10]; /* last_writer: the highest local id that is a multiple of 3 */
+  k = build_case_kernel(c, NULL, &p);
+  REQUIRE(k);
+  n = 256;
+  in = calloc((size_t)n + 64, sizeof *in);
+  global = (size_t)n;
+  local = 64;
+  out = run(k, in, n, 1, &global, &local);
+  REQUIRE(out);
+  for (int g = 0; g < 4; g++) CHECK_EQ_INT(out[g], 630);
+  free(out);
+  free(in);
+  clReleaseKernel(k);
+  clReleaseProgram(p);
+}
+
+int main(void) {
+  api_setup();
+  RUN(vectorized_matches_scalar);
+  RUN(host_reference);
+  api_teardown();
+  CHECK_EXIT();
+}
