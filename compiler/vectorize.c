@@ -52,6 +52,27 @@ struct vinfo {
   LLVMValueRef vector;   /* varying: the value; others: their vector form, once built */
 };
 
+/* Loads (or stores) in one block of the parts of one element of memory:
+ * lane l's element starts at root's lane-l address and spans stride bytes,
+ * member k lies k * size bytes into it. OpenCL vectors and structs of
+ * scalars are accessed so (float4 after the scalarizer). One wide access
+ * and shuffles serve them all, instead of a gather or scatter each. */
+#define MAX_MEMBERS 16
+struct access_group {
+  LLVMValueRef root;
+  int is_store;
+  int64_t stride;       /* bytes per lane's element */
+  int64_t size;         /* bytes per member */
+  LLVMTypeRef type;     /* members' type */
+  unsigned members;     /* stride / size */
+  LLVMValueRef member[MAX_MEMBERS]; /* the access at each slot, NULL for a gap */
+  LLVMValueRef last;    /* the last member in program order (stores are made there) */
+  int element_known;    /* root indexes elements of exactly stride bytes: gaps may be read */
+  unsigned align;
+  int emitted;
+  LLVMValueRef result[MAX_MEMBERS];
+};
+
 /* A loop whose work-items leave it at different iterations. */
 struct divergent_loop {
   LLVMValueRef mask_phi;  /* lanes still running, at the header */
@@ -92,6 +113,10 @@ struct vec {
   LLVMBuilderRef b;  /* emission */
   LLVMBuilderRef mb; /* vector forms built where their scalar is defined */
   LLVMTypeRef i1, i8, i32, i64, mask_type;
+  /* Loads and stores of one block that touch parts of the same element. */
+  struct ptr_map group_of; /* member instruction -> struct access_group */
+  struct access_group **groups;
+  size_t num_groups, cap_groups;
   /* Phis whose incoming values are filled in at the end. */
   LLVMValueRef *phi_orig, *phi_new;
   size_t num_phis, cap_phis;
@@ -1049,22 +1074,226 @@ static void copy_memory_metadata(struct vec *v, LLVMValueRef from, LLVMValueRef 
   }
 }
 
+/* Each lane's bit of m repeated n times: the mask of an access to n
+ * members per lane. */
+static LLVMValueRef expand_mask(struct vec *v, LLVMBuilderRef b, LLVMValueRef m, unsigned n) {
+  if (n == 1) return m;
+  LLVMValueRef idx[MAX_MEMBERS * 64];
+  for (unsigned i = 0; i < v->W * n; i++) idx[i] = LLVMConstInt(v->i32, i / n, 0);
+  return LLVMBuildShuffleVector(b, m, LLVMGetPoison(LLVMTypeOf(m)), LLVMConstVector(idx, v->W * n), "");
+}
+
+/* Lanes' member k out of a vector holding n members per lane, lane by lane. */
+static LLVMValueRef deinterleave(struct vec *v, LLVMBuilderRef b, LLVMValueRef wide, unsigned n,
+                                 unsigned k) {
+  if (n == 1) return wide;
+  LLVMValueRef idx[64];
+  for (unsigned i = 0; i < v->W; i++) idx[i] = LLVMConstInt(v->i32, i * n + k, 0);
+  return LLVMBuildShuffleVector(b, wide, LLVMGetPoison(LLVMTypeOf(wide)), LLVMConstVector(idx, v->W), "");
+}
+
+/* The n member vectors (NULL: poison) laid out lane by lane, n per lane. */
+static LLVMValueRef interleave(struct vec *v, LLVMBuilderRef b, LLVMValueRef *parts, unsigned n,
+                               LLVMTypeRef t) {
+  LLVMTypeRef vt = vector_of(v, t);
+  if (n == 1) return parts[0] ? parts[0] : LLVMGetPoison(vt);
+  unsigned p2 = 1;
+  while (p2 < n) p2 *= 2;
+  LLVMValueRef level[MAX_MEMBERS];
+  for (unsigned k = 0; k < p2; k++) level[k] = k < n && parts[k] ? parts[k] : LLVMGetPoison(vt);
+  /* Concatenate pairwise: p2 vectors of W become one of p2 * W. */
+  unsigned width = v->W;
+  for (unsigned count = p2; count > 1; count /= 2, width *= 2) {
+    LLVMValueRef idx[MAX_MEMBERS * 64];
+    for (unsigned i = 0; i < 2 * width; i++) idx[i] = LLVMConstInt(v->i32, i, 0);
+    for (unsigned k = 0; k < count / 2; k++)
+      level[k] = LLVMBuildShuffleVector(b, level[2 * k], level[2 * k + 1], LLVMConstVector(idx, 2 * width), "");
+  }
+  LLVMValueRef idx[MAX_MEMBERS * 64];
+  for (unsigned lane = 0; lane < v->W; lane++)
+    for (unsigned k = 0; k < n; k++) idx[lane * n + k] = LLVMConstInt(v->i32, k * v->W + lane, 0);
+  return LLVMBuildShuffleVector(b, level[0], LLVMGetPoison(LLVMTypeOf(level[0])),
+                                LLVMConstVector(idx, v->W * n), "interleaved");
+}
+
+/* Whether the active lanes of ptrs step by stride bytes from lane to lane,
+ * and the address lane 0 would have then. */
+static LLVMValueRef consecutive(struct vec *v, LLVMValueRef ptrs, LLVMValueRef mask, int64_t stride,
+                                LLVMValueRef *base) {
+  LLVMValueRef first = first_lane(v, v->b, mask);
+  LLVMValueRef p = LLVMBuildExtractElement(v->b, ptrs, first, "");
+  LLVMValueRef back = LLVMBuildMul(v->b, LLVMBuildZExt(v->b, first, v->i64, ""),
+                                   LLVMConstInt(v->i64, (unsigned long long)(-stride), 1), "");
+  *base = LLVMBuildGEP2(v->b, v->i8, p, &back, 1, "base");
+  LLVMValueRef expect = LLVMBuildGEP2(v->b, v->i8, splat(v, v->b, *base),
+                                      (LLVMValueRef[]){step_vector(v, v->i64, stride)}, 1, "");
+  LLVMValueRef same = LLVMBuildICmp(v->b, LLVMIntEQ, ptrs, expect, "");
+  if (mask) same = LLVMBuildSelect(v->b, mask, same, all_ones_mask(v), "");
+  LLVMValueRef bits = LLVMBuildBitCast(v->b, same, LLVMIntTypeInContext(v->ctx, v->W), "");
+  return LLVMBuildICmp(v->b, LLVMIntEQ, bits, LLVMConstAllOnes(LLVMTypeOf(bits)), "consecutive");
+}
+
+/* Control flow for a fast and a slow way: emission goes on in *slow after
+ * the caller filled *fast; join_blocks returns where both meet. */
+struct two_ways {
+  LLVMBasicBlockRef fast, slow, join, fast_end, slow_end;
+};
+
+static void split_two_ways(struct vec *v, LLVMValueRef cond, struct two_ways *w) {
+  w->fast = LLVMAppendBasicBlockInContext(v->ctx, v->vfn, "wide");
+  w->slow = LLVMAppendBasicBlockInContext(v->ctx, v->vfn, "lanes");
+  w->join = LLVMAppendBasicBlockInContext(v->ctx, v->vfn, "wide.join");
+  LLVMBuildCondBr(v->b, cond, w->fast, w->slow);
+  LLVMPositionBuilderAtEnd(v->b, w->fast);
+}
+
+static LLVMValueRef join_value(struct vec *v, struct two_ways *w, LLVMValueRef fast, LLVMValueRef slow) {
+  LLVMValueRef phi = LLVMBuildPhi(v->b, LLVMTypeOf(fast), "");
+  LLVMValueRef vals[2] = {fast, slow};
+  LLVMBasicBlockRef from[2] = {w->fast_end, w->slow_end};
+  LLVMAddIncoming(phi, vals, from, 2);
+  return phi;
+}
+
+static LLVMValueRef wide_load(struct vec *v, struct access_group *g, LLVMValueRef base, LLVMValueRef mask) {
+  LLVMTypeRef wt = LLVMVectorType(g->type, v->W * g->members);
+  if (!mask) {
+    LLVMValueRef r = LLVMBuildLoad2(v->b, wt, base, "");
+    LLVMSetAlignment(r, g->align);
+    for (unsigned k = 0; k < g->members; k++)
+      if (g->member[k]) {
+        copy_memory_metadata(v, g->member[k], r);
+        break;
+      }
+    return r;
+  }
+  LLVMTypeRef types[2] = {wt, LLVMTypeOf(base)};
+  LLVMValueRef args[4] = {base, LLVMConstInt(v->i32, g->align, 0), expand_mask(v, v->b, mask, g->members),
+                          LLVMGetPoison(wt)};
+  return call_intrinsic(v, v->b, "llvm.masked.load", types, 2, args, 4);
+}
+
+static LLVMValueRef gather(struct vec *v, LLVMTypeRef t, LLVMValueRef ptrs, unsigned align, LLVMValueRef mask) {
+  LLVMTypeRef vt = vector_of(v, t);
+  LLVMTypeRef types[2] = {vt, LLVMTypeOf(ptrs)};
+  LLVMValueRef args[4] = {ptrs, LLVMConstInt(v->i32, align, 0), mask_value(v, mask), LLVMGetPoison(vt)};
+  return call_intrinsic(v, v->b, "llvm.masked.gather", types, 2, args, 4);
+}
+
+static void scatter(struct vec *v, LLVMValueRef data, LLVMValueRef ptrs, unsigned align, LLVMValueRef mask) {
+  LLVMTypeRef types[2] = {LLVMTypeOf(data), LLVMTypeOf(ptrs)};
+  LLVMValueRef args[4] = {data, ptrs, LLVMConstInt(v->i32, align, 0), mask_value(v, mask)};
+  call_intrinsic(v, v->b, "llvm.masked.scatter", types, 2, args, 4);
+}
+
+static void emit_group_load(struct vec *v, struct access_group *g, LLVMValueRef mask) {
+  g->emitted = 1;
+  struct shape rs = shape_of_value(v, g->root);
+  if (rs.kind == K_AFFINE) {
+    LLVMValueRef wide = wide_load(v, g, affine_base(v, g->root, mask), mask);
+    for (unsigned k = 0; k < g->members; k++)
+      if (g->member[k]) g->result[k] = deinterleave(v, v->b, wide, g->members, k);
+    return;
+  }
+  /* A varying root: one wide load when the lanes' elements turn out to be
+   * consecutive (a clamped index, a select), else a gather per member. */
+  LLVMValueRef roots = vector_of_value(v, g->root), base;
+  LLVMValueRef ok = consecutive(v, roots, mask, g->stride, &base);
+  struct two_ways w;
+  split_two_ways(v, ok, &w);
+  LLVMValueRef fast[MAX_MEMBERS] = {0}, slow[MAX_MEMBERS] = {0};
+  LLVMValueRef wide = wide_load(v, g, base, mask);
+  for (unsigned k = 0; k < g->members; k++)
+    if (g->member[k]) fast[k] = deinterleave(v, v->b, wide, g->members, k);
+  w.fast_end = LLVMGetInsertBlock(v->b);
+  LLVMBuildBr(v->b, w.join);
+  LLVMPositionBuilderAtEnd(v->b, w.slow);
+  for (unsigned k = 0; k < g->members; k++) {
+    if (!g->member[k]) continue;
+    LLVMValueRef off = LLVMConstInt(v->i64, (unsigned long long)(k * g->size), 0);
+    LLVMValueRef ptrs = k ? LLVMBuildGEP2(v->b, v->i8, roots, &off, 1, "") : roots;
+    unsigned align = LLVMGetAlignment(g->member[k]);
+    slow[k] = gather(v, g->type, ptrs, align ? align : 1, mask);
+  }
+  w.slow_end = LLVMGetInsertBlock(v->b);
+  LLVMBuildBr(v->b, w.join);
+  LLVMPositionBuilderAtEnd(v->b, w.join);
+  for (unsigned k = 0; k < g->members; k++)
+    if (g->member[k]) g->result[k] = join_value(v, &w, fast[k], slow[k]);
+}
+
+static void emit_group_store(struct vec *v, struct access_group *g, LLVMValueRef mask) {
+  g->emitted = 1;
+  LLVMValueRef parts[MAX_MEMBERS] = {0};
+  int complete = 1;
+  for (unsigned k = 0; k < g->members; k++) {
+    if (g->member[k]) parts[k] = vector_of_value(v, LLVMGetOperand(g->member[k], 0));
+    else complete = 0;
+  }
+  LLVMValueRef data = interleave(v, v->b, parts, g->members, g->type);
+  /* Gaps are not written: the mask leaves them out. */
+  LLVMValueRef m = mask;
+  if (!complete) {
+    LLVMValueRef bits[MAX_MEMBERS * 64];
+    for (unsigned i = 0; i < v->W * g->members; i++)
+      bits[i] = LLVMConstInt(v->i1, g->member[i % g->members] != NULL, 0);
+    LLVMValueRef present = LLVMConstVector(bits, v->W * g->members);
+    m = mask ? LLVMBuildSelect(v->b, expand_mask(v, v->b, mask, g->members), present,
+                               LLVMConstNull(LLVMTypeOf(present)), "")
+             : present;
+  } else if (mask) {
+    m = expand_mask(v, v->b, mask, g->members);
+  }
+  struct shape rs = shape_of_value(v, g->root);
+  LLVMValueRef roots = NULL, base;
+  struct two_ways w;
+  if (rs.kind == K_AFFINE) {
+    base = affine_base(v, g->root, mask);
+  } else {
+    roots = vector_of_value(v, g->root);
+    split_two_ways(v, consecutive(v, roots, mask, g->stride, &base), &w);
+  }
+  if (!m) {
+    LLVMValueRef st = LLVMBuildStore(v->b, data, base);
+    LLVMSetAlignment(st, g->align);
+    copy_memory_metadata(v, g->last, st);
+  } else {
+    LLVMTypeRef types[2] = {LLVMTypeOf(data), LLVMTypeOf(base)};
+    LLVMValueRef args[4] = {data, base, LLVMConstInt(v->i32, g->align, 0), m};
+    call_intrinsic(v, v->b, "llvm.masked.store", types, 2, args, 4);
+  }
+  if (!roots) return;
+  LLVMBuildBr(v->b, w.join);
+  LLVMPositionBuilderAtEnd(v->b, w.slow);
+  for (unsigned k = 0; k < g->members; k++) {
+    if (!g->member[k]) continue;
+    LLVMValueRef off = LLVMConstInt(v->i64, (unsigned long long)(k * g->size), 0);
+    LLVMValueRef ptrs = k ? LLVMBuildGEP2(v->b, v->i8, roots, &off, 1, "") : roots;
+    unsigned align = LLVMGetAlignment(g->member[k]);
+    scatter(v, parts[k], ptrs, align ? align : 1, mask);
+  }
+  LLVMBuildBr(v->b, w.join);
+  LLVMPositionBuilderAtEnd(v->b, w.join);
+}
+
 static LLVMValueRef emit_load(struct vec *v, LLVMValueRef in, LLVMValueRef mask) {
+  struct access_group *g = ptr_map_get(&v->group_of, in);
+  if (g) {
+    if (!g->emitted) emit_group_load(v, g, mask);
+    for (unsigned k = 0; k < g->members; k++)
+      if (g->member[k] == in) return g->result[k];
+  }
   LLVMValueRef addr = LLVMGetOperand(in, 0);
   LLVMTypeRef t = LLVMTypeOf(in), vt = vector_of(v, t);
   unsigned align = LLVMGetAlignment(in);
   if (!align) align = 1;
   struct shape s = shape_of_value(v, addr);
   int64_t size = alloc_size(v, t);
-  int contiguous = s.kind == K_AFFINE && (s.stride == size || s.stride == -size) &&
-                   (int64_t)LLVMStoreSizeOfType(v->td, t) == size && !LLVMGetVolatile(in);
-  if (contiguous) {
-    LLVMValueRef base = affine_base(v, addr, mask);
-    int rev = s.stride < 0;
-    if (rev) {
-      LLVMValueRef back = LLVMConstInt(v->i64, (unsigned long long)((int64_t)(v->W - 1) * s.stride), 1);
-      base = LLVMBuildGEP2(v->b, v->i8, base, &back, 1, "");
-    }
+  if (s.kind == K_AFFINE && s.stride == -size && (int64_t)LLVMStoreSizeOfType(v->td, t) == size &&
+      !LLVMGetVolatile(in)) {
+    /* Lanes walking down: one load, reversed. */
+    LLVMValueRef back = LLVMConstInt(v->i64, (unsigned long long)((int64_t)(v->W - 1) * s.stride), 1);
+    LLVMValueRef base = LLVMBuildGEP2(v->b, v->i8, affine_base(v, addr, mask), &back, 1, "");
     LLVMValueRef r;
     if (!mask) {
       r = LLVMBuildLoad2(v->b, vt, base, "");
@@ -1072,21 +1301,17 @@ static LLVMValueRef emit_load(struct vec *v, LLVMValueRef in, LLVMValueRef mask)
       copy_memory_metadata(v, in, r);
     } else {
       LLVMTypeRef types[2] = {vt, LLVMTypeOf(base)};
-      LLVMValueRef args[4] = {base, LLVMConstInt(v->i32, align, 0), rev ? reverse(v, v->b, mask) : mask,
-                              LLVMGetPoison(vt)};
+      LLVMValueRef args[4] = {base, LLVMConstInt(v->i32, align, 0), reverse(v, v->b, mask), LLVMGetPoison(vt)};
       r = call_intrinsic(v, v->b, "llvm.masked.load", types, 2, args, 4);
     }
-    return rev ? reverse(v, v->b, r) : r;
+    return reverse(v, v->b, r);
   }
-  LLVMValueRef ptrs = vector_of_value(v, addr);
-  LLVMTypeRef types[2] = {vt, LLVMTypeOf(ptrs)};
-  LLVMValueRef args[4] = {ptrs, LLVMConstInt(v->i32, align, 0), mask_value(v, mask), LLVMGetPoison(vt)};
-  return call_intrinsic(v, v->b, "llvm.masked.gather", types, 2, args, 4);
+  return gather(v, t, vector_of_value(v, addr), align, mask);
 }
 
 static void emit_store(struct vec *v, LLVMValueRef in, LLVMValueRef mask) {
   LLVMValueRef val = LLVMGetOperand(in, 0), addr = LLVMGetOperand(in, 1);
-  LLVMTypeRef t = LLVMTypeOf(val), vt = vector_of(v, t);
+  LLVMTypeRef t = LLVMTypeOf(val);
   unsigned align = LLVMGetAlignment(in);
   if (!align) align = 1;
   struct shape s = shape_of_value(v, addr);
@@ -1103,33 +1328,162 @@ static void emit_store(struct vec *v, LLVMValueRef in, LLVMValueRef mask) {
     copy_memory_metadata(v, in, st);
     return;
   }
+  struct access_group *g = ptr_map_get(&v->group_of, in);
+  if (g) {
+    if (in == g->last) emit_group_store(v, g, mask);
+    return;
+  }
   LLVMValueRef data = vector_of_value(v, val);
   int64_t size = alloc_size(v, t);
-  if (s.kind == K_AFFINE && (s.stride == size || s.stride == -size) &&
-      (int64_t)LLVMStoreSizeOfType(v->td, t) == size) {
-    LLVMValueRef base = affine_base(v, addr, mask);
-    LLVMValueRef m = mask;
-    if (s.stride < 0) {
-      LLVMValueRef back = LLVMConstInt(v->i64, (unsigned long long)((int64_t)(v->W - 1) * s.stride), 1);
-      base = LLVMBuildGEP2(v->b, v->i8, base, &back, 1, "");
-      data = reverse(v, v->b, data);
-      if (m) m = reverse(v, v->b, m);
-    }
-    if (!m) {
+  if (s.kind == K_AFFINE && s.stride == -size && (int64_t)LLVMStoreSizeOfType(v->td, t) == size) {
+    LLVMValueRef back = LLVMConstInt(v->i64, (unsigned long long)((int64_t)(v->W - 1) * s.stride), 1);
+    LLVMValueRef base = LLVMBuildGEP2(v->b, v->i8, affine_base(v, addr, mask), &back, 1, "");
+    data = reverse(v, v->b, data);
+    if (!mask) {
       LLVMValueRef st = LLVMBuildStore(v->b, data, base);
       LLVMSetAlignment(st, align);
       copy_memory_metadata(v, in, st);
     } else {
-      LLVMTypeRef types[2] = {vt, LLVMTypeOf(base)};
-      LLVMValueRef args[4] = {data, base, LLVMConstInt(v->i32, align, 0), m};
+      LLVMTypeRef types[2] = {LLVMTypeOf(data), LLVMTypeOf(base)};
+      LLVMValueRef args[4] = {data, base, LLVMConstInt(v->i32, align, 0), reverse(v, v->b, mask)};
       call_intrinsic(v, v->b, "llvm.masked.store", types, 2, args, 4);
     }
     return;
   }
-  LLVMValueRef ptrs = vector_of_value(v, addr);
-  LLVMTypeRef types[2] = {vt, LLVMTypeOf(ptrs)};
-  LLVMValueRef args[4] = {data, ptrs, LLVMConstInt(v->i32, align, 0), mask_value(v, mask)};
-  call_intrinsic(v, v->b, "llvm.masked.scatter", types, 2, args, 4);
+  scatter(v, data, vector_of_value(v, addr), align, mask);
+}
+
+/* ---- access groups ------------------------------------------------------------------------ */
+
+/* addr as root + constant byte offset, looking through one GEP. */
+static void split_address(struct vec *v, LLVMValueRef addr, LLVMValueRef *root, int64_t *off) {
+  *root = addr;
+  *off = 0;
+  if (!LLVMIsAGetElementPtrInst(addr) || LLVMGetNumOperands(addr) != 2) return;
+  LLVMValueRef idx = LLVMGetOperand(addr, 1);
+  if (!LLVMIsAConstantInt(idx)) return;
+  *root = LLVMGetOperand(addr, 0);
+  *off = LLVMConstIntGetSExtValue(idx) * alloc_size(v, LLVMGetGEPSourceElementType(addr));
+}
+
+/* The bytes per element that root steps over, from how it was computed, or 0. */
+static int64_t root_element_size(struct vec *v, LLVMValueRef root) {
+  if (!LLVMIsAGetElementPtrInst(root) || LLVMGetNumOperands(root) != 2) return 0;
+  return alloc_size(v, LLVMGetGEPSourceElementType(root));
+}
+
+static int groupable(struct vec *v, LLVMValueRef in) {
+  int is_load = LLVMIsALoadInst(in) != NULL;
+  if (!is_load && !LLVMIsAStoreInst(in)) return 0;
+  if (LLVMGetVolatile(in) || LLVMGetOrdering(in) != LLVMAtomicOrderingNotAtomic) return 0;
+  LLVMValueRef addr = LLVMGetOperand(in, is_load ? 0 : 1);
+  struct shape s = shape_of_value(v, addr);
+  if (s.kind == K_UNIFORM) return 0;
+  LLVMTypeRef t = is_load ? LLVMTypeOf(in) : LLVMTypeOf(LLVMGetOperand(in, 0));
+  if (!is_scalar_type(t) || (int64_t)LLVMStoreSizeOfType(v->td, t) != alloc_size(v, t)) return 0;
+  /* Lanes walking down are served by a reversed vector. */
+  if (s.kind == K_AFFINE && s.stride < 0) return 0;
+  return 1;
+}
+
+static void close_groups(struct vec *v, struct access_group **open, unsigned *num_open, int stores) {
+  unsigned k = 0;
+  for (unsigned i = 0; i < *num_open; i++)
+    if (open[i]->is_store != stores) open[k++] = open[i];
+  *num_open = k;
+}
+
+static void add_group(struct vec *v, struct access_group *g) {
+  if (v->num_groups == v->cap_groups) {
+    v->cap_groups = v->cap_groups ? 2 * v->cap_groups : 64;
+    v->groups = realloc(v->groups, v->cap_groups * sizeof *v->groups);
+    if (!v->groups) abort();
+  }
+  v->groups[v->num_groups++] = g;
+}
+
+/* Finds the access groups of block b: accesses through the same root at
+ * constant offsets, with no other memory access between them that could
+ * see the difference (a store between loads, any access between stores). */
+static void find_groups(struct vec *v, int b) {
+  struct access_group *open[64];
+  unsigned num_open = 0;
+  LLVMBasicBlockRef bb = v->g.blocks[b];
+  for (LLVMValueRef in = LLVMGetFirstInstruction(bb); in; in = LLVMGetNextInstruction(in)) {
+    LLVMOpcode op = LLVMGetInstructionOpcode(in);
+    int is_load = op == LLVMLoad, is_store = op == LLVMStore;
+    if (!groupable(v, in)) {
+      if (is_load) close_groups(v, open, &num_open, 1);
+      else if (is_store || op == LLVMAtomicRMW || op == LLVMAtomicCmpXchg || op == LLVMFence)
+        num_open = 0;
+      else if (op == LLVMCall) {
+        enum call_class cc = classify_call(in);
+        if (cc == CALL_PER_LANE || cc == CALL_BARRIER || cc == CALL_UNKNOWN) num_open = 0;
+      }
+      continue;
+    }
+    /* A store ends the load groups (later loads must see it); a load ends
+     * the store groups (it must see the stores before it). */
+    close_groups(v, open, &num_open, is_store ? 0 : 1);
+    LLVMValueRef addr = LLVMGetOperand(in, is_load ? 0 : 1), root;
+    int64_t off;
+    split_address(v, addr, &root, &off);
+    LLVMTypeRef t = is_load ? LLVMTypeOf(in) : LLVMTypeOf(LLVMGetOperand(in, 0));
+    int64_t size = alloc_size(v, t);
+    struct shape rs = shape_of_value(v, root);
+    if (rs.kind == K_UNIFORM || (rs.kind == K_AFFINE && rs.stride <= 0)) {
+      root = addr;
+      off = 0;
+      rs = shape_of_value(v, root);
+    }
+    struct access_group *g = NULL;
+    for (unsigned i = 0; i < num_open && !g; i++)
+      if (open[i]->root == root && open[i]->type == t && off >= 0 && off < open[i]->stride &&
+          off % size == 0 && !open[i]->member[off / size])
+        g = open[i];
+    if (!g) {
+      int64_t stride = rs.kind == K_AFFINE ? rs.stride : root_element_size(v, root);
+      if (stride <= 0) stride = off + size;
+      if (off < 0 || off % size || stride % size || stride / size > MAX_MEMBERS || off >= stride)
+        continue;
+      g = xcalloc(1, sizeof *g);
+      g->root = root;
+      g->is_store = is_store;
+      g->stride = stride;
+      g->size = size;
+      g->type = t;
+      g->members = (unsigned)(stride / size);
+      g->element_known = root_element_size(v, root) == stride;
+      g->align = LLVMGetAlignment(in) ? LLVMGetAlignment(in) : 1;
+      add_group(v, g);
+      if (num_open == 64) num_open = 0;
+      open[num_open++] = g;
+    }
+    g->member[off / size] = in;
+    g->last = in;
+    unsigned a = LLVMGetAlignment(in) ? LLVMGetAlignment(in) : 1;
+    if (a < g->align) g->align = a;
+    ptr_map_put(&v->group_of, in, g);
+  }
+}
+
+/* Drops groups that would read memory no lane reads: a gap is only read
+ * when the element is known to span it. */
+static void settle_groups(struct vec *v, size_t from) {
+  for (size_t i = from; i < v->num_groups; i++) {
+    struct access_group *g = v->groups[i];
+    unsigned present = 0;
+    for (unsigned k = 0; k < g->members; k++) present += g->member[k] != NULL;
+    int keep = present == g->members || (!g->is_store && g->element_known);
+    /* Stores with gaps leave them out by mask: cheap with AVX-512 only. */
+    if (g->is_store && present * 2 >= g->members && v->isa == 'e') keep = 1;
+    /* A lone strided access moves W * stride bytes for W elements: only
+     * worth it when the element is small. */
+    if (present == 1 && g->members > 4) keep = 0;
+    if (keep) continue;
+    for (unsigned k = 0; k < g->members; k++)
+      if (g->member[k]) ptr_map_put(&v->group_of, g->member[k], NULL);
+  }
 }
 
 /* ---- one lane at a time ------------------------------------------------------------------ */
@@ -1648,6 +2002,9 @@ static void emit_function(struct vec *v) {
     if (l >= 0 && v->loop_divergent[l] && g->loops[l].header == b) begin_divergent_loop(v, l);
     v->mask[b] = block_mask(v, b);
     v->mask_done[b] = 1;
+    size_t first_group = v->num_groups;
+    find_groups(v, b);
+    settle_groups(v, first_group);
     LLVMValueRef term = LLVMGetBasicBlockTerminator(g->blocks[b]);
     for (LLVMValueRef in = LLVMGetFirstInstruction(g->blocks[b]); in != term && v->status == VECTORIZE_OK;
          in = LLVMGetNextInstruction(in))
@@ -1707,6 +2064,9 @@ static void cleanup(struct vec *v) {
   free(v->exit_block);
   free(v->phi_orig);
   free(v->phi_new);
+  for (size_t k = 0; k < v->num_groups; k++) free(v->groups[k]);
+  free(v->groups);
+  ptr_map_free(&v->group_of);
   if (v->b) LLVMDisposeBuilder(v->b);
   if (v->mb) LLVMDisposeBuilder(v->mb);
   cfg_free(&v->g);
