@@ -179,6 +179,47 @@ static const struct vcase cases[] = {
      "  vstore4(w, i, out);\n"
      "}\n",
      1},
+    {"element_groups",
+     "__kernel void k(__global const int *in, __global int *out, int n) {\n"
+     "  int i = get_global_id(0);\n"
+     "  __global const int4 *a = (__global const int4 *)in;\n"
+     "  __global int4 *o = (__global int4 *)out;\n"
+     "  if (i >= n / 4) return;\n"
+     "  int4 x = a[max(i - 1, 0)];\n"
+     "  int4 y = a[i];\n"
+     "  int4 z = a[(i * 7) % (n / 4)];\n"
+     "  int3 w = vload3(i, in);\n"
+     "  if (x.x & 1) o[i] = x + y * 2 - z;\n"
+     "  else o[i] = (int4)(w.x, w.y, w.z, y.w);\n"
+     "  if (i % 5 == 2) vstore3(w * 3, i + n / 4, out);\n"
+     "}\n",
+     1},
+    {"byte_groups",
+     "__kernel void k(__global const int *in, __global int *out, int n) {\n"
+     "  int i = get_global_id(0);\n"
+     "  uchar4 c = ((__global const uchar4 *)in)[i];\n"
+     "  uchar4 d = ((__global const uchar4 *)in)[min(i + 1, n - 1)];\n"
+     "  out[i] = c.x + c.y * 3 + c.z * 7 - d.z;\n"
+     "  if (c.x > 100) ((__global uchar4 *)out)[i] = (uchar4)(c.y, c.x, 9, d.w);\n"
+     "}\n",
+     1},
+    {"structs",
+     "typedef struct { int a; float b; short c; short d; } P;\n"
+     "__kernel void k(__global const int *in, __global int *out, int n) {\n"
+     "  int i = get_global_id(0);\n"
+     "  __global const P *p = (__global const P *)in;\n"
+     "  __global P *q = (__global P *)out;\n"
+     "  if (i >= n / 3) return;\n"
+     "  P x = p[i];\n"
+     "  P y;\n"
+     "  y.a = x.a + x.c;\n"
+     "  y.b = x.b;\n"
+     "  y.c = x.d;\n"
+     "  y.d = (short)i;\n"
+     "  if (x.a & 2) q[i] = y;\n"
+     "  else q[i].a = -x.a;\n"
+     "}\n",
+     1},
     {"dynamic_dim",
      "__kernel void k(__global const int *in, __global int *out, int n) {\n"
      "  int s = 0;\n"
