@@ -1442,8 +1442,8 @@ static void find_groups(struct vec *v, int b) {
           off % size == 0 && !open[i]->member[off / size])
         g = open[i];
     if (!g) {
-      int64_t stride = rs.kind == K_AFFINE ? rs.stride : root_element_size(v, root);
-      if (stride <= 0) stride = off + size;
+      /* A varying root's element size is settled once all members are known. */
+      int64_t stride = rs.kind == K_AFFINE ? rs.stride : size * MAX_MEMBERS;
       if (off < 0 || off % size || stride % size || stride / size > MAX_MEMBERS || off >= stride)
         continue;
       g = xcalloc(1, sizeof *g);
@@ -1472,6 +1472,19 @@ static void find_groups(struct vec *v, int b) {
 static void settle_groups(struct vec *v, size_t from) {
   for (size_t i = from; i < v->num_groups; i++) {
     struct access_group *g = v->groups[i];
+    if (shape_of_value(v, g->root).kind == K_VARYING) {
+      /* The element: what the root's GEP steps over, or at least the
+       * members' span (consecutive() checks the guess at run time). */
+      unsigned last = 0;
+      for (unsigned k = 0; k < g->members; k++)
+        if (g->member[k]) last = k;
+      int64_t span = (int64_t)(last + 1) * g->size, element = root_element_size(v, g->root);
+      g->stride = element > span && element % g->size == 0 && element / g->size <= MAX_MEMBERS
+                      ? element
+                      : span;
+      g->members = (unsigned)(g->stride / g->size);
+      g->element_known = element == g->stride;
+    }
     unsigned present = 0;
     for (unsigned k = 0; k < g->members; k++) present += g->member[k] != NULL;
     int keep = present == g->members || (!g->is_store && g->element_known);

@@ -44,121 +44,106 @@ HLP __global uchar *texel_ptr(img_t *im, int x, int y, int z) {
 
 /* ---- pixel decoding: stored channels, then the channel order ---- */
 
+/* The first n (1 to 4) channels of a texel, widened, the others 0. Each
+ * count is its own straight path: the texel's channels are then read
+ * together, which the vectorizer turns into one wide load for a row of
+ * work-items, and never past the texel's last channel. */
+#define LOAD_CHANNELS(NAME, T, RT)                                             \
+  HLP RT##4 NAME(__global const uchar *p, uint n) {                           \
+    __global const T *q = (__global const T *)p;                              \
+    if (n == 4) return convert_##RT##4(vload4(0, q));                         \
+    if (n == 1) return (RT##4)(q[0], 0, 0, 0);                                \
+    if (n == 2) return (RT##4)(convert_##RT##2(vload2(0, q)), 0, 0);          \
+    return (RT##4)(convert_##RT##3(vload3(0, q)), 0);                         \
+  }
+LOAD_CHANNELS(load_uchar, uchar, uint)
+LOAD_CHANNELS(load_char, char, int)
+LOAD_CHANNELS(load_ushort, ushort, uint)
+LOAD_CHANNELS(load_short, short, int)
+LOAD_CHANNELS(load_uint, uint, uint)
+LOAD_CHANNELS(load_float, float, float)
+
+HLP float4 load_half(__global const uchar *p, uint n) {
+  __global const half *q = (__global const half *)p;
+  if (n == 4) return vload_half4(0, q);
+  if (n == 1) return (float4)(vload_half(0, q), 0, 0, 0);
+  if (n == 2) return (float4)(vload_half2(0, q), 0, 0);
+  return (float4)(vload_half3(0, q), 0);
+}
+
+/* Only the first n channels exist; the others stay 0 after scaling. */
+HLP float4 keep_channels(float4 v, uint n) {
+  return (float4)(v.x, n > 1 ? v.y : 0.0f, n > 2 ? v.z : 0.0f, n > 3 ? v.w : 0.0f);
+}
+
 HLP float4 fetch_f(img_t *im, __global const uchar *p) {
-  float v[4] = {0, 0, 0, 0};
   uint n = im->num_channels;
   switch (im->channel_data_type) {
   case CLK_UNORM_INT8:
-    for (uint c = 0; c < n; c++)
-      v[c] = p[c] / 255.0f;
-    break;
+    return convert_float4(load_uchar(p, n)) / 255.0f;
   case CLK_SNORM_INT8:
-    for (uint c = 0; c < n; c++)
-      v[c] = __builtin_fmaxf(((__global const char *)p)[c] / 127.0f, -1.0f);
-    break;
+    return keep_channels(fmax(convert_float4(load_char(p, n)) / 127.0f, -1.0f), n);
   case CLK_UNORM_INT16:
-    for (uint c = 0; c < n; c++)
-      v[c] = ((__global const ushort *)p)[c] / 65535.0f;
-    break;
+    return convert_float4(load_ushort(p, n)) / 65535.0f;
   case CLK_SNORM_INT16:
-    for (uint c = 0; c < n; c++)
-      v[c] = __builtin_fmaxf(((__global const short *)p)[c] / 32767.0f, -1.0f);
-    break;
+    return keep_channels(fmax(convert_float4(load_short(p, n)) / 32767.0f, -1.0f), n);
   case CLK_HALF_FLOAT:
-    for (uint c = 0; c < n; c++)
-      v[c] = vload_half(c, (__global const half *)p);
-    break;
+    return load_half(p, n);
   case CLK_FLOAT:
-    for (uint c = 0; c < n; c++)
-      v[c] = ((__global const float *)p)[c];
-    break;
+    return load_float(p, n);
   case CLK_UNORM_SHORT_565: {
     uint x = *(__global const ushort *)p;
-    v[0] = (x >> 11) / 31.0f;
-    v[1] = ((x >> 5) & 63) / 63.0f;
-    v[2] = (x & 31) / 31.0f;
-    break;
+    return (float4)((x >> 11) / 31.0f, ((x >> 5) & 63) / 63.0f, (x & 31) / 31.0f, 0);
   }
   case CLK_UNORM_SHORT_555: {
     uint x = *(__global const ushort *)p;
-    v[0] = ((x >> 10) & 31) / 31.0f;
-    v[1] = ((x >> 5) & 31) / 31.0f;
-    v[2] = (x & 31) / 31.0f;
-    break;
+    return (float4)(((x >> 10) & 31) / 31.0f, ((x >> 5) & 31) / 31.0f, (x & 31) / 31.0f, 0);
   }
   case CLK_UNORM_INT_101010: {
     uint x = *(__global const uint *)p;
-    v[0] = ((x >> 20) & 1023) / 1023.0f;
-    v[1] = ((x >> 10) & 1023) / 1023.0f;
-    v[2] = (x & 1023) / 1023.0f;
-    break;
+    return (float4)(((x >> 20) & 1023) / 1023.0f, ((x >> 10) & 1023) / 1023.0f,
+                    (x & 1023) / 1023.0f, 0);
   }
   /* Integer formats read with read_imagef are undefined; give the values. */
   case CLK_SIGNED_INT8:
-    for (uint c = 0; c < n; c++)
-      v[c] = ((__global const char *)p)[c];
-    break;
+    return convert_float4(load_char(p, n));
   case CLK_SIGNED_INT16:
-    for (uint c = 0; c < n; c++)
-      v[c] = ((__global const short *)p)[c];
-    break;
+    return convert_float4(load_short(p, n));
   case CLK_SIGNED_INT32:
-    for (uint c = 0; c < n; c++)
-      v[c] = ((__global const int *)p)[c];
-    break;
+    return convert_float4(as_int4(load_uint(p, n)));
   case CLK_UNSIGNED_INT8:
-    for (uint c = 0; c < n; c++)
-      v[c] = p[c];
-    break;
+    return convert_float4(load_uchar(p, n));
   case CLK_UNSIGNED_INT16:
-    for (uint c = 0; c < n; c++)
-      v[c] = ((__global const ushort *)p)[c];
-    break;
+    return convert_float4(load_ushort(p, n));
   default:
-    for (uint c = 0; c < n; c++)
-      v[c] = ((__global const uint *)p)[c];
-    break;
+    return convert_float4(load_uint(p, n));
   }
-  return (float4)(v[0], v[1], v[2], v[3]);
 }
 
 /* Integer reads: signed types sign-extend, the others zero-extend; the
  * bits are the same for read_imagei and read_imageui. */
 HLP int4 fetch_i(img_t *im, __global const uchar *p) {
-  int v[4] = {0, 0, 0, 0};
   uint n = im->num_channels;
   switch (im->channel_data_type) {
   case CLK_SIGNED_INT8:
   case CLK_SNORM_INT8:
-    for (uint c = 0; c < n; c++)
-      v[c] = ((__global const char *)p)[c];
-    break;
+    return load_char(p, n);
   case CLK_SIGNED_INT16:
   case CLK_SNORM_INT16:
-    for (uint c = 0; c < n; c++)
-      v[c] = ((__global const short *)p)[c];
-    break;
+    return load_short(p, n);
   case CLK_UNSIGNED_INT8:
   case CLK_UNORM_INT8:
-    for (uint c = 0; c < n; c++)
-      v[c] = p[c];
-    break;
+    return as_int4(load_uchar(p, n));
   case CLK_UNSIGNED_INT16:
   case CLK_UNORM_INT16:
   case CLK_HALF_FLOAT:
-    for (uint c = 0; c < n; c++)
-      v[c] = ((__global const ushort *)p)[c];
-    break;
+    return as_int4(load_ushort(p, n));
   case CLK_UNORM_SHORT_565:
   case CLK_UNORM_SHORT_555:
-    v[0] = *(__global const ushort *)p;
-    break;
+    return (int4)(*(__global const ushort *)p, 0, 0, 0);
   default:
-    for (uint c = 0; c < n; c++)
-      v[c] = ((__global const int *)p)[c];
-    break;
+    return as_int4(load_uint(p, n));
   }
-  return (int4)(v[0], v[1], v[2], v[3]);
 }
 
 /* Missing channels read as 0, a missing alpha as 1 (section 8.3). */
@@ -336,9 +321,14 @@ HLP uint unorm_enc(float f, float scale) {
   if (!(f > 0)) return 0; /* negative, zero and NaN */
   return (uint)__builtin_rintf(__builtin_fminf(f * scale, scale));
 }
-HLP int snorm_enc(float f, float scale) {
-  if (f != f) return 0;
-  return (int)__builtin_rintf(fclamp(f * scale, -scale - 1, scale));
+/* The same for four channels: no branch, no conversion of what is dropped. */
+HLP uint4 unorm_enc4(float4 f, float scale) {
+  float4 t = rint(fmin(f * scale, scale));
+  return convert_uint4(select(t, (float4)(0.0f), f > 0.0f ? (int4)(0) : (int4)(-1)));
+}
+HLP int4 snorm_enc4(float4 f, float scale) {
+  float4 t = rint(clamp(f * scale, -scale - 1, scale));
+  return convert_int4(select(t, (float4)(0.0f), isnan(f)));
 }
 
 /* RGBA to the order the channels are stored in. */
@@ -360,46 +350,64 @@ HLP int snorm_enc(float f, float scale) {
 STORED(float)
 STORED(long)
 
+/* The first n (1 to 4) channels of v, narrowed, written together. */
+#define STORE_CHANNELS(NAME, T, VT)                                            \
+  HLP void NAME(__global uchar *p, VT##4 v, uint n) {                         \
+    __global T *q = (__global T *)p;                                          \
+    if (n == 4) vstore4(convert_##T##4(v), 0, q);                             \
+    else if (n == 1) q[0] = (T)v.x;                                           \
+    else if (n == 2) vstore2(convert_##T##2(v.xy), 0, q);                     \
+    else vstore3(convert_##T##3(v.xyz), 0, q);                                \
+  }
+STORE_CHANNELS(store_uchar, uchar, uint)
+STORE_CHANNELS(store_char, char, int)
+STORE_CHANNELS(store_ushort, ushort, uint)
+STORE_CHANNELS(store_short, short, int)
+STORE_CHANNELS(store_uint, uint, uint)
+STORE_CHANNELS(store_int, int, int)
+STORE_CHANNELS(store_float, float, float)
+
+HLP void store_half(__global uchar *p, float4 v, uint n) {
+  __global half *q = (__global half *)p;
+  if (n == 4) vstore_half4_rte(v, 0, q);
+  else if (n == 1) vstore_half_rte(v.x, 0, q);
+  else if (n == 2) vstore_half2_rte(v.xy, 0, q);
+  else vstore_half3_rte(v.xyz, 0, q);
+}
+
 HLP void store_f(img_t *im, __global uchar *p, float4 color) {
-  float v[4];
-  vstore4(stored_float(im->channel_order, color), 0, v);
+  float4 v = stored_float(im->channel_order, color);
   uint n = im->num_channels;
   switch (im->channel_data_type) {
   case CLK_UNORM_INT8:
-    for (uint c = 0; c < n; c++)
-      p[c] = (uchar)unorm_enc(v[c], 255.0f);
+    store_uchar(p, unorm_enc4(v, 255.0f), n);
     break;
   case CLK_SNORM_INT8:
-    for (uint c = 0; c < n; c++)
-      ((__global char *)p)[c] = (char)snorm_enc(v[c], 127.0f);
+    store_char(p, snorm_enc4(v, 127.0f), n);
     break;
   case CLK_UNORM_INT16:
-    for (uint c = 0; c < n; c++)
-      ((__global ushort *)p)[c] = (ushort)unorm_enc(v[c], 65535.0f);
+    store_ushort(p, unorm_enc4(v, 65535.0f), n);
     break;
   case CLK_SNORM_INT16:
-    for (uint c = 0; c < n; c++)
-      ((__global short *)p)[c] = (short)snorm_enc(v[c], 32767.0f);
+    store_short(p, snorm_enc4(v, 32767.0f), n);
     break;
   case CLK_HALF_FLOAT:
-    for (uint c = 0; c < n; c++)
-      vstore_half_rte(v[c], c, (__global half *)p);
+    store_half(p, v, n);
     break;
   case CLK_FLOAT:
-    for (uint c = 0; c < n; c++)
-      ((__global float *)p)[c] = v[c];
+    store_float(p, v, n);
     break;
   case CLK_UNORM_SHORT_565:
-    *(__global ushort *)p = (ushort)(unorm_enc(v[0], 31) << 11 | unorm_enc(v[1], 63) << 5 |
-                                     unorm_enc(v[2], 31));
+    *(__global ushort *)p = (ushort)(unorm_enc(v.x, 31) << 11 | unorm_enc(v.y, 63) << 5 |
+                                     unorm_enc(v.z, 31));
     break;
   case CLK_UNORM_SHORT_555:
-    *(__global ushort *)p = (ushort)(unorm_enc(v[0], 31) << 10 | unorm_enc(v[1], 31) << 5 |
-                                     unorm_enc(v[2], 31));
+    *(__global ushort *)p = (ushort)(unorm_enc(v.x, 31) << 10 | unorm_enc(v.y, 31) << 5 |
+                                     unorm_enc(v.z, 31));
     break;
   case CLK_UNORM_INT_101010:
     *(__global uint *)p =
-        unorm_enc(v[0], 1023) << 20 | unorm_enc(v[1], 1023) << 10 | unorm_enc(v[2], 1023);
+        unorm_enc(v.x, 1023) << 20 | unorm_enc(v.y, 1023) << 10 | unorm_enc(v.z, 1023);
     break;
   default: /* write_imagef to an integer format is undefined: nothing */
     break;
@@ -408,33 +416,26 @@ HLP void store_f(img_t *im, __global uchar *p, float4 color) {
 
 /* write_imagei / write_imageui: saturate to the channel type's range. */
 HLP void store_l(img_t *im, __global uchar *p, long4 color) {
-  long v[4];
-  vstore4(stored_long(im->channel_order, color), 0, v);
+  long4 v = stored_long(im->channel_order, color);
   uint n = im->num_channels;
   switch (im->channel_data_type) {
   case CLK_SIGNED_INT8:
-    for (uint c = 0; c < n; c++)
-      ((__global char *)p)[c] = (char)clamp(v[c], (long)CHAR_MIN, (long)CHAR_MAX);
+    store_char(p, convert_int4(clamp(v, (long)CHAR_MIN, (long)CHAR_MAX)), n);
     break;
   case CLK_SIGNED_INT16:
-    for (uint c = 0; c < n; c++)
-      ((__global short *)p)[c] = (short)clamp(v[c], (long)SHRT_MIN, (long)SHRT_MAX);
+    store_short(p, convert_int4(clamp(v, (long)SHRT_MIN, (long)SHRT_MAX)), n);
     break;
   case CLK_SIGNED_INT32:
-    for (uint c = 0; c < n; c++)
-      ((__global int *)p)[c] = (int)clamp(v[c], (long)INT_MIN, (long)INT_MAX);
+    store_int(p, convert_int4(clamp(v, (long)INT_MIN, (long)INT_MAX)), n);
     break;
   case CLK_UNSIGNED_INT8:
-    for (uint c = 0; c < n; c++)
-      p[c] = (uchar)clamp(v[c], 0l, (long)UCHAR_MAX);
+    store_uchar(p, convert_uint4(clamp(v, 0l, (long)UCHAR_MAX)), n);
     break;
   case CLK_UNSIGNED_INT16:
-    for (uint c = 0; c < n; c++)
-      ((__global ushort *)p)[c] = (ushort)clamp(v[c], 0l, (long)USHRT_MAX);
+    store_ushort(p, convert_uint4(clamp(v, 0l, (long)USHRT_MAX)), n);
     break;
   case CLK_UNSIGNED_INT32:
-    for (uint c = 0; c < n; c++)
-      ((__global uint *)p)[c] = (uint)clamp(v[c], 0l, (long)UINT_MAX);
+    store_uint(p, convert_uint4(clamp(v, 0l, (long)UINT_MAX)), n);
     break;
   default: /* integer writes to other formats are undefined: nothing */
     break;

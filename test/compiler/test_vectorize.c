@@ -191,7 +191,7 @@ static const struct vcase cases[] = {
      "  int3 w = vload3(i, in);\n"
      "  if (x.x & 1) o[i] = x + y * 2 - z;\n"
      "  else o[i] = (int4)(w.x, w.y, w.z, y.w);\n"
-     "  if (i % 5 == 2) vstore3(w * 3, i + n / 4, out);\n"
+     "  if (i < 21 && i % 5 == 2) vstore3(w * 3, i, out + n);\n"
      "}\n",
      1},
     {"byte_groups",
