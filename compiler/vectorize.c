@@ -47,6 +47,8 @@ struct vinfo {
   unsigned char kind;
   unsigned char assumed; /* affine only if no lane's value wraps (a zext/sext in the chain) */
   unsigned char drop;    /* emits nothing (lifetime markers, assumptions) */
+  unsigned char packet;  /* a varying OpenCL vector: elements apart (is_packet) */
+  struct access_group *elements; /* a packet load: its elements' vectors */
   int64_t stride;        /* affine: per-lane step, in bytes for pointers */
   LLVMValueRef scalar;   /* uniform: the clone; affine: lane 0's value */
   LLVMValueRef vector;   /* varying: the value; others: their vector form, once built */
@@ -599,6 +601,41 @@ static void analyze(struct vec *v) {
   }
 }
 
+/* ---- OpenCL vectors left whole ------------------------------------------------------------- */
+
+/* A varying value of a vector type that the scalarizer left whole (a
+ * vector load or store it did not split, and the insertelement or
+ * shufflevector chains around it) is never built as one value: each of
+ * its elements is a <W x T> of its own (a packet), found through the
+ * chain where a constant extractelement or a store needs it. */
+static int is_packet(struct vec *v, LLVMValueRef in) {
+  LLVMTypeRef t = LLVMTypeOf(in);
+  if (LLVMGetTypeKind(t) != LLVMVectorTypeKind || !is_scalar_type(LLVMGetElementType(t)) ||
+      LLVMGetVectorSize(t) > MAX_MEMBERS)
+    return 0;
+  LLVMOpcode op = LLVMGetInstructionOpcode(in);
+  if (op == LLVMLoad) {
+    if (LLVMGetVolatile(in) || LLVMGetOrdering(in) != LLVMAtomicOrderingNotAtomic) return 0;
+    LLVMTypeRef e = LLVMGetElementType(t);
+    if ((int64_t)LLVMStoreSizeOfType(v->td, e) != alloc_size(v, e)) return 0;
+  } else if (op != LLVMInsertElement && op != LLVMShuffleVector) {
+    return 0;
+  }
+  if (op == LLVMInsertElement && !LLVMIsAConstantInt(LLVMGetOperand(in, 2))) return 0;
+  for (LLVMUseRef u = LLVMGetFirstUse(in); u; u = LLVMGetNextUse(u)) {
+    LLVMValueRef user = LLVMGetUser(u);
+    LLVMOpcode uop = LLVMGetInstructionOpcode(user);
+    if (uop == LLVMExtractElement && LLVMIsAConstantInt(LLVMGetOperand(user, 1))) continue;
+    if (uop == LLVMInsertElement && LLVMGetOperand(user, 0) == in) continue;
+    if (uop == LLVMShuffleVector) continue;
+    if (uop == LLVMStore && LLVMGetOperand(user, 0) == in && !LLVMGetVolatile(user) &&
+        LLVMGetOrdering(user) == LLVMAtomicOrderingNotAtomic)
+      continue;
+    return 0;
+  }
+  return 1;
+}
+
 /* ---- what the transformation supports --------------------------------------------------- */
 
 /* Whether block c is in the region that block entry (the region's first
@@ -677,7 +714,10 @@ static void check_shapes(struct vec *v) {
       struct vinfo *i = info_of(v, in);
       LLVMOpcode op = LLVMGetInstructionOpcode(in);
       LLVMTypeRef t = LLVMTypeOf(in);
-      if (i->kind != K_UNIFORM && LLVMGetTypeKind(t) != LLVMVoidTypeKind && !is_scalar_type(t))
+      int packet = i->kind != K_UNIFORM && is_packet(v, in);
+      if (packet) i->packet = 1;
+      if (i->kind != K_UNIFORM && LLVMGetTypeKind(t) != LLVMVoidTypeKind && !is_scalar_type(t) &&
+          !packet)
         fail(v, VECTORIZE_UNSUPPORTED, "a varying value of a vector or aggregate type", in);
       if (op == LLVMCall) {
         enum call_class cc = classify_call(in);
@@ -703,10 +743,27 @@ static void check_shapes(struct vec *v) {
             LLVMGetTypeKind(t) != LLVMVoidTypeKind && !is_scalar_type(t))
           fail(v, VECTORIZE_UNSUPPORTED, "a call with a result of vector or aggregate type", in);
       }
-      if ((op == LLVMExtractValue || op == LLVMInsertValue || op == LLVMExtractElement ||
-           op == LLVMInsertElement || op == LLVMShuffleVector) &&
-          i->kind != K_UNIFORM)
+      if ((op == LLVMExtractValue || op == LLVMInsertValue || op == LLVMInsertElement ||
+           op == LLVMShuffleVector) &&
+          i->kind != K_UNIFORM && !packet)
         fail(v, VECTORIZE_UNSUPPORTED, "a varying vector or aggregate operation", in);
+      if (op == LLVMExtractElement && i->kind != K_UNIFORM &&
+          (!LLVMIsAConstantInt(LLVMGetOperand(in, 1)) ||
+           !LLVMIsAInstruction(LLVMGetOperand(in, 0)) ||
+           !is_packet(v, LLVMGetOperand(in, 0))))
+        fail(v, VECTORIZE_UNSUPPORTED, "a varying vector operation", in);
+      if (op == LLVMStore && LLVMGetTypeKind(LLVMTypeOf(LLVMGetOperand(in, 0))) == LLVMVectorTypeKind &&
+          (shape_of_value(v, LLVMGetOperand(in, 0)).kind != K_UNIFORM ||
+           shape_of_value(v, LLVMGetOperand(in, 1)).kind != K_UNIFORM)) {
+        LLVMValueRef val = LLVMGetOperand(in, 0);
+        LLVMTypeRef e = LLVMGetElementType(LLVMTypeOf(val));
+        if (!is_scalar_type(e) || LLVMGetVectorSize(LLVMTypeOf(val)) > MAX_MEMBERS ||
+            (int64_t)LLVMStoreSizeOfType(v->td, e) != alloc_size(v, e) || LLVMGetVolatile(in) ||
+            LLVMGetOrdering(in) != LLVMAtomicOrderingNotAtomic ||
+            (shape_of_value(v, val).kind != K_UNIFORM &&
+             (!LLVMIsAInstruction(val) || !is_packet(v, val))))
+          fail(v, VECTORIZE_UNSUPPORTED, "a store of a varying vector", in);
+      }
       if (op == LLVMAlloca && b != 0)
         fail(v, VECTORIZE_UNSUPPORTED, "an alloca outside the entry block", in);
       if (op == LLVMVAArg || op == LLVMLandingPad || op == LLVMResume)
@@ -1222,14 +1279,13 @@ static void emit_group_load(struct vec *v, struct access_group *g, LLVMValueRef 
     if (g->member[k]) g->result[k] = join_value(v, &w, fast[k], slow[k]);
 }
 
-static void emit_group_store(struct vec *v, struct access_group *g, LLVMValueRef mask) {
+/* Stores parts[k] (NULL at gaps), the members' vectors, as g's elements. */
+static void emit_group_store(struct vec *v, struct access_group *g, LLVMValueRef mask,
+                             LLVMValueRef *parts) {
   g->emitted = 1;
-  LLVMValueRef parts[MAX_MEMBERS] = {0};
   int complete = 1;
-  for (unsigned k = 0; k < g->members; k++) {
-    if (g->member[k]) parts[k] = vector_of_value(v, LLVMGetOperand(g->member[k], 0));
-    else complete = 0;
-  }
+  for (unsigned k = 0; k < g->members; k++)
+    if (!parts[k]) complete = 0;
   LLVMValueRef data = interleave(v, v->b, parts, g->members, g->type);
   /* Gaps are not written: the mask leaves them out. */
   LLVMValueRef m = mask;
@@ -1266,11 +1322,10 @@ static void emit_group_store(struct vec *v, struct access_group *g, LLVMValueRef
   LLVMBuildBr(v->b, w.join);
   LLVMPositionBuilderAtEnd(v->b, w.slow);
   for (unsigned k = 0; k < g->members; k++) {
-    if (!g->member[k]) continue;
+    if (!parts[k]) continue;
     LLVMValueRef off = LLVMConstInt(v->i64, (unsigned long long)(k * g->size), 0);
     LLVMValueRef ptrs = k ? LLVMBuildGEP2(v->b, v->i8, roots, &off, 1, "") : roots;
-    unsigned align = LLVMGetAlignment(g->member[k]);
-    scatter(v, parts[k], ptrs, align ? align : 1, mask);
+    scatter(v, parts[k], ptrs, g->align, mask);
   }
   LLVMBuildBr(v->b, w.join);
   LLVMPositionBuilderAtEnd(v->b, w.join);
@@ -1330,7 +1385,12 @@ static void emit_store(struct vec *v, LLVMValueRef in, LLVMValueRef mask) {
   }
   struct access_group *g = ptr_map_get(&v->group_of, in);
   if (g) {
-    if (in == g->last) emit_group_store(v, g, mask);
+    if (in == g->last) {
+      LLVMValueRef parts[MAX_MEMBERS] = {0};
+      for (unsigned k = 0; k < g->members; k++)
+        if (g->member[k]) parts[k] = vector_of_value(v, LLVMGetOperand(g->member[k], 0));
+      emit_group_store(v, g, mask, parts);
+    }
     return;
   }
   LLVMValueRef data = vector_of_value(v, val);
@@ -1351,6 +1411,123 @@ static void emit_store(struct vec *v, LLVMValueRef in, LLVMValueRef mask) {
     return;
   }
   scatter(v, data, vector_of_value(v, addr), align, mask);
+}
+
+/* ---- OpenCL vectors left whole: elements and accesses ---------------------------------------- */
+
+static void add_group(struct vec *v, struct access_group *g);
+static int64_t root_element_size(struct vec *v, LLVMValueRef root);
+
+/* Element k of a vector value, as a <W x T> vector. */
+static LLVMValueRef packet_element(struct vec *v, LLVMValueRef val, unsigned k) {
+  LLVMTypeRef et = LLVMGetElementType(LLVMTypeOf(val));
+  if (LLVMIsAInstruction(val)) {
+    struct vinfo *i = ptr_map_get(&v->info, val);
+    if (i && i->packet) {
+      LLVMOpcode op = LLVMGetInstructionOpcode(val);
+      if (op == LLVMLoad) {
+        if (i->elements && i->elements->result[k]) return i->elements->result[k];
+      } else if (op == LLVMInsertElement) {
+        if (LLVMConstIntGetZExtValue(LLVMGetOperand(val, 2)) == k)
+          return vector_of_value(v, LLVMGetOperand(val, 1));
+        return packet_element(v, LLVMGetOperand(val, 0), k);
+      } else if (op == LLVMShuffleVector) {
+        int m = LLVMGetMaskValue(val, k);
+        if (m < 0) return LLVMGetPoison(vector_of(v, et));
+        unsigned n = LLVMGetVectorSize(LLVMTypeOf(LLVMGetOperand(val, 0)));
+        return (unsigned)m < n ? packet_element(v, LLVMGetOperand(val, 0), (unsigned)m)
+                               : packet_element(v, LLVMGetOperand(val, 1), (unsigned)m - n);
+      }
+      fail(v, VECTORIZE_UNSUPPORTED, "internal: an element of a vector not yet built", val);
+      return LLVMGetPoison(vector_of(v, et));
+    }
+  }
+  if (LLVMIsPoison(val) || LLVMIsUndef(val)) return LLVMGetPoison(vector_of(v, et));
+  if (LLVMIsAConstant(val) && !LLVMIsAGlobalValue(val)) {
+    LLVMValueRef e = LLVMGetAggregateElement(val, k);
+    return e ? const_splat(v, e) : LLVMGetPoison(vector_of(v, et));
+  }
+  /* A uniform vector: the element, then splat. */
+  LLVMValueRef e = LLVMBuildExtractElement(v->b, scalar_of(v, val), LLVMConstInt(v->i32, k, 0), "");
+  return splat(v, v->b, e);
+}
+
+/* A vector load whose elements are used one by one: the lanes' vectors
+ * as one wide access, like an access group of the vector's elements. */
+static struct access_group *emit_packet_load(struct vec *v, LLVMValueRef in, LLVMValueRef mask) {
+  LLVMTypeRef vt = LLVMTypeOf(in), et = LLVMGetElementType(vt);
+  unsigned n = LLVMGetVectorSize(vt);
+  LLVMValueRef addr = LLVMGetOperand(in, 0);
+  struct access_group *g = xcalloc(1, sizeof *g);
+  add_group(v, g);
+  g->root = addr;
+  g->type = et;
+  g->size = alloc_size(v, et);
+  g->align = LLVMGetAlignment(in) ? LLVMGetAlignment(in) : 1;
+  g->last = in;
+  struct shape s = shape_of_value(v, addr);
+  int64_t stride = s.kind == K_AFFINE ? s.stride : (int64_t)n * g->size;
+  int element_known = root_element_size(v, addr) == stride;
+  if (stride > 0 && stride % g->size == 0 && stride / g->size <= MAX_MEMBERS &&
+      (stride == (int64_t)n * g->size || element_known)) {
+    g->stride = stride;
+    g->members = (unsigned)(stride / g->size);
+    for (unsigned k = 0; k < n; k++) g->member[k] = in;
+    emit_group_load(v, g, mask);
+    return g;
+  }
+  /* Elements of lanes that are apart: a gather each. */
+  g->emitted = 1;
+  g->members = n;
+  LLVMValueRef ptrs = vector_of_value(v, addr);
+  for (unsigned k = 0; k < n; k++) {
+    LLVMValueRef off = LLVMConstInt(v->i64, (unsigned long long)(k * g->size), 0);
+    g->result[k] = gather(v, et, k ? LLVMBuildGEP2(v->b, v->i8, ptrs, &off, 1, "") : ptrs, g->align, mask);
+  }
+  return g;
+}
+
+static void emit_packet_store(struct vec *v, LLVMValueRef in, LLVMValueRef mask) {
+  LLVMValueRef val = LLVMGetOperand(in, 0), addr = LLVMGetOperand(in, 1);
+  LLVMTypeRef vt = LLVMTypeOf(val), et = LLVMGetElementType(vt);
+  unsigned n = LLVMGetVectorSize(vt);
+  unsigned align = LLVMGetAlignment(in) ? LLVMGetAlignment(in) : 1;
+  LLVMValueRef parts[MAX_MEMBERS] = {0};
+  for (unsigned k = 0; k < n; k++) parts[k] = packet_element(v, val, k);
+  struct shape s = shape_of_value(v, addr);
+  if (s.kind == K_UNIFORM) {
+    /* One place for all lanes: the last active lane's vector stays. */
+    LLVMValueRef last = last_lane(v, v->b, mask), x = LLVMGetPoison(vt);
+    for (unsigned k = 0; k < n; k++)
+      x = LLVMBuildInsertElement(v->b, x, LLVMBuildExtractElement(v->b, parts[k], last, ""),
+                                 LLVMConstInt(v->i32, k, 0), "");
+    LLVMValueRef st = LLVMBuildStore(v->b, x, scalar_of(v, addr));
+    LLVMSetAlignment(st, align);
+    copy_memory_metadata(v, in, st);
+    return;
+  }
+  struct access_group *g = xcalloc(1, sizeof *g);
+  add_group(v, g);
+  g->root = addr;
+  g->type = et;
+  g->size = alloc_size(v, et);
+  g->align = align;
+  g->last = in;
+  int64_t stride = s.kind == K_AFFINE ? s.stride : (int64_t)n * g->size;
+  if (stride > 0 && stride % g->size == 0 && stride / g->size <= MAX_MEMBERS &&
+      (stride == (int64_t)n * g->size || v->isa == 'e')) {
+    g->stride = stride;
+    g->members = (unsigned)(stride / g->size);
+    for (unsigned k = 0; k < n; k++) g->member[k] = in;
+    emit_group_store(v, g, mask, parts);
+    return;
+  }
+  g->emitted = 1;
+  LLVMValueRef ptrs = vector_of_value(v, addr);
+  for (unsigned k = 0; k < n; k++) {
+    LLVMValueRef off = LLVMConstInt(v->i64, (unsigned long long)(k * g->size), 0);
+    scatter(v, parts[k], k ? LLVMBuildGEP2(v->b, v->i8, ptrs, &off, 1, "") : ptrs, align, mask);
+  }
 }
 
 /* ---- access groups ------------------------------------------------------------------------ */
@@ -1795,6 +1972,20 @@ static void emit_instruction(struct vec *v, int b, LLVMValueRef in) {
       if (len) LLVMSetValueName2(i->scalar, name, len);
     }
     record_phi(v, in, i->kind == K_VARYING ? i->vector : i->scalar);
+    return;
+  }
+  if (i->packet) {
+    if (op == LLVMLoad) i->elements = emit_packet_load(v, in, mask);
+    return; /* insertelement, shufflevector: their elements are found when used */
+  }
+  if (op == LLVMExtractElement && i->kind != K_UNIFORM) {
+    i->vector = packet_element(v, LLVMGetOperand(in, 0),
+                               (unsigned)LLVMConstIntGetZExtValue(LLVMGetOperand(in, 1)));
+    return;
+  }
+  if (op == LLVMStore && LLVMGetTypeKind(LLVMTypeOf(LLVMGetOperand(in, 0))) == LLVMVectorTypeKind &&
+      (!is_uniform(v, LLVMGetOperand(in, 0)) || !is_uniform(v, LLVMGetOperand(in, 1)))) {
+    emit_packet_store(v, in, mask);
     return;
   }
   if (op == LLVMLoad) {

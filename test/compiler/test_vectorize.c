@@ -220,6 +220,19 @@ static const struct vcase cases[] = {
      "  else q[i].a = -x.a;\n"
      "}\n",
      1},
+    {"whole_vectors",
+     "__kernel void k(__global const int *in, __global int *out, int n) {\n"
+     "  int i = get_global_id(0);\n"
+     "  __global const ushort *h = (__global const ushort *)in;\n"
+     "  if (i >= n / 2) return;\n"
+     "  uint4 a = convert_uint4(vload4(i, h));\n"
+     "  uint4 b = convert_uint4(vload4(min(i + 1, n / 2 - 1), h));\n"
+     "  uint2 c = convert_uint2(vload2(i * 3 % (n / 2), h));\n"
+     "  uint4 r = a.wzyx + b * 3u + (uint4)(c, c.yx);\n"
+     "  if (r.x & 1) vstore4(convert_ushort4(r), i, (__global ushort *)out);\n"
+     "  else vstore2(convert_ushort2(r.zw), 2 * i + 1, (__global ushort *)out);\n"
+     "}\n",
+     1},
     {"dynamic_dim",
      "__kernel void k(__global const int *in, __global int *out, int n) {\n"
      "  int s = 0;\n"
