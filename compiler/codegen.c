@@ -26,8 +26,11 @@ static pthread_once_t llvm_once = PTHREAD_ONCE_INIT;
 static void init_llvm(void) {
   /* Lets the loop vectorizer call glibc's vector math (libmvec) for loops
    * over transcendental functions. */
-  const char *const argv[] = {"aquila", "-vector-library=LIBMVEC-X86", "-scalarize-load-store"};
-  LLVMParseCommandLineOptions(3, argv, NULL);
+  /* Unroll-and-jam runs only for loops the work-group compiler marks (the
+   * row loops around vectorized bodies that hold loops of their own). */
+  const char *const argv[] = {"aquila", "-vector-library=LIBMVEC-X86", "-scalarize-load-store",
+                              "-enable-unroll-and-jam"};
+  LLVMParseCommandLineOptions(4, argv, NULL);
   LLVMInitializeX86TargetInfo();
   LLVMInitializeX86Target();
   LLVMInitializeX86TargetMC();

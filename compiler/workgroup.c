@@ -763,18 +763,43 @@ static void build_region_workgroup(struct wg_types *t, LLVMBuilderRef b, struct 
 
 /* Marks the loop whose latch branch is br as one the loop vectorizer
  * leaves alone: its body is already vectorized, or is the short scalar
- * rest of a row. */
-static void mark_loop_done(struct wg_types *t, LLVMValueRef br) {
+ * rest of a row. With jam > 1, the loop is also to be unrolled and jammed
+ * that many times: a loop inside the body then runs that many vectors of
+ * work-items side by side, whose independent chains of operations hide
+ * each other's latency (a chain of dependent FMAs per work-item runs at a
+ * quarter of the machine's peak on its own). */
+static void mark_loop_done(struct wg_types *t, LLVMValueRef br, unsigned jam) {
   LLVMContextRef ctx = t->ctx;
   LLVMMetadataRef self = LLVMTemporaryMDNode(ctx, NULL, 0);
+  LLVMMetadataRef loop_ops[3] = {self};
+  unsigned n = 1;
   const char *key = "llvm.loop.vectorize.enable";
   LLVMMetadataRef ops[2] = {LLVMMDStringInContext2(ctx, key, strlen(key)),
                             LLVMValueAsMetadata(LLVMConstInt(LLVMInt1TypeInContext(ctx), 0, 0))};
-  LLVMMetadataRef disable = LLVMMDNodeInContext2(ctx, ops, 2);
-  LLVMMetadataRef loop_ops[2] = {self, disable};
-  LLVMMetadataRef loop = LLVMMDNodeInContext2(ctx, loop_ops, 2);
+  loop_ops[n++] = LLVMMDNodeInContext2(ctx, ops, 2);
+  if (jam > 1) {
+    const char *jkey = "llvm.loop.unroll_and_jam.count";
+    LLVMMetadataRef jops[2] = {LLVMMDStringInContext2(ctx, jkey, strlen(jkey)),
+                               LLVMValueAsMetadata(LLVMConstInt(t->i32, jam, 0))};
+    loop_ops[n++] = LLVMMDNodeInContext2(ctx, jops, 2);
+  }
+  LLVMMetadataRef loop = LLVMMDNodeInContext2(ctx, loop_ops, n);
   LLVMMetadataReplaceAllUsesWith(self, loop);
   LLVMSetMetadata(br, LLVMGetMDKindIDInContext(ctx, "llvm.loop", 9), LLVMMetadataAsValue(ctx, loop));
+}
+
+/* How many vectors of work-items a row loop should run side by side
+ * (unroll-and-jam, mark_loop_done): enough independent chains to hide an
+ * FMA's latency, judged by the vector values the body's loops carry, and
+ * no more, or the jammed body runs out of registers. */
+static unsigned jam_count(LLVMValueRef fn) {
+  unsigned carried = 0;
+  for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(fn); bb; bb = LLVMGetNextBasicBlock(bb))
+    for (LLVMValueRef in = LLVMGetFirstInstruction(bb); in && LLVMIsAPHINode(in);
+         in = LLVMGetNextInstruction(in))
+      if (LLVMGetTypeKind(LLVMTypeOf(in)) == LLVMVectorTypeKind) carried++;
+  if (carried == 0) return 1; /* no loop inside: nothing to jam */
+  return carried <= 2 ? 4 : carried <= 4 ? 2 : 1;
 }
 
 /* K.wg for a vectorized kernel without barriers: along each row, K.wi.v<W>
@@ -816,7 +841,8 @@ static void build_vector_loop_workgroup(struct wg_types *t, LLVMBuilderRef b, st
   LLVMValueRef vargs[5] = {kernarg, wg, x, y, z};
   LLVMBuildCall2(b, t->wi_fn, kb->wi_vec, vargs, 5, "");
   LLVMValueRef xn = LLVMBuildNUWAdd(b, x, w, "x.next");
-  mark_loop_done(t, LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntULT, xn, vec_end, ""), vb, rest));
+  mark_loop_done(t, LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntULT, xn, vec_end, ""), vb, rest),
+                 jam_count(kb->wi_vec));
   LLVMValueRef xin[2] = {zero, xn};
   LLVMBasicBlockRef xfrom[2] = {yh, vb};
   LLVMAddIncoming(x, xin, xfrom, 2);
@@ -829,7 +855,7 @@ static void build_vector_loop_workgroup(struct wg_types *t, LLVMBuilderRef b, st
     LLVMValueRef sargs[5] = {kernarg, wg, xs, y, z};
     LLVMBuildCall2(b, t->wi_fn, kb->wi, sargs, 5, "");
     LLVMValueRef xsn = LLVMBuildNUWAdd(b, xs, one, "");
-    mark_loop_done(t, LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntULT, xsn, size[0], ""), sb, yl));
+    mark_loop_done(t, LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntULT, xsn, size[0], ""), sb, yl), 1);
     LLVMValueRef sin[2] = {vec_end, xsn};
     LLVMBasicBlockRef sfrom[2] = {rest, sb};
     LLVMAddIncoming(xs, sin, sfrom, 2);
