@@ -675,7 +675,8 @@ static LLVMBasicBlockRef emit_region(struct transform *t, unsigned r, LLVMBasicB
 }
 
 int regions_transform(LLVMContextRef ctx, LLVMValueRef fn, LLVMTypeRef wg_type, LLVMValueRef wg,
-                      unsigned width, unsigned *num_regions, struct strbuf *log) {
+                      unsigned width, const uint32_t reqd[3], unsigned *num_regions,
+                      struct strbuf *log) {
   struct transform t = {0};
   t.width = width ? width : 1;
   t.ctx = ctx;
@@ -739,7 +740,9 @@ int regions_transform(LLVMContextRef ctx, LLVMValueRef fn, LLVMTypeRef wg_type, 
     LLVMValueRef idx[3] = {LLVMConstInt(t.i32, 0, 0), LLVMConstInt(t.i32, 1 /* local_size */, 0),
                            LLVMConstInt(t.i32, d, 0)};
     LLVMValueRef p = LLVMBuildInBoundsGEP2(t.b, wg_type, wg, idx, 3, "");
-    t.size[d] = LLVMBuildLoad2(t.b, t.i32, p, "local.size");
+    /* A required size is the size: constant loops unroll and fold. */
+    t.size[d] = reqd && reqd[d] ? LLVMConstInt(t.i32, reqd[d], 0)
+                                : LLVMBuildLoad2(t.b, t.i32, p, "local.size");
   }
   t.vectors_x = LLVMBuildZExt(t.b, t.size[0], t.i64, "");
   if (t.width > 1)

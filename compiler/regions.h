@@ -3,6 +3,8 @@
 #define AQUILA_COMPILER_REGIONS_H
 
 #include <llvm-c/Core.h>
+#include <stdint.h>
+
 #include "strbuf.h"
 
 /* Recomputes cheap values (address arithmetic, work-item ids) in each block
@@ -21,8 +23,11 @@ int regions_prepare(LLVMContextRef ctx, LLVMValueRef fn);
  * to the loops' indices and barriers disappear. A function that runs width
  * work-items along x at once (vectorize.c) is run for every width-th x;
  * the local size along x must then be a multiple of width. The number of
- * regions goes to *num_regions. Returns 0, or -1 with the reason in log. */
+ * regions goes to *num_regions. reqd: the required work-group size (0s when
+ * none), which becomes the loops' constant bounds. Returns 0, or -1 with the
+ * reason in log. */
 int regions_transform(LLVMContextRef ctx, LLVMValueRef fn, LLVMTypeRef wg_type, LLVMValueRef wg,
-                      unsigned width, unsigned *num_regions, struct strbuf *log);
+                      unsigned width, const uint32_t reqd[3], unsigned *num_regions,
+                      struct strbuf *log);
 
 #endif

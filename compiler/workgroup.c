@@ -1162,10 +1162,10 @@ int workgroup_compile(LLVMModuleRef m, struct aquila_fatbin_kernel *kernels,
       if (!kb->split_at_barriers) continue;
       if (kb->wi)
         status = regions_transform(t.ctx, kb->wi, t.workgroup, LLVMGetParam(kb->wi, 1), 1,
-                                   &kb->regions, log);
+                                   kb->reqd, &kb->regions, log);
       if (!status && kb->wi_vec)
         status = regions_transform(t.ctx, kb->wi_vec, t.workgroup, LLVMGetParam(kb->wi_vec, 1),
-                                   vt->width, &kb->regions, log);
+                                   vt->width, kb->reqd, &kb->regions, log);
     }
     if (status) goto out;
   }
