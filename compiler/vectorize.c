@@ -115,6 +115,9 @@ struct vec {
   LLVMBuilderRef b;  /* emission */
   LLVMBuilderRef mb; /* vector forms built where their scalar is defined */
   LLVMTypeRef i1, i8, i32, i64, mask_type;
+  /* Private arrays laid out lane-interleaved (find_private_arrays). */
+  struct ptr_map soa_size; /* such an alloca -> its scalars' size in bytes */
+  struct ptr_set soa_ptrs; /* the alloca and every GEP from it */
   /* Loads and stores of one block that touch parts of the same element. */
   struct ptr_map group_of; /* member instruction -> struct access_group */
   struct access_group **groups;
@@ -362,9 +365,79 @@ static int64_t alloc_size(struct vec *v, LLVMTypeRef t) {
   return (int64_t)LLVMABISizeOfType(v->td, t);
 }
 
+/* ---- private arrays ---------------------------------------------------------------------- */
+
+/* Private memory (an alloca left after SROA, mostly an array indexed at run
+ * time) holds W copies, one per lane. Where the alloca is only ever read
+ * and written as scalars of one size e, through GEPs, the copies are
+ * interleaved: element offset o of lane l lives at o * W + l * e. An index
+ * that is the same for all lanes then reads one vector instead of
+ * gathering across W copies. Whether an alloca qualifies: */
+static int private_array_users(struct vec *v, LLVMValueRef p, int64_t *size, int depth) {
+  if (depth > 16) return 0;
+  for (LLVMUseRef u = LLVMGetFirstUse(p); u; u = LLVMGetNextUse(u)) {
+    LLVMValueRef user = LLVMGetUser(u);
+    if (!LLVMIsAInstruction(user)) return 0;
+    LLVMOpcode op = LLVMGetInstructionOpcode(user);
+    LLVMTypeRef t;
+    if (op == LLVMGetElementPtr && LLVMGetOperand(user, 0) == p) {
+      if (!private_array_users(v, user, size, depth + 1)) return 0;
+      ptr_set_add(&v->soa_ptrs, user);
+      continue;
+    }
+    if (op == LLVMLoad) {
+      t = LLVMTypeOf(user);
+    } else if (op == LLVMStore && LLVMGetOperand(user, 1) == p && LLVMGetOperand(user, 0) != p) {
+      t = LLVMTypeOf(LLVMGetOperand(user, 0));
+    } else if (op == LLVMCall && callee_name(user) && is_dropped_intrinsic(callee_name(user))) {
+      continue;
+    } else {
+      return 0;
+    }
+    if (LLVMGetVolatile(user) || LLVMGetOrdering(user) != LLVMAtomicOrderingNotAtomic ||
+        !is_scalar_type(t))
+      return 0;
+    int64_t e = (int64_t)LLVMABISizeOfType(v->td, t);
+    if (e != (int64_t)LLVMStoreSizeOfType(v->td, t) || (*size && *size != e)) return 0;
+    *size = e;
+  }
+  return 1;
+}
+
+static void find_private_arrays(struct vec *v) {
+  LLVMBasicBlockRef entry = v->g.blocks[0];
+  for (LLVMValueRef in = LLVMGetFirstInstruction(entry); in; in = LLVMGetNextInstruction(in)) {
+    if (!LLVMIsAAllocaInst(in)) continue;
+    int64_t e = 0, total = (int64_t)LLVMABISizeOfType(v->td, LLVMGetAllocatedType(in));
+    /* GEPs of an alloca that does not qualify may land in soa_ptrs: they
+     * never count (is_private_array_ptr looks at the alloca). */
+    if (private_array_users(v, in, &e, 0) && e > 0 && total % e == 0) {
+      ptr_map_put(&v->soa_size, in, (void *)(intptr_t)e);
+      ptr_set_add(&v->soa_ptrs, in);
+    }
+  }
+}
+
+static int is_private_array_ptr(struct vec *v, LLVMValueRef p) {
+  if (!ptr_set_has(&v->soa_ptrs, p)) return 0;
+  /* A GEP counts only when the alloca it comes from qualified. */
+  LLVMValueRef root = p;
+  for (int depth = 0; depth < 32 && LLVMIsAGetElementPtrInst(root); depth++) root = LLVMGetOperand(root, 0);
+  return ptr_map_get(&v->soa_size, root) != NULL;
+}
+
 /* The shape of a GEP: the pointer's stride plus each index's stride times
  * the size of what it steps over. */
 static struct shape gep_shape(struct vec *v, LLVMValueRef in) {
+  if (is_private_array_ptr(v, LLVMGetOperand(in, 0))) {
+    /* Lane-interleaved: same indices for all lanes keep lane l at l * e. */
+    unsigned n = (unsigned)LLVMGetNumOperands(in);
+    for (unsigned i = 1; i < n; i++) {
+      struct shape s = shape_of_value(v, LLVMGetOperand(in, i));
+      if (s.kind != K_UNIFORM) return varying();
+    }
+    return shape_of_value(v, LLVMGetOperand(in, 0));
+  }
   struct shape p = shape_of_value(v, LLVMGetOperand(in, 0));
   if (p.kind == K_VARYING) return varying();
   int64_t stride = p.kind == K_AFFINE ? p.stride : 0;
@@ -504,8 +577,10 @@ static struct shape transfer(struct vec *v, LLVMValueRef in) {
     if (c.kind != K_UNIFORM) return varying();
     return meet(a, d);
   }
-  case LLVMAlloca:
-    return affine(alloc_size(v, LLVMGetAllocatedType(in)), 0);
+  case LLVMAlloca: {
+    intptr_t e = (intptr_t)ptr_map_get(&v->soa_size, in);
+    return affine(e ? e : alloc_size(v, LLVMGetAllocatedType(in)), 0);
+  }
   case LLVMLoad: {
     struct shape a = shape_of_value(v, LLVMGetOperand(in, 0));
     return a.kind == K_UNIFORM ? s : varying();
@@ -848,6 +923,7 @@ static void position_after(struct vec *v, LLVMValueRef s) {
 static LLVMValueRef scalar_of(struct vec *v, LLVMValueRef val);
 static LLVMValueRef vector_of_value(struct vec *v, LLVMValueRef val);
 static LLVMValueRef widen_pure(struct vec *v, LLVMBuilderRef b, LLVMValueRef in);
+static LLVMValueRef private_array_gep(struct vec *v, LLVMBuilderRef b, LLVMValueRef in, int vec);
 
 /* The value as the vectorized function sees it when it is the same for
  * every lane (uniform), or lane 0's value (affine). */
@@ -1028,6 +1104,10 @@ static LLVMValueRef widen_pure(struct vec *v, LLVMBuilderRef b, LLVMValueRef in)
   case LLVMGetElementPtr: {
     unsigned n = (unsigned)LLVMGetNumOperands(in);
     LLVMValueRef ops[16];
+    if (is_private_array_ptr(v, LLVMGetOperand(in, 0))) {
+      r = private_array_gep(v, b, in, 1);
+      break;
+    }
     if (n > 16) {
       fail(v, VECTORIZE_UNSUPPORTED, "a GEP with too many indices", in);
       return LLVMGetPoison(vector_of(v, t));
@@ -1859,6 +1939,43 @@ static LLVMValueRef clone_uniform(struct vec *v, LLVMValueRef in) {
   return c;
 }
 
+/* The byte offset a GEP adds to its pointer, scalar (every index uniform)
+ * or as a vector. */
+static LLVMValueRef gep_byte_offset(struct vec *v, LLVMBuilderRef b, LLVMValueRef in, int vec) {
+  LLVMTypeRef t = LLVMGetGEPSourceElementType(in);
+  LLVMTypeRef it = vec ? vector_of(v, v->i64) : v->i64;
+  LLVMValueRef off = LLVMConstNull(it);
+  unsigned n = (unsigned)LLVMGetNumOperands(in);
+  for (unsigned i = 1; i < n; i++) {
+    LLVMValueRef idx = LLVMGetOperand(in, i);
+    if (i > 1) {
+      if (LLVMGetTypeKind(t) == LLVMStructTypeKind) {
+        unsigned field = (unsigned)LLVMConstIntGetZExtValue(idx);
+        unsigned long long at = LLVMOffsetOfElement(v->td, t, field);
+        off = LLVMBuildAdd(b, off, vec ? const_splat(v, LLVMConstInt(v->i64, at, 0))
+                                       : LLVMConstInt(v->i64, at, 0), "");
+        t = LLVMStructGetTypeAtIndex(t, field);
+        continue;
+      }
+      t = LLVMGetElementType(t);
+    }
+    LLVMValueRef x = vec ? vector_of_value(v, idx) : scalar_of(v, idx);
+    x = LLVMBuildSExtOrBitCast(b, x, it, "");
+    LLVMValueRef size = LLVMConstInt(v->i64, (unsigned long long)alloc_size(v, t), 0);
+    off = LLVMBuildAdd(b, off, LLVMBuildMul(b, x, vec ? const_splat(v, size) : size, ""), "");
+  }
+  return off;
+}
+
+/* A GEP into a lane-interleaved private array: offsets grow W times. */
+static LLVMValueRef private_array_gep(struct vec *v, LLVMBuilderRef b, LLVMValueRef in, int vec) {
+  LLVMValueRef off = gep_byte_offset(v, b, in, vec);
+  LLVMValueRef w = LLVMConstInt(v->i64, v->W, 0);
+  off = LLVMBuildMul(b, off, vec ? const_splat(v, w) : w, "");
+  LLVMValueRef p = LLVMGetOperand(in, 0);
+  return LLVMBuildGEP2(b, v->i8, vec ? vector_of_value(v, p) : scalar_of(v, p), &off, 1, "lane.elem");
+}
+
 /* Lane 0's value of an affine instruction, from its operands' lane-0
  * values, without flags that lanes other than 0 might violate. */
 static LLVMValueRef affine_scalar(struct vec *v, LLVMValueRef in) {
@@ -1867,6 +1984,13 @@ static LLVMValueRef affine_scalar(struct vec *v, LLVMValueRef in) {
   switch (op) {
   case LLVMAlloca: {
     LLVMTypeRef t = LLVMGetAllocatedType(in);
+    if (ptr_map_get(&v->soa_size, in)) {
+      LLVMValueRef a = LLVMBuildAlloca(
+          v->b, LLVMArrayType2(v->i8, (uint64_t)alloc_size(v, t) * v->W), "lanes.interleaved");
+      unsigned align = LLVMGetAlignment(in);
+      LLVMSetAlignment(a, align > 64 ? align : 64);
+      return a;
+    }
     LLVMValueRef a = LLVMBuildAlloca(v->b, LLVMArrayType2(t, v->W), "lanes");
     unsigned align = LLVMGetAlignment(in);
     LLVMSetAlignment(a, align ? align : 16);
@@ -1877,6 +2001,7 @@ static LLVMValueRef affine_scalar(struct vec *v, LLVMValueRef in) {
   case LLVMGetElementPtr: {
     unsigned n = (unsigned)LLVMGetNumOperands(in);
     LLVMValueRef ops[16];
+    if (is_private_array_ptr(v, LLVMGetOperand(in, 0))) return private_array_gep(v, v->b, in, 0);
     if (n > 16) {
       fail(v, VECTORIZE_UNSUPPORTED, "a GEP with too many indices", in);
       return LLVMGetPoison(LLVMTypeOf(in));
@@ -2268,6 +2393,8 @@ static void cleanup(struct vec *v) {
   free(v->exit_block);
   free(v->phi_orig);
   free(v->phi_new);
+  ptr_map_free(&v->soa_size);
+  ptr_set_free(&v->soa_ptrs);
   for (size_t k = 0; k < v->num_groups; k++) free(v->groups[k]);
   free(v->groups);
   ptr_map_free(&v->group_of);
@@ -2319,6 +2446,7 @@ enum vectorize_status vectorize_workitem_function(LLVMModuleRef m, LLVMValueRef 
   v.i64 = LLVMInt64TypeInContext(v.ctx);
   v.mask_type = LLVMVectorType(v.i1, v.W);
 
+  find_private_arrays(&v);
   analyze(&v);
   check_shapes(&v);
   if (getenv("AQUILA_DEBUG_VECTORIZE")) print_shapes(&v);

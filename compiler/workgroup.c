@@ -1097,11 +1097,16 @@ int workgroup_compile(LLVMModuleRef m, struct aquila_fatbin_kernel *kernels,
   /* SSA form, simple loops and scalars where OpenCL C had vectors: what the
    * uniformity analysis, the vectorizer and the barrier transformation work
    * on. The vectorizer wants loops rotated (the exit test at the latch) and
-   * values leaving loops in LCSSA phis. */
+   * values leaving loops in LCSSA phis; loops with few, constant iterations
+   * (#pragma unroll ones among them) are unrolled first, so that private
+   * arrays indexed by their counters become registers. */
   if (run_passes(m,
                  vectorize ? "function(sroa,early-cse,scalarizer,instcombine<no-verify-fixpoint>,"
                              "simplifycfg<no-hoist-common-insts;no-sink-common-insts;keep-loops>,"
-                             "loop(loop-rotate),loop-simplify,lcssa)"
+                             "loop(loop-rotate),loop(loop-unroll-full),sroa,"
+                             "instcombine<no-verify-fixpoint>,"
+                             "simplifycfg<no-hoist-common-insts;no-sink-common-insts;keep-loops>,"
+                             "loop-simplify,lcssa)"
                            : "function(sroa,loop-simplify)",
                  log))
     goto fail;

@@ -139,6 +139,20 @@ static const struct vcase cases[] = {
      "  out[i] = s + a[in[i] & 7];\n"
      "}\n",
      1},
+    {"private_uniform_index",
+     "typedef struct { int x; float y; } S;\n"
+     "__kernel void k(__global const int *in, __global int *out, int n) {\n"
+     "  int i = get_global_id(0), a[32], m = n % 29 + 3;\n"
+     "  S s[6];\n"
+     "  for (int j = 0; j < m; j++) a[j] = in[(i + j) % n];\n"
+     "  for (int j = m - 1; j > 0; j--) a[j - 1] += a[j] * 2;\n"
+     "  int c = min(m - 1, 6);\n"
+     "  for (int j = 0; j < c; j++) { s[j].x = a[j] - i; s[j].y = (float)a[j + 1] * 0.5f; }\n"
+     "  int t = 0;\n"
+     "  for (int j = 0; j < c; j++) t += s[j].x * (int)s[(j + i) % c].y;\n"
+     "  out[i] = a[0] + a[m / 2] + t;\n"
+     "}\n",
+     1},
     {"division",
      "__kernel void k(__global const int *in, __global int *out, int n) {\n"
      "  int i = get_global_id(0), d = in[i] % 4, r = 0;\n"
