@@ -100,6 +100,7 @@ struct vec {
 
   /* Per block. */
   unsigned char *varying_branch; /* its terminator branches differently per lane */
+  unsigned char *barrier_branch; /* looks varying, but decides about a barrier: uniform */
   unsigned char *partial;        /* may run with some lanes off */
   int *join_of;                  /* for a join: the block of its varying branch, else -1 */
   int *region_entry;             /* for a join: the first block of the masked region */
@@ -621,6 +622,44 @@ static struct shape transfer(struct vec *v, LLVMValueRef in) {
 }
 
 /* Marks the consequences of a varying terminator in block b. */
+/* Whether a barrier lies in what the branch at the end of block b decides
+ * (before the blocks meet again, or anywhere after it when they never
+ * do). OpenCL requires a barrier to be reached by all work-items of a group
+ * or by none, so such a branch goes the same way for every work-item even
+ * when its condition looks varying (CLBlast's direct GEMM tests the global
+ * id against the tiled size, which every work-item of a group passes alike). */
+static int branch_guards_barrier(struct vec *v, int b) {
+  struct cfg *g = &v->g;
+  int stop = g->ipdom[b];
+  unsigned char *seen = xcalloc(g->n, 1);
+  int *work = xcalloc(g->n, sizeof *work);
+  unsigned w = 0;
+  int found = 0;
+  for (unsigned k = g->succ_start[b]; k < g->succ_start[b + 1]; k++) {
+    int s = (int)g->succ[k];
+    if (s != stop && !seen[s]) {
+      seen[s] = 1;
+      work[w++] = s;
+    }
+  }
+  while (w && !found) {
+    int x = work[--w];
+    for (LLVMValueRef in = LLVMGetFirstInstruction(g->blocks[x]); in && !found;
+         in = LLVMGetNextInstruction(in))
+      if (LLVMIsACallInst(in) && classify_call(in) == CALL_BARRIER) found = 1;
+    for (unsigned k = g->succ_start[x]; k < g->succ_start[x + 1]; k++) {
+      int s = (int)g->succ[k];
+      if (s != stop && !seen[s]) {
+        seen[s] = 1;
+        work[w++] = s;
+      }
+    }
+  }
+  free(seen);
+  free(work);
+  return found;
+}
+
 static void note_varying_branch(struct vec *v, int b) {
   v->varying_branch[b] = 1;
   /* Every loop that a successor leaves becomes divergent. */
@@ -668,8 +707,9 @@ static void analyze(struct vec *v) {
         }
       }
       LLVMValueRef term = LLVMGetBasicBlockTerminator(bb);
-      if (!v->varying_branch[b] && terminator_condition_varying(v, term)) {
-        note_varying_branch(v, b);
+      if (!v->varying_branch[b] && !v->barrier_branch[b] && terminator_condition_varying(v, term)) {
+        if (branch_guards_barrier(v, b)) v->barrier_branch[b] = 1;
+        else note_varying_branch(v, b);
         changed = 1;
       }
     }
@@ -1878,12 +1918,17 @@ static LLVMValueRef emit_libm(struct vec *v, LLVMValueRef in) {
   int arity = libm_function(callee_name(in), &is_float, base);
   LLVMTypeRef t = LLVMTypeOf(in);
   unsigned bits = v->isa == 'e' ? 512 : v->isa == 'd' ? 256 : 128;
-  unsigned piece = bits / (is_float ? 32 : 64);
+  unsigned elem_bits = is_float ? 32 : 64;
+  /* The widest variant the ISA has, but no wider than the vector: a
+   * narrower vector on an AVX-512 machine takes the AVX2 or SSE one. */
+  while (bits > 128 && bits / elem_bits > v->W) bits /= 2;
+  unsigned piece = bits / elem_bits;
   if (piece > v->W) piece = v->W;
+  char isa = bits == 512 ? 'e' : bits == 256 ? 'd' : 'b';
   char name[64];
   char vlen[8];
   snprintf(vlen, sizeof vlen, "%u", piece);
-  snprintf(name, sizeof name, "_ZGV%cN%s%s_%s%s", v->isa, vlen, arity == 1 ? "v" : "vv", base,
+  snprintf(name, sizeof name, "_ZGV%cN%s%s_%s%s", isa, vlen, arity == 1 ? "v" : "vv", base,
            is_float ? "f" : "");
   LLVMTypeRef pt = LLVMVectorType(t, piece);
   LLVMTypeRef params[2] = {pt, pt};
@@ -2233,7 +2278,12 @@ static void emit_terminator(struct vec *v, int b) {
     return;
   }
   if (op == LLVMSwitch) {
-    LLVMValueRef sw = LLVMBuildSwitch(v->b, scalar_of(v, LLVMGetOperand(term, 0)),
+    LLVMValueRef cond = LLVMGetOperand(term, 0);
+    LLVMValueRef c = v->barrier_branch[b]
+                         ? LLVMBuildExtractElement(v->b, vector_of_value(v, cond),
+                                                   first_lane(v, v->b, v->mask[b]), "")
+                         : scalar_of(v, cond);
+    LLVMValueRef sw = LLVMBuildSwitch(v->b, c,
                                       v->vblock[cfg_number(g, LLVMGetSwitchDefaultDest(term))],
                                       LLVMGetNumSuccessors(term) - 1);
     /* Operands: condition, default, then (value, destination) pairs. */
@@ -2249,6 +2299,14 @@ static void emit_terminator(struct vec *v, int b) {
   }
   LLVMValueRef cond = LLVMGetCondition(term);
   int s0 = cfg_number(g, LLVMGetSuccessor(term, 0)), s1 = cfg_number(g, LLVMGetSuccessor(term, 1));
+  if (v->barrier_branch[b]) {
+    /* The same for every work-item (branch_guards_barrier): an active
+     * lane's condition is every lane's. */
+    LLVMValueRef c = LLVMBuildExtractElement(v->b, vector_of_value(v, cond),
+                                             first_lane(v, v->b, v->mask[b]), "");
+    LLVMBuildCondBr(v->b, c, v->vblock[s0], v->vblock[s1]);
+    return;
+  }
   if (!v->varying_branch[b]) {
     LLVMBuildCondBr(v->b, scalar_of(v, cond), v->vblock[s0], v->vblock[s1]);
     return;
@@ -2381,6 +2439,7 @@ static void cleanup(struct vec *v) {
     }
   free(v->dl);
   free(v->varying_branch);
+  free(v->barrier_branch);
   free(v->partial);
   free(v->join_of);
   free(v->region_entry);
@@ -2427,6 +2486,7 @@ enum vectorize_status vectorize_workitem_function(LLVMModuleRef m, LLVMValueRef 
   }
   unsigned n = v.g.n;
   v.varying_branch = xcalloc(n, 1);
+  v.barrier_branch = xcalloc(n, 1);
   v.partial = xcalloc(n, 1);
   v.join_of = xcalloc(n, sizeof *v.join_of);
   v.region_entry = xcalloc(n, sizeof *v.region_entry);

@@ -57,6 +57,7 @@ struct kernel_build {
   char *name;
   LLVMValueRef kernel, wi, wg;
   LLVMValueRef wi_vec; /* K.wi.v<W>: W work-items along x at once (vectorize.c), or NULL */
+  unsigned width;      /* that W */
   int vec_only;        /* the required local size along x is a multiple of W: no scalar path */
   struct strbuf vec_why; /* why K.wi was not vectorized */
   struct aquila_fatbin_kernel *meta;
@@ -938,15 +939,24 @@ static void vectorize_kernels(LLVMModuleRef m, struct kernel_build *kbs, unsigne
         /* Fibers run one work-item at a time. */
         strbuf_append(&kb->vec_why, "AQUILA_BARRIERS=fibers");
         continue;
-      } else if (kb->reqd[0] && kb->reqd[0] % vt->width) {
-        strbuf_printf(&kb->vec_why, "its required local size along x, %u, is not a multiple of %u",
-                      kb->reqd[0], vt->width);
-        continue;
+      } else {
+        /* A required size along x that the widest vector does not divide:
+         * a narrower vector (8 or 4 work-items) that does. */
+        kb->width = vt->width;
+        while (kb->reqd[0] && kb->reqd[0] % kb->width && kb->width > 4) kb->width /= 2;
+        if (kb->reqd[0] && kb->reqd[0] % kb->width) {
+          strbuf_printf(&kb->vec_why,
+                        "its required local size along x, %u, is not a multiple of %u",
+                        kb->reqd[0], kb->width);
+          continue;
+        }
       }
       kb->vec_why.len = 0;
       if (kb->vec_why.data) kb->vec_why.data[0] = 0;
       LLVMValueRef vfn = NULL;
-      enum vectorize_status st = vectorize_workitem_function(m, kb->wi, vt, &vfn, &kb->vec_why);
+      struct vectorize_target kt = *vt;
+      kt.width = kb->width;
+      enum vectorize_status st = vectorize_workitem_function(m, kb->wi, &kt, &vfn, &kb->vec_why);
       if (st == VECTORIZE_OK) kb->wi_vec = vfn;
       if (st == VECTORIZE_NEEDS_STRUCTURE && round == 0) retry[num_retry++] = kb->wi;
     }
@@ -972,13 +982,13 @@ static void report_kernel(const struct kernel_build *kb, const struct vectorize_
   struct strbuf sb = {0};
   strbuf_printf(&sb, "aquila: kernel '%s': ", kb->name);
   if (kb->wi_vec) {
-    strbuf_printf(&sb, "vectorized, %u work-items along x per vector", vt->width);
+    strbuf_printf(&sb, "vectorized, %u work-items along x per vector", kb->width);
     if (kb->uses_barrier) strbuf_printf(&sb, ", barriers: %u regions", kb->regions);
     if (kb->scalar_used)
       strbuf_printf(&sb, kb->uses_barrier ? "; scalar version for groups whose x size is not a "
                                             "multiple of %u"
                                           : "; scalar loop for the last x %% %u work-items of a row",
-                    vt->width);
+                    kb->width);
   } else {
     strbuf_printf(&sb, "not vectorized (%s)", kb->vec_why.len ? kb->vec_why.data : "AQUILA_VECTORIZE=0");
     if (kb->uses_barrier)
@@ -1115,7 +1125,7 @@ int workgroup_compile(LLVMModuleRef m, struct aquila_fatbin_kernel *kernels,
   if (vectorize) vectorize_kernels(m, kbs, n, vt, use_fibers);
   for (unsigned i = 0; i < n; i++) {
     struct kernel_build *kb = &kbs[i];
-    kb->vec_only = kb->wi_vec && kb->reqd[0] && kb->reqd[0] % vt->width == 0;
+    kb->vec_only = kb->wi_vec && kb->reqd[0] && kb->reqd[0] % kb->width == 0;
     kb->scalar_used = !kb->vec_only;
   }
   /* Barriers around loops that every work-item runs alike, so that the
@@ -1170,7 +1180,7 @@ int workgroup_compile(LLVMModuleRef m, struct aquila_fatbin_kernel *kernels,
                                    kb->reqd, &kb->regions, log);
       if (!status && kb->wi_vec)
         status = regions_transform(t.ctx, kb->wi_vec, t.workgroup, LLVMGetParam(kb->wi_vec, 1),
-                                   vt->width, kb->reqd, &kb->regions, log);
+                                   kb->width, kb->reqd, &kb->regions, log);
     }
     if (status) goto out;
   }
@@ -1191,12 +1201,12 @@ int workgroup_compile(LLVMModuleRef m, struct aquila_fatbin_kernel *kernels,
     const char *inline_attr = kb->wi && kb->wi_vec && kb->split_at_barriers ? "noinline"
                                                                             : "alwaysinline";
     if (kb->split_at_barriers) {
-      build_region_workgroup(&t, b, kb, vectorize ? vt->width : 1);
+      build_region_workgroup(&t, b, kb, kb->wi_vec ? kb->width : 1);
     } else if (kb->uses_barrier) {
       build_fiber_workgroup(&t, b, kb);
       inline_attr = "noinline";
     } else if (kb->wi_vec) {
-      build_vector_loop_workgroup(&t, b, kb, vt->width);
+      build_vector_loop_workgroup(&t, b, kb, kb->width);
     } else {
       build_loop_workgroup(&t, b, kb);
     }

@@ -14,6 +14,7 @@ struct vcase {
   const char *name;
   const char *source; /* kernel "k"(__global const int *in, __global int *out, int n) */
   unsigned dims;
+  size_t reqd; /* the kernel's reqd_work_group_size along x (1D), run with that only */
 };
 
 /* in[] holds small signed values; out[] has room for n + 64 elements. */
@@ -247,6 +248,18 @@ static const struct vcase cases[] = {
      "  else vstore2(convert_ushort2(r.zw), 2 * i + 1, (__global ushort *)out);\n"
      "}\n",
      1},
+    {"required_size_8",
+     "__kernel __attribute__((reqd_work_group_size(8, 1, 1)))\n"
+     "void k(__global const int *in, __global int *out, int n) {\n"
+     "  __local int s[8];\n"
+     "  int l = get_local_id(0), i = get_global_id(0);\n"
+     "  s[l] = in[i] * 3 + (int)sqrt((float)abs(in[i]));\n"
+     "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+     "  int r = s[7 - l] - s[(l + 1) % 8];\n"
+     "  if (r & 1) r += (int)(exp((float)(r % 5)) * 10.0f);\n"
+     "  out[i] = r;\n"
+     "}\n",
+     1, 8},
     {"dynamic_dim",
      "__kernel void k(__global const int *in, __global int *out, int n) {\n"
      "  int s = 0;\n"
@@ -366,8 +379,8 @@ static int compare_case(const struct vcase *c) {
     size_t global[2], local[2];
     int n;
     if (c->dims == 1) {
-      if (!local_sizes_1d[round]) break;
-      local[0] = local_sizes_1d[round];
+      if (!local_sizes_1d[round] || (c->reqd && round > 0)) break;
+      local[0] = c->reqd ? c->reqd : local_sizes_1d[round];
       global[0] = local[0] * (local[0] >= 64 ? 4 : 21);
       n = (int)global[0];
     } else {
