@@ -23,6 +23,7 @@
 #include "uniform.h"
 
 #include <llvm-c/Analysis.h>
+#include <llvm-c/Target.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -675,7 +676,7 @@ static LLVMBasicBlockRef emit_region(struct transform *t, unsigned r, LLVMBasicB
 }
 
 int regions_transform(LLVMContextRef ctx, LLVMValueRef fn, LLVMTypeRef wg_type, LLVMValueRef wg,
-                      unsigned width, const uint32_t reqd[3], unsigned *num_regions,
+                      unsigned width, const uint32_t reqd[3], struct regions_report *report,
                       struct strbuf *log) {
   struct transform t = {0};
   t.width = width ? width : 1;
@@ -715,7 +716,6 @@ int regions_transform(LLVMContextRef ctx, LLVMValueRef fn, LLVMTypeRef wg_type, 
     if (region_of_start(&t, start) < 0) t.regions[t.num_regions++].start = start;
   }
   for (unsigned r = 0; r < t.num_regions; r++) collect_region(&t.regions[r]);
-  if (num_regions) *num_regions = t.num_regions;
 
   /* Allocas and which of them need a context array. */
   for (LLVMValueRef in = LLVMGetFirstInstruction(entry); in; in = LLVMGetNextInstruction(in))
@@ -732,6 +732,18 @@ int regions_transform(LLVMContextRef ctx, LLVMValueRef fn, LLVMTypeRef wg_type, 
   for (LLVMValueRef in = LLVMGetFirstInstruction(entry); in; in = LLVMGetNextInstruction(in))
     if (LLVMIsAAllocaInst(in)) t.allocas[k++] = in;
   classify_allocas(&t);
+  if (report) {
+    memset(report, 0, sizeof *report);
+    report->regions = t.num_regions;
+    LLVMTargetDataRef td = LLVMGetModuleDataLayout(LLVMGetGlobalParent(fn));
+    for (unsigned i = 0; i < t.num_allocas; i++) {
+      if (t.alloca_uniform[i]) report->uniform_slots++;
+      if (!t.alloca_per_item[i]) continue;
+      report->context_arrays++;
+      report->context_bytes +=
+          (unsigned)(LLVMABISizeOfType(td, LLVMGetAllocatedType(t.allocas[i])) / t.width);
+    }
+  }
 
   /* Entry: the sizes, one context array per work-item variable, the slot
    * that says which region runs next. */

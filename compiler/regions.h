@@ -23,11 +23,19 @@ int regions_prepare(LLVMContextRef ctx, LLVMValueRef fn);
  * to the loops' indices and barriers disappear. A function that runs width
  * work-items along x at once (vectorize.c) is run for every width-th x;
  * the local size along x must then be a multiple of width. The number of
- * regions goes to *num_regions. reqd: the required work-group size (0s when
+ * regions and the context arrays go to *report. reqd: the required work-group size (0s when
  * none), which becomes the loops' constant bounds. Returns 0, or -1 with the
  * reason in log. */
+/* What a split function became, for AQUILA_DEBUG=vectorize. */
+struct regions_report {
+  unsigned regions;
+  unsigned context_arrays;  /* private values kept per work-item (or per vector) across barriers */
+  unsigned context_bytes;   /* their size per work-item */
+  unsigned uniform_slots;   /* values kept once for the whole group */
+};
+
 int regions_transform(LLVMContextRef ctx, LLVMValueRef fn, LLVMTypeRef wg_type, LLVMValueRef wg,
-                      unsigned width, const uint32_t reqd[3], unsigned *num_regions,
+                      unsigned width, const uint32_t reqd[3], struct regions_report *report,
                       struct strbuf *log);
 
 #endif

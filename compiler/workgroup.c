@@ -66,7 +66,7 @@ struct kernel_build {
   int uses_barrier;
   int split_at_barriers; /* work-item loops split at barriers (regions.c), else fibers */
   int scalar_used;       /* K.wi runs some work-items (no vectorized version, or a tail) */
-  unsigned regions;      /* regions of the split function(s), for the report */
+  struct regions_report regions; /* what the split function became, for the report */
   uint64_t local_mem;
 };
 
@@ -983,7 +983,11 @@ static void report_kernel(const struct kernel_build *kb, const struct vectorize_
   strbuf_printf(&sb, "aquila: kernel '%s': ", kb->name);
   if (kb->wi_vec) {
     strbuf_printf(&sb, "vectorized, %u work-items along x per vector", kb->width);
-    if (kb->uses_barrier) strbuf_printf(&sb, ", barriers: %u regions", kb->regions);
+    if (kb->uses_barrier)
+      strbuf_printf(&sb, ", barriers: %u regions, %u values in context arrays (%u bytes per "
+                         "work-item), %u kept once per group",
+                    kb->regions.regions, kb->regions.context_arrays, kb->regions.context_bytes,
+                    kb->regions.uniform_slots);
     if (kb->scalar_used)
       strbuf_printf(&sb, kb->uses_barrier ? "; scalar version for groups whose x size is not a "
                                             "multiple of %u"
@@ -991,8 +995,13 @@ static void report_kernel(const struct kernel_build *kb, const struct vectorize_
                     kb->width);
   } else {
     strbuf_printf(&sb, "not vectorized (%s)", kb->vec_why.len ? kb->vec_why.data : "AQUILA_VECTORIZE=0");
-    if (kb->uses_barrier)
-      strbuf_printf(&sb, "; barriers: %s", fibers ? "fibers" : "work-item loops split at barriers");
+    if (kb->uses_barrier && fibers)
+      strbuf_append(&sb, "; barriers: fibers");
+    else if (kb->uses_barrier)
+      strbuf_printf(&sb, "; barriers: %u regions, %u values in context arrays (%u bytes per "
+                         "work-item), %u kept once per group",
+                    kb->regions.regions, kb->regions.context_arrays, kb->regions.context_bytes,
+                    kb->regions.uniform_slots);
   }
   strbuf_append(&sb, "\n");
   fputs(sb.data, stderr);
@@ -1177,7 +1186,7 @@ int workgroup_compile(LLVMModuleRef m, struct aquila_fatbin_kernel *kernels,
       if (!kb->split_at_barriers) continue;
       if (kb->wi)
         status = regions_transform(t.ctx, kb->wi, t.workgroup, LLVMGetParam(kb->wi, 1), 1,
-                                   kb->reqd, &kb->regions, log);
+                                   kb->reqd, kb->wi_vec ? NULL : &kb->regions, log);
       if (!status && kb->wi_vec)
         status = regions_transform(t.ctx, kb->wi_vec, t.workgroup, LLVMGetParam(kb->wi_vec, 1),
                                    kb->width, kb->reqd, &kb->regions, log);
