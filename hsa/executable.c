@@ -6,7 +6,9 @@
 #include <aquila/cpu_abi.h>
 #include <dlfcn.h>
 #include <elf.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,7 +122,7 @@ hsa_status_t hsa_executable_destroy(hsa_executable_t executable) {
     symbol_free(e->symbols[i]);
   for (size_t i = 0; i < e->library_count; i++) {
     dlclose(e->libraries[i]);
-    close(e->library_fds[i]);
+    if (e->library_fds[i] >= 0) close(e->library_fds[i]);
   }
   free(e->symbols);
   free(e->libraries);
@@ -164,6 +166,25 @@ static bool is_cpu_shared_object(const unsigned char *bytes, size_t size) {
  * "/proc/self/fd/N", would come back for the next code object, which would
  * then silently get the previous one's library. */
 static void *open_code_object(const void *bytes, size_t size, int *fd_out) {
+  /* AQUILA_PERF=1: the code object goes to a file that stays, so that a
+   * profiler (perf report) can read its symbols after the run. */
+  const char *perf = getenv("AQUILA_PERF");
+  if (perf && *perf && strcmp(perf, "0")) {
+    static atomic_uint serial;
+    char file[128];
+    snprintf(file, sizeof file, "/tmp/aquila-perf-%d-%u.so", (int)getpid(),
+             atomic_fetch_add(&serial, 1));
+    int out = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (out >= 0) {
+      int ok = write(out, bytes, size) == (ssize_t)size;
+      close(out);
+      void *library = ok ? dlopen(file, RTLD_NOW | RTLD_LOCAL) : NULL;
+      if (library) {
+        *fd_out = -1;
+        return library;
+      }
+    }
+  }
   int fd = memfd_create("aquila-code-object", MFD_CLOEXEC);
   if (fd < 0) return NULL;
   size_t done = 0;
