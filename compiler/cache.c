@@ -28,6 +28,20 @@
  * rebuilt compiler never serves what an older one produced. */
 #include "compiler_hash.h"
 
+const char *aquila_compiler_build_id(void) {
+  static char id[9];
+  if (!id[0]) {
+    /* Racing threads write the same digits. */
+    const char *c = AQUILA_COMPILER_HASH, *b = AQUILA_BUILTINS_HASH;
+    static const char hex[] = "0123456789abcdef";
+    for (int i = 0; i < 8; i++) {
+      int x = (int)(strchr(hex, c[i]) - hex) ^ (int)(strchr(hex, b[i]) - hex);
+      id[i] = hex[x & 15];
+    }
+  }
+  return id;
+}
+
 /* Two independent 64-bit hashes: FNV-1a and a multiply-xorshift mix. */
 struct hasher {
   uint64_t a, b;
@@ -128,6 +142,7 @@ int cache_make_key(const struct aquila_compile_input *in, struct cache_key *key)
   hash_field(&h, getenv("AQUILA_BARRIERS"));
   hash_field(&h, getenv("AQUILA_LOOP_BARRIERS"));
   hash_field(&h, getenv("AQUILA_VECTORIZE"));
+  hash_field(&h, getenv("AQUILA_VECTORIZE_SKIP"));
   hash_field(&h, in->source);
   hash_field(&h, in->options ? in->options : "");
   hash_field(&h, in->compile_only ? "object" : "executable");

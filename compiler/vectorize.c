@@ -881,6 +881,22 @@ static void check_shapes(struct vec *v) {
       }
       if (op == LLVMAlloca && b != 0)
         fail(v, VECTORIZE_UNSUPPORTED, "an alloca outside the entry block", in);
+      /* A work queue: items popped with an atomic inside a loop that
+       * work-items leave at different times (OpenCV's Canny hysteresis).
+       * Such kernels tend to test and mark shared cells without atomics, a
+       * race that work-items in order rarely lose and lanes in lockstep
+       * often do (both see a cell unmarked, both push it): they keep the
+       * order of the scalar path. */
+      if ((op == LLVMAtomicRMW || op == LLVMAtomicCmpXchg) && LLVMGetFirstUse(in)) {
+        for (int l = g->loop[b]; l >= 0; l = g->loops[l].parent)
+          if (v->loop_divergent[l]) {
+            fail(v, VECTORIZE_UNSUPPORTED,
+                 "an atomic whose result is used, in a loop that work-items leave at different "
+                 "times (a work queue: kept in work-item order)",
+                 in);
+            break;
+          }
+      }
       if (op == LLVMVAArg || op == LLVMLandingPad || op == LLVMResume)
         fail(v, VECTORIZE_UNSUPPORTED, "an unsupported instruction", in);
       if ((op == LLVMLoad || op == LLVMStore) && LLVMGetOrdering(in) != LLVMAtomicOrderingNotAtomic &&

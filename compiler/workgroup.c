@@ -920,6 +920,18 @@ static int structurize_functions(LLVMModuleRef m, LLVMValueRef *fns, unsigned n,
   return status;
 }
 
+/* Whether name is in list, a comma-separated list of kernel names. */
+static int kernel_listed(const char *list, const char *name) {
+  size_t n = strlen(name);
+  for (const char *p = list; p && *p;) {
+    const char *end = strchr(p, ',');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    if (len == n && !strncmp(p, name, n)) return 1;
+    p = end ? end + 1 : NULL;
+  }
+  return 0;
+}
+
 /* Vectorizes each kernel's work-item function that can be: first as it is,
  * then, for those whose divergent control flow had another shape, after
  * structurizing it. */
@@ -935,6 +947,9 @@ static void vectorize_kernels(LLVMModuleRef m, struct kernel_build *kbs, unsigne
         int listed = 0;
         for (unsigned k = 0; k < num_retry; k++) listed |= retry[k] == kb->wi;
         if (!listed) continue;
+      } else if (kernel_listed(getenv("AQUILA_VECTORIZE_SKIP"), kb->name)) {
+        strbuf_append(&kb->vec_why, "AQUILA_VECTORIZE_SKIP");
+        continue;
       } else if (use_fibers && kb->uses_barrier) {
         /* Fibers run one work-item at a time. */
         strbuf_append(&kb->vec_why, "AQUILA_BARRIERS=fibers");

@@ -1,6 +1,7 @@
 /* Devices: one per HSA CPU kernel agent. Owns device queries, the pool of
  * completion signals, and the watcher thread that notices finished kernel
  * dispatches and completes their events. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -281,8 +282,14 @@ AQUILA_API cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_name
     INFO_STRING(d->name);
   case CL_DEVICE_VENDOR:
     INFO_STRING("Aquila");
-  case CL_DRIVER_VERSION:
-    INFO_STRING(AQUILA_VERSION);
+  case CL_DRIVER_VERSION: {
+    /* The compiler's build id in it: applications that cache program
+     * binaries keyed by the driver version (OpenCV, hashcat) rebuild them
+     * when Aquila generates different code, instead of reusing old code. */
+    char version[64];
+    snprintf(version, sizeof version, "%s+%s", AQUILA_VERSION, aquila_compiler_build_id());
+    INFO_STRING(version);
+  }
   case CL_DEVICE_PROFILE:
     INFO_STRING("FULL_PROFILE");
   case CL_DEVICE_VERSION:

@@ -256,6 +256,18 @@ static void device_info_values(void) {
   CHECK_EQ_INT(clReleaseDevice(device), CL_SUCCESS);
 }
 
+/* The driver version names the compiler build (major.minor.patch+8 hex
+ * digits), so that applications' binary caches see a new compiler. */
+static void driver_version_names_compiler(void) {
+  char v[64] = "";
+  CHECK_EQ_INT(clGetDeviceInfo(device, CL_DRIVER_VERSION, sizeof v, v, NULL), CL_SUCCESS);
+  unsigned major = 0, minor = 0, patch = 0;
+  char id[16] = "";
+  CHECK_EQ_INT(sscanf(v, "%u.%u.%u+%15s", &major, &minor, &patch, id), 4);
+  CHECK_EQ_INT(strlen(id), 8);
+  CHECK(strspn(id, "0123456789abcdef") == 8);
+}
+
 static void device_bad_handles(void) {
   cl_uint v;
   CHECK_EQ_INT(clGetDeviceInfo(NULL, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof v, &v, NULL),
@@ -322,6 +334,7 @@ int main(void) {
   RUN(device_ids);
   RUN(device_info_all);
   RUN(device_info_values);
+  RUN(driver_version_names_compiler);
   RUN(device_bad_handles);
   RUN(sub_devices);
   RUN(extension_lookup);

@@ -464,10 +464,43 @@ static void host_reference(void) {
   clReleaseProgram(p);
 }
 
+/* The report in the build log (AQUILA_DEBUG=vectorize): a plain kernel is
+ * vectorized; a work queue popped with atomics in a loop that work-items
+ * leave at different times keeps work-item order (OpenCV's Canny hysteresis
+ * marks shared cells without atomics and depends on it). */
+static void report_and_work_queues(void) {
+  const char *src =
+      "__kernel void plain(__global float *x) { x[get_global_id(0)] *= 2.0f; }\n"
+      "__kernel void queue(__global int *map, __global const int *n) {\n"
+      "  __local int top;\n"
+      "  __local int stack[64];\n"
+      "  if (get_local_id(0) == 0) top = 0;\n"
+      "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+      "  for (int i = 0; i < n[get_global_id(0)]; i++) {\n"
+      "    int at = atomic_inc(&top);\n"
+      "    if (at < 64) stack[at] = i;\n"
+      "  }\n"
+      "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+      "  map[get_global_id(0)] = top;\n"
+      "}\n";
+  setenv("AQUILA_DEBUG", "vectorize", 1);
+  cl_int err;
+  cl_program p = build_program(src, "", &err);
+  unsetenv("AQUILA_DEBUG");
+  REQUIRE(p && err == CL_SUCCESS);
+  char log[8192] = "";
+  clGetProgramBuildInfo(p, device, CL_PROGRAM_BUILD_LOG, sizeof log, log, NULL);
+  CHECK(strstr(log, "kernel 'plain': vectorized") != NULL);
+  CHECK(strstr(log, "kernel 'queue': not vectorized") != NULL);
+  CHECK(strstr(log, "work queue") != NULL);
+  clReleaseProgram(p);
+}
+
 int main(void) {
   api_setup();
   RUN(vectorized_matches_scalar);
   RUN(host_reference);
+  RUN(report_and_work_queues);
   api_teardown();
   CHECK_EXIT();
 }

@@ -55,6 +55,10 @@ enum aquila_compile_status aquila_compile_from_bitcode(struct aquila_fatbin *fb,
 /* The fatbin target name of the host CPU, e.g. "x86_64-native:znver3". */
 const char *aquila_compiler_host_target(void);
 
+/* Which compiler this is: 8 hex digits of the hash of its sources and of its
+ * builtin library. It changes whenever the code it generates may change. */
+const char *aquila_compiler_build_id(void);
+
 /* Frees what the compiler keeps between builds (clUnloadPlatformCompiler):
  * libaquila.so's idle compiler processes end; the next build starts one. */
 void aquila_compiler_unload(void);
