@@ -47,8 +47,9 @@ struct vinfo {
   unsigned char kind;
   unsigned char assumed; /* affine only if no lane's value wraps (a zext/sext in the chain) */
   unsigned char drop;    /* emits nothing (lifetime markers, assumptions) */
-  unsigned char packet;  /* a varying OpenCL vector: elements apart (is_packet) */
-  struct access_group *elements; /* a packet load: its elements' vectors */
+  unsigned char packet;  /* a varying OpenCL vector: its elements apart (is_packet) */
+  unsigned num_elems;
+  LLVMValueRef *elems;   /* a packet's elements, each a <W x T> */
   int64_t stride;        /* affine: per-lane step, in bytes for pointers */
   LLVMValueRef scalar;   /* uniform: the clone; affine: lane 0's value */
   LLVMValueRef vector;   /* varying: the value; others: their vector form, once built */
@@ -78,8 +79,9 @@ struct access_group {
 /* A loop whose work-items leave it at different iterations. */
 struct divergent_loop {
   LLVMValueRef mask_phi;  /* lanes still running, at the header */
-  unsigned num_live_outs;
+  unsigned num_live_outs; /* one per scalar value, one per element of a vector one */
   LLVMValueRef *live_out; /* values of the loop that its exit block's phis take */
+  int *live_elem;         /* the element of a vector live-out, or -1 */
   LLVMValueRef *acc_phi;  /* each lane's value at the iteration it left */
   LLVMValueRef *acc_next;
 };
@@ -688,6 +690,7 @@ static void analyze(struct vec *v) {
       LLVMBasicBlockRef bb = v->g.blocks[b];
       for (LLVMValueRef in = LLVMGetFirstInstruction(bb); in; in = LLVMGetNextInstruction(in)) {
         struct shape s = transfer(v, in);
+        if (s.kind == K_AFFINE && LLVMGetTypeKind(LLVMTypeOf(in)) == LLVMVectorTypeKind) s = varying();
         struct vinfo *i = info_of(v, in);
         /* Shapes only rise: undef, uniform, affine, varying. */
         if (i->kind == K_VARYING) continue;
@@ -718,37 +721,69 @@ static void analyze(struct vec *v) {
 
 /* ---- OpenCL vectors left whole ------------------------------------------------------------- */
 
-/* A varying value of a vector type that the scalarizer left whole (a
- * vector load or store it did not split, and the insertelement or
- * shufflevector chains around it) is never built as one value: each of
- * its elements is a <W x T> of its own (a packet), found through the
- * chain where a constant extractelement or a store needs it. */
+/* A varying value of an OpenCL vector type <N x T> is never built as one
+ * value (<W x <N x T>> does not exist): it is a packet of N vectors <W x T>,
+ * one per element, and each operation on it is done element by element.
+ * Which instructions can be: */
 static int is_packet(struct vec *v, LLVMValueRef in) {
   LLVMTypeRef t = LLVMTypeOf(in);
   if (LLVMGetTypeKind(t) != LLVMVectorTypeKind || !is_scalar_type(LLVMGetElementType(t)) ||
       LLVMGetVectorSize(t) > MAX_MEMBERS)
     return 0;
   LLVMOpcode op = LLVMGetInstructionOpcode(in);
-  if (op == LLVMLoad) {
+  switch (op) {
+  case LLVMLoad: {
     if (LLVMGetVolatile(in) || LLVMGetOrdering(in) != LLVMAtomicOrderingNotAtomic) return 0;
     LLVMTypeRef e = LLVMGetElementType(t);
-    if ((int64_t)LLVMStoreSizeOfType(v->td, e) != alloc_size(v, e)) return 0;
-  } else if (op != LLVMInsertElement && op != LLVMShuffleVector) {
+    return (int64_t)LLVMStoreSizeOfType(v->td, e) == alloc_size(v, e);
+  }
+  case LLVMInsertElement:
+  case LLVMShuffleVector:
+  case LLVMPHI:
+  case LLVMSelect:
+  case LLVMFreeze:
+  case LLVMICmp:
+  case LLVMFCmp:
+  case LLVMFNeg:
+  case LLVMAdd:
+  case LLVMSub:
+  case LLVMMul:
+  case LLVMUDiv:
+  case LLVMSDiv:
+  case LLVMURem:
+  case LLVMSRem:
+  case LLVMShl:
+  case LLVMLShr:
+  case LLVMAShr:
+  case LLVMAnd:
+  case LLVMOr:
+  case LLVMXor:
+  case LLVMFAdd:
+  case LLVMFSub:
+  case LLVMFMul:
+  case LLVMFDiv:
+  case LLVMFRem:
+  case LLVMTrunc:
+  case LLVMZExt:
+  case LLVMSExt:
+  case LLVMFPToUI:
+  case LLVMFPToSI:
+  case LLVMUIToFP:
+  case LLVMSIToFP:
+  case LLVMFPTrunc:
+  case LLVMFPExt:
+    return 1;
+  case LLVMBitCast: {
+    /* Element by element only when the element count stays. */
+    LLVMTypeRef from = LLVMTypeOf(LLVMGetOperand(in, 0));
+    return LLVMGetTypeKind(from) == LLVMVectorTypeKind &&
+           LLVMGetVectorSize(from) == LLVMGetVectorSize(t);
+  }
+  case LLVMCall:
+    return classify_call(in) == CALL_VECTOR;
+  default:
     return 0;
   }
-  if (op == LLVMInsertElement && !LLVMIsAConstantInt(LLVMGetOperand(in, 2))) return 0;
-  for (LLVMUseRef u = LLVMGetFirstUse(in); u; u = LLVMGetNextUse(u)) {
-    LLVMValueRef user = LLVMGetUser(u);
-    LLVMOpcode uop = LLVMGetInstructionOpcode(user);
-    if (uop == LLVMExtractElement && LLVMIsAConstantInt(LLVMGetOperand(user, 1))) continue;
-    if (uop == LLVMInsertElement && LLVMGetOperand(user, 0) == in) continue;
-    if (uop == LLVMShuffleVector) continue;
-    if (uop == LLVMStore && LLVMGetOperand(user, 0) == in && !LLVMGetVolatile(user) &&
-        LLVMGetOrdering(user) == LLVMAtomicOrderingNotAtomic)
-      continue;
-    return 0;
-  }
-  return 1;
 }
 
 /* ---- what the transformation supports --------------------------------------------------- */
@@ -863,10 +898,8 @@ static void check_shapes(struct vec *v) {
           i->kind != K_UNIFORM && !packet)
         fail(v, VECTORIZE_UNSUPPORTED, "a varying vector or aggregate operation", in);
       if (op == LLVMExtractElement && i->kind != K_UNIFORM &&
-          (!LLVMIsAConstantInt(LLVMGetOperand(in, 1)) ||
-           !LLVMIsAInstruction(LLVMGetOperand(in, 0)) ||
-           !is_packet(v, LLVMGetOperand(in, 0))))
-        fail(v, VECTORIZE_UNSUPPORTED, "a varying vector operation", in);
+          LLVMGetVectorSize(LLVMTypeOf(LLVMGetOperand(in, 0))) > MAX_MEMBERS)
+        fail(v, VECTORIZE_UNSUPPORTED, "an element of a long varying vector", in);
       if (op == LLVMStore && LLVMGetTypeKind(LLVMTypeOf(LLVMGetOperand(in, 0))) == LLVMVectorTypeKind &&
           (shape_of_value(v, LLVMGetOperand(in, 0)).kind != K_UNIFORM ||
            shape_of_value(v, LLVMGetOperand(in, 1)).kind != K_UNIFORM)) {
@@ -874,9 +907,7 @@ static void check_shapes(struct vec *v) {
         LLVMTypeRef e = LLVMGetElementType(LLVMTypeOf(val));
         if (!is_scalar_type(e) || LLVMGetVectorSize(LLVMTypeOf(val)) > MAX_MEMBERS ||
             (int64_t)LLVMStoreSizeOfType(v->td, e) != alloc_size(v, e) || LLVMGetVolatile(in) ||
-            LLVMGetOrdering(in) != LLVMAtomicOrderingNotAtomic ||
-            (shape_of_value(v, val).kind != K_UNIFORM &&
-             (!LLVMIsAInstruction(val) || !is_packet(v, val))))
+            LLVMGetOrdering(in) != LLVMAtomicOrderingNotAtomic)
           fail(v, VECTORIZE_UNSUPPORTED, "a store of a varying vector", in);
       }
       if (op == LLVMAlloca && b != 0)
@@ -1073,6 +1104,26 @@ static void copy_safe_fmf(LLVMValueRef from, LLVMValueRef to) {
   LLVMSetFastMathFlags(to, f);
 }
 
+/* Integer division of vectors a / d (elements of type t). Lanes that are
+ * off may hold anything: a zero divisor, or INT_MIN / -1, would trap, so
+ * those divisors become 1. */
+static LLVMValueRef safe_division(struct vec *v, LLVMBuilderRef b, LLVMOpcode op, LLVMValueRef a,
+                                  LLVMValueRef d, LLVMTypeRef t) {
+  d = LLVMBuildFreeze(b, d, "");
+  LLVMTypeRef vt = LLVMTypeOf(d);
+  LLVMValueRef bad = LLVMBuildICmp(b, LLVMIntEQ, d, LLVMConstNull(vt), "");
+  if (op == LLVMSDiv || op == LLVMSRem) {
+    unsigned width = LLVMGetIntTypeWidth(t);
+    LLVMValueRef min = const_splat(v, LLVMConstInt(t, 1ull << (width - 1), 0));
+    a = LLVMBuildFreeze(b, a, "");
+    LLVMValueRef ov = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntEQ, d, LLVMConstAllOnes(vt), ""),
+                                   LLVMBuildICmp(b, LLVMIntEQ, a, min, ""), "");
+    bad = LLVMBuildOr(b, bad, ov, "");
+  }
+  d = LLVMBuildSelect(b, bad, const_splat(v, LLVMConstInt(t, 1, 0)), d, "");
+  return LLVMBuildBinOp(b, op, a, d, "");
+}
+
 /* The vector form of a pure instruction, from its operands' vectors. */
 static LLVMValueRef widen_pure(struct vec *v, LLVMBuilderRef b, LLVMValueRef in) {
   LLVMOpcode op = LLVMGetInstructionOpcode(in);
@@ -1102,24 +1153,10 @@ static LLVMValueRef widen_pure(struct vec *v, LLVMBuilderRef b, LLVMValueRef in)
   case LLVMUDiv:
   case LLVMSDiv:
   case LLVMURem:
-  case LLVMSRem: {
-    /* Lanes that are off may hold anything: a zero divisor would trap. */
-    LLVMValueRef a = vector_of_value(v, LLVMGetOperand(in, 0));
-    LLVMValueRef d = LLVMBuildFreeze(b, vector_of_value(v, LLVMGetOperand(in, 1)), "");
-    LLVMTypeRef vt = LLVMTypeOf(d);
-    LLVMValueRef bad = LLVMBuildICmp(b, LLVMIntEQ, d, LLVMConstNull(vt), "");
-    if (op == LLVMSDiv || op == LLVMSRem) {
-      unsigned width = LLVMGetIntTypeWidth(t);
-      LLVMValueRef min = const_splat(v, LLVMConstInt(t, 1ull << (width - 1), 0));
-      a = LLVMBuildFreeze(b, a, "");
-      LLVMValueRef ov = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntEQ, d, LLVMConstAllOnes(vt), ""),
-                                     LLVMBuildICmp(b, LLVMIntEQ, a, min, ""), "");
-      bad = LLVMBuildOr(b, bad, ov, "");
-    }
-    d = LLVMBuildSelect(b, bad, const_splat(v, LLVMConstInt(t, 1, 0)), d, "");
-    r = LLVMBuildBinOp(b, op, a, d, "");
+  case LLVMSRem:
+    r = safe_division(v, b, op, vector_of_value(v, LLVMGetOperand(in, 0)),
+                      vector_of_value(v, LLVMGetOperand(in, 1)), t);
     break;
-  }
   case LLVMFNeg:
     r = LLVMBuildFNeg(b, vector_of_value(v, LLVMGetOperand(in, 0)), "");
     copy_safe_fmf(in, r);
@@ -1560,20 +1597,7 @@ static LLVMValueRef packet_element(struct vec *v, LLVMValueRef val, unsigned k) 
   if (LLVMIsAInstruction(val)) {
     struct vinfo *i = ptr_map_get(&v->info, val);
     if (i && i->packet) {
-      LLVMOpcode op = LLVMGetInstructionOpcode(val);
-      if (op == LLVMLoad) {
-        if (i->elements && i->elements->result[k]) return i->elements->result[k];
-      } else if (op == LLVMInsertElement) {
-        if (LLVMConstIntGetZExtValue(LLVMGetOperand(val, 2)) == k)
-          return vector_of_value(v, LLVMGetOperand(val, 1));
-        return packet_element(v, LLVMGetOperand(val, 0), k);
-      } else if (op == LLVMShuffleVector) {
-        int m = LLVMGetMaskValue(val, k);
-        if (m < 0) return LLVMGetPoison(vector_of(v, et));
-        unsigned n = LLVMGetVectorSize(LLVMTypeOf(LLVMGetOperand(val, 0)));
-        return (unsigned)m < n ? packet_element(v, LLVMGetOperand(val, 0), (unsigned)m)
-                               : packet_element(v, LLVMGetOperand(val, 1), (unsigned)m - n);
-      }
+      if (i->elems && k < i->num_elems && i->elems[k]) return i->elems[k];
       fail(v, VECTORIZE_UNSUPPORTED, "internal: an element of a vector not yet built", val);
       return LLVMGetPoison(vector_of(v, et));
     }
@@ -1581,11 +1605,112 @@ static LLVMValueRef packet_element(struct vec *v, LLVMValueRef val, unsigned k) 
   if (LLVMIsPoison(val) || LLVMIsUndef(val)) return LLVMGetPoison(vector_of(v, et));
   if (LLVMIsAConstant(val) && !LLVMIsAGlobalValue(val)) {
     LLVMValueRef e = LLVMGetAggregateElement(val, k);
-    return e ? const_splat(v, e) : LLVMGetPoison(vector_of(v, et));
+    return e && !LLVMIsUndef(e) ? const_splat(v, e) : LLVMGetPoison(vector_of(v, et));
   }
   /* A uniform vector: the element, then splat. */
   LLVMValueRef e = LLVMBuildExtractElement(v->b, scalar_of(v, val), LLVMConstInt(v->i32, k, 0), "");
   return splat(v, v->b, e);
+}
+
+/* The <W x i1> (or scalar i1, when uniform) condition of element k of a
+ * select's condition, which is an i1 or an <N x i1>. */
+static LLVMValueRef packet_condition(struct vec *v, LLVMValueRef c, unsigned k) {
+  if (LLVMGetTypeKind(LLVMTypeOf(c)) == LLVMVectorTypeKind) {
+    if (is_uniform(v, c))
+      return LLVMBuildExtractElement(v->b, scalar_of(v, c), LLVMConstInt(v->i32, k, 0), "");
+    return packet_element(v, c, k);
+  }
+  return is_uniform(v, c) ? scalar_of(v, c) : vector_of_value(v, c);
+}
+
+static LLVMValueRef safe_division(struct vec *v, LLVMBuilderRef b, LLVMOpcode op, LLVMValueRef a,
+                                  LLVMValueRef d, LLVMTypeRef t);
+static LLVMValueRef emit_vector_intrinsic_on(struct vec *v, LLVMValueRef in, int element);
+
+/* An operation on OpenCL vectors, element by element. */
+static void emit_packet(struct vec *v, LLVMValueRef in, struct vinfo *i) {
+  LLVMTypeRef t = LLVMTypeOf(in), et = LLVMGetElementType(t);
+  unsigned n = LLVMGetVectorSize(t);
+  LLVMOpcode op = LLVMGetInstructionOpcode(in);
+  i->num_elems = n;
+  i->elems = xcalloc(n, sizeof *i->elems);
+  for (unsigned k = 0; k < n && v->status == VECTORIZE_OK; k++) {
+    LLVMValueRef r = NULL;
+    switch (op) {
+    case LLVMInsertElement: {
+      LLVMValueRef idx = LLVMGetOperand(in, 2);
+      LLVMValueRef old = packet_element(v, LLVMGetOperand(in, 0), k);
+      LLVMValueRef x = vector_of_value(v, LLVMGetOperand(in, 1));
+      if (LLVMIsAConstantInt(idx)) {
+        r = LLVMConstIntGetZExtValue(idx) == k ? x : old;
+      } else {
+        LLVMValueRef at = is_uniform(v, idx) ? scalar_of(v, idx) : vector_of_value(v, idx);
+        LLVMTypeRef it = LLVMTypeOf(at);
+        LLVMValueRef kk = LLVMGetTypeKind(it) == LLVMVectorTypeKind
+                              ? const_splat(v, LLVMConstInt(LLVMGetElementType(it), k, 0))
+                              : LLVMConstInt(it, k, 0);
+        r = LLVMBuildSelect(v->b, LLVMBuildICmp(v->b, LLVMIntEQ, at, kk, ""), x, old, "");
+      }
+      break;
+    }
+    case LLVMShuffleVector: {
+      int m = LLVMGetMaskValue(in, k);
+      unsigned na = LLVMGetVectorSize(LLVMTypeOf(LLVMGetOperand(in, 0)));
+      if (m < 0) r = LLVMGetPoison(vector_of(v, et));
+      else if ((unsigned)m < na) r = packet_element(v, LLVMGetOperand(in, 0), (unsigned)m);
+      else r = packet_element(v, LLVMGetOperand(in, 1), (unsigned)m - na);
+      break;
+    }
+    case LLVMSelect:
+      r = LLVMBuildSelect(v->b, packet_condition(v, LLVMGetOperand(in, 0), k),
+                          packet_element(v, LLVMGetOperand(in, 1), k),
+                          packet_element(v, LLVMGetOperand(in, 2), k), "");
+      break;
+    case LLVMFreeze:
+      r = LLVMBuildFreeze(v->b, packet_element(v, LLVMGetOperand(in, 0), k), "");
+      break;
+    case LLVMICmp:
+      r = LLVMBuildICmp(v->b, LLVMGetICmpPredicate(in), packet_element(v, LLVMGetOperand(in, 0), k),
+                        packet_element(v, LLVMGetOperand(in, 1), k), "");
+      break;
+    case LLVMFCmp:
+      r = LLVMBuildFCmp(v->b, LLVMGetFCmpPredicate(in), packet_element(v, LLVMGetOperand(in, 0), k),
+                        packet_element(v, LLVMGetOperand(in, 1), k), "");
+      break;
+    case LLVMFNeg:
+      r = LLVMBuildFNeg(v->b, packet_element(v, LLVMGetOperand(in, 0), k), "");
+      copy_safe_fmf(in, r);
+      break;
+    case LLVMUDiv:
+    case LLVMSDiv:
+    case LLVMURem:
+    case LLVMSRem:
+      r = safe_division(v, v->b, op, packet_element(v, LLVMGetOperand(in, 0), k),
+                        packet_element(v, LLVMGetOperand(in, 1), k), et);
+      break;
+    case LLVMTrunc:
+    case LLVMZExt:
+    case LLVMSExt:
+    case LLVMFPToUI:
+    case LLVMFPToSI:
+    case LLVMUIToFP:
+    case LLVMSIToFP:
+    case LLVMFPTrunc:
+    case LLVMFPExt:
+    case LLVMBitCast:
+      r = LLVMBuildCast(v->b, op, packet_element(v, LLVMGetOperand(in, 0), k), vector_of(v, et), "");
+      break;
+    case LLVMCall:
+      r = emit_vector_intrinsic_on(v, in, (int)k);
+      break;
+    default: /* the remaining binary operators */
+      r = LLVMBuildBinOp(v->b, op, packet_element(v, LLVMGetOperand(in, 0), k),
+                         packet_element(v, LLVMGetOperand(in, 1), k), "");
+      copy_safe_fmf(in, r);
+      break;
+    }
+    i->elems[k] = r;
+  }
 }
 
 /* A vector load whose elements are used one by one: the lanes' vectors
@@ -1887,22 +2012,29 @@ static LLVMValueRef emit_per_lane(struct vec *v, LLVMValueRef in, LLVMValueRef m
 
 /* ---- calls -------------------------------------------------------------------------------- */
 
-static LLVMValueRef emit_vector_intrinsic(struct vec *v, LLVMValueRef in) {
+/* A call of an intrinsic with a vector form, on vectors: element -1 for a
+ * scalar intrinsic on varying values, k for element k of an intrinsic on
+ * OpenCL vectors. */
+static LLVMValueRef emit_vector_intrinsic_on(struct vec *v, LLVMValueRef in, int element) {
   const char *name = callee_name(in);
   const struct vector_intrinsic *vi = find_vector_intrinsic(name);
   unsigned nargs = (unsigned)LLVMGetNumArgOperands(in);
   LLVMValueRef args[8];
   if (nargs > 8) {
     fail(v, VECTORIZE_UNSUPPORTED, "an intrinsic with too many arguments", in);
-    return NULL;
+    return LLVMGetPoison(LLVMTypeOf(in));
   }
   for (unsigned k = 0; k < nargs; k++) {
     LLVMValueRef o = LLVMGetOperand(in, k);
-    args[k] = (vi->scalar_args >> k & 1) ? scalar_of(v, o) : vector_of_value(v, o);
+    if (vi->scalar_args >> k & 1) args[k] = scalar_of(v, o);
+    else if (element >= 0 && LLVMGetTypeKind(LLVMTypeOf(o)) == LLVMVectorTypeKind)
+      args[k] = packet_element(v, o, (unsigned)element);
+    else args[k] = vector_of_value(v, o);
   }
   LLVMTypeRef types[2];
   unsigned nt = 0;
   LLVMTypeRef rt = LLVMTypeOf(in);
+  if (element >= 0) rt = LLVMGetElementType(rt);
   switch (vi->overload) {
   case OV_RET:
     types[nt++] = vector_of(v, rt);
@@ -2143,12 +2275,31 @@ static void emit_instruction(struct vec *v, int b, LLVMValueRef in) {
     if (l >= 0) {
       struct divergent_loop *d = &v->dl[l];
       LLVMValueRef val = LLVMGetIncomingValue(in, 0);
+      LLVMTypeRef t = LLVMTypeOf(in);
+      if (LLVMGetTypeKind(t) == LLVMVectorTypeKind) {
+        i->packet = 1;
+        i->num_elems = LLVMGetVectorSize(t);
+        i->elems = xcalloc(i->num_elems, sizeof *i->elems);
+        for (unsigned k = 0; k < d->num_live_outs; k++)
+          if (d->live_out[k] == val && d->live_elem[k] >= 0) i->elems[d->live_elem[k]] = d->acc_next[k];
+        for (unsigned e = 0; e < i->num_elems; e++)
+          if (!i->elems[e]) fail(v, VECTORIZE_UNSUPPORTED, "internal: a live-out without accumulator", in);
+        return;
+      }
       for (unsigned k = 0; k < d->num_live_outs; k++)
         if (d->live_out[k] == val) i->vector = d->acc_next[k];
       if (!i->vector) fail(v, VECTORIZE_UNSUPPORTED, "internal: a live-out without accumulator", in);
       return;
     }
     LLVMTypeRef t = LLVMTypeOf(in);
+    if (i->packet) {
+      i->num_elems = LLVMGetVectorSize(t);
+      i->elems = xcalloc(i->num_elems, sizeof *i->elems);
+      for (unsigned e = 0; e < i->num_elems; e++)
+        i->elems[e] = LLVMBuildPhi(v->b, vector_of(v, LLVMGetElementType(t)), "");
+      record_phi(v, in, NULL);
+      return;
+    }
     if (i->kind == K_VARYING) {
       i->vector = LLVMBuildPhi(v->b, vector_of(v, t), "");
     } else {
@@ -2160,13 +2311,36 @@ static void emit_instruction(struct vec *v, int b, LLVMValueRef in) {
     record_phi(v, in, i->kind == K_VARYING ? i->vector : i->scalar);
     return;
   }
-  if (i->packet) {
-    if (op == LLVMLoad) i->elements = emit_packet_load(v, in, mask);
-    return; /* insertelement, shufflevector: their elements are found when used */
+  if (i->packet && op == LLVMLoad) {
+    struct access_group *g = emit_packet_load(v, in, mask);
+    i->num_elems = LLVMGetVectorSize(LLVMTypeOf(in));
+    i->elems = xcalloc(i->num_elems, sizeof *i->elems);
+    for (unsigned k = 0; k < i->num_elems; k++) i->elems[k] = g->result[k];
+    return;
+  }
+  if (i->packet && op != LLVMPHI) {
+    emit_packet(v, in, i);
+    return;
   }
   if (op == LLVMExtractElement && i->kind != K_UNIFORM) {
-    i->vector = packet_element(v, LLVMGetOperand(in, 0),
-                               (unsigned)LLVMConstIntGetZExtValue(LLVMGetOperand(in, 1)));
+    LLVMValueRef vec = LLVMGetOperand(in, 0), idx = LLVMGetOperand(in, 1);
+    unsigned n = LLVMGetVectorSize(LLVMTypeOf(vec));
+    if (LLVMIsAConstantInt(idx)) {
+      uint64_t k = LLVMConstIntGetZExtValue(idx);
+      i->vector = k < n ? packet_element(v, vec, (unsigned)k) : LLVMGetPoison(vector_of(v, LLVMTypeOf(in)));
+      return;
+    }
+    /* An index known at run time only: a select per element. */
+    LLVMValueRef at = is_uniform(v, idx) ? scalar_of(v, idx) : vector_of_value(v, idx);
+    LLVMTypeRef it = LLVMTypeOf(at);
+    LLVMValueRef r = packet_element(v, vec, 0);
+    for (unsigned k = 1; k < n; k++) {
+      LLVMValueRef kk = LLVMGetTypeKind(it) == LLVMVectorTypeKind
+                            ? const_splat(v, LLVMConstInt(LLVMGetElementType(it), k, 0))
+                            : LLVMConstInt(it, k, 0);
+      r = LLVMBuildSelect(v->b, LLVMBuildICmp(v->b, LLVMIntEQ, at, kk, ""), packet_element(v, vec, k), r, "");
+    }
+    i->vector = r;
     return;
   }
   if (op == LLVMStore && LLVMGetTypeKind(LLVMTypeOf(LLVMGetOperand(in, 0))) == LLVMVectorTypeKind &&
@@ -2219,7 +2393,7 @@ static void emit_instruction(struct vec *v, int b, LLVMValueRef in) {
     }
     switch (cc) {
     case CALL_VECTOR:
-      i->vector = emit_vector_intrinsic(v, in);
+      i->vector = emit_vector_intrinsic_on(v, in, -1);
       return;
     case CALL_LIBM:
       i->vector = emit_libm(v, in);
@@ -2266,22 +2440,32 @@ static void begin_divergent_loop(struct vec *v, int l) {
   d->mask_phi = LLVMBuildPhi(v->b, v->mask_type, "active");
   LLVMValueRef m = mask_value(v, v->mask[pre]);
   LLVMAddIncoming(d->mask_phi, &m, &from, 1);
-  /* The values the exit block's phis take from the latch. */
+  /* The values the exit block's phis take from the latch: a slot each, or
+   * one per element of an OpenCL vector. */
   int exit = v->exit_block[l];
   for (LLVMValueRef in = LLVMGetFirstInstruction(g->blocks[exit]); in && LLVMIsAPHINode(in);
-       in = LLVMGetNextInstruction(in))
-    d->num_live_outs++;
+       in = LLVMGetNextInstruction(in)) {
+    LLVMTypeRef t = LLVMTypeOf(in);
+    d->num_live_outs += LLVMGetTypeKind(t) == LLVMVectorTypeKind ? LLVMGetVectorSize(t) : 1;
+  }
   d->live_out = xcalloc(d->num_live_outs, sizeof *d->live_out);
+  d->live_elem = xcalloc(d->num_live_outs, sizeof *d->live_elem);
   d->acc_phi = xcalloc(d->num_live_outs, sizeof *d->acc_phi);
   d->acc_next = xcalloc(d->num_live_outs, sizeof *d->acc_next);
   unsigned k = 0;
   for (LLVMValueRef in = LLVMGetFirstInstruction(g->blocks[exit]); in && LLVMIsAPHINode(in);
-       in = LLVMGetNextInstruction(in), k++) {
-    d->live_out[k] = LLVMGetIncomingValue(in, 0);
-    LLVMTypeRef vt = vector_of(v, LLVMTypeOf(in));
-    d->acc_phi[k] = LLVMBuildPhi(v->b, vt, "exit.value");
-    LLVMValueRef p = LLVMGetPoison(vt);
-    LLVMAddIncoming(d->acc_phi[k], &p, &from, 1);
+       in = LLVMGetNextInstruction(in)) {
+    LLVMTypeRef t = LLVMTypeOf(in);
+    int is_vec = LLVMGetTypeKind(t) == LLVMVectorTypeKind;
+    unsigned n = is_vec ? LLVMGetVectorSize(t) : 1;
+    LLVMTypeRef vt = vector_of(v, is_vec ? LLVMGetElementType(t) : t);
+    for (unsigned e = 0; e < n; e++, k++) {
+      d->live_out[k] = LLVMGetIncomingValue(in, 0);
+      d->live_elem[k] = is_vec ? (int)e : -1;
+      d->acc_phi[k] = LLVMBuildPhi(v->b, vt, "exit.value");
+      LLVMValueRef p = LLVMGetPoison(vt);
+      LLVMAddIncoming(d->acc_phi[k], &p, &from, 1);
+    }
   }
 }
 
@@ -2340,10 +2524,13 @@ static void emit_terminator(struct vec *v, int b) {
     LLVMValueRef stay = mask_and(v, v->b, mask, exit_on_true ? not_c : c);
     LLVMBasicBlockRef here = LLVMGetInsertBlock(v->b);
     for (unsigned k = 0; k < d->num_live_outs; k++) {
-      d->acc_next[k] =
-          LLVMBuildSelect(v->b, leave, vector_of_value(v, d->live_out[k]), d->acc_phi[k], "");
-      LLVMAddIncoming(d->acc_phi[k], &d->acc_next[k], &here, 1);
+      LLVMValueRef now = d->live_elem[k] < 0 ? vector_of_value(v, d->live_out[k])
+                                             : packet_element(v, d->live_out[k], (unsigned)d->live_elem[k]);
+      here = LLVMGetInsertBlock(v->b);
+      d->acc_next[k] = LLVMBuildSelect(v->b, leave, now, d->acc_phi[k], "");
     }
+    here = LLVMGetInsertBlock(v->b);
+    for (unsigned k = 0; k < d->num_live_outs; k++) LLVMAddIncoming(d->acc_phi[k], &d->acc_next[k], &here, 1);
     LLVMAddIncoming(d->mask_phi, &stay, &here, 1);
     LLVMBuildCondBr(v->b, any_lane(v, v->b, stay), v->vblock[g->loops[l].header],
                     v->vblock[v->exit_block[l]]);
@@ -2363,31 +2550,38 @@ static void fill_phis(struct vec *v) {
   struct cfg *g = &v->g;
   for (size_t k = 0; k < v->num_phis; k++) {
     LLVMValueRef orig = v->phi_orig[k], phi = v->phi_new[k];
+    struct vinfo *info = ptr_map_get(&v->info, orig);
+    /* A packet phi is one phi per element. */
+    unsigned parts = phi ? 1 : info->num_elems;
     int b = block_of(v, orig);
-    int vec = LLVMGetTypeKind(LLVMTypeOf(phi)) == LLVMVectorTypeKind;
+    int vec = !phi || LLVMGetTypeKind(LLVMTypeOf(phi)) == LLVMVectorTypeKind;
     int d = v->join_of[b], entry = v->region_entry[b];
     LLVMValueRef from_d = NULL;
     unsigned count = LLVMCountIncoming(orig);
     if (d >= 0 && vec)
       for (unsigned j = 0; j < count; j++)
         if (cfg_number(g, LLVMGetIncomingBlock(orig, j)) == d) from_d = LLVMGetIncomingValue(orig, j);
-    for (unsigned j = 0; j < count; j++) {
-      int p = cfg_number(g, LLVMGetIncomingBlock(orig, j));
-      if (p < 0 || g->rpo_number[p] < 0) continue;
-      LLVMValueRef val = LLVMGetIncomingValue(orig, j);
-      LLVMBasicBlockRef pred = v->vlast[p];
-      LLVMValueRef x;
-      LLVMPositionBuilderBefore(v->b, LLVMGetBasicBlockTerminator(pred));
-      if (!vec) {
-        x = scalar_of(v, val);
-      } else if (d >= 0 && entry >= 0 && p != d && from_d) {
-        /* From the masked region: its lanes' values, the others' from before. */
-        x = LLVMBuildSelect(v->b, v->entry_mask[entry], vector_of_value(v, val),
-                            vector_of_value(v, from_d), "blend");
-      } else {
-        x = vector_of_value(v, val);
+    for (unsigned e = 0; e < parts; e++) {
+      LLVMValueRef target = phi ? phi : info->elems[e];
+      for (unsigned j = 0; j < count; j++) {
+        int p = cfg_number(g, LLVMGetIncomingBlock(orig, j));
+        if (p < 0 || g->rpo_number[p] < 0) continue;
+        LLVMValueRef val = LLVMGetIncomingValue(orig, j);
+        LLVMBasicBlockRef pred = v->vlast[p];
+        LLVMValueRef x;
+        LLVMPositionBuilderBefore(v->b, LLVMGetBasicBlockTerminator(pred));
+        if (!vec) {
+          x = scalar_of(v, val);
+        } else {
+          x = phi ? vector_of_value(v, val) : packet_element(v, val, e);
+          if (d >= 0 && entry >= 0 && p != d && from_d) {
+            /* From the masked region: its lanes' values, the others' from before. */
+            LLVMValueRef before = phi ? vector_of_value(v, from_d) : packet_element(v, from_d, e);
+            x = LLVMBuildSelect(v->b, v->entry_mask[entry], x, before, "blend");
+          }
+        }
+        LLVMAddIncoming(target, &x, &pred, 1);
       }
-      LLVMAddIncoming(phi, &x, &pred, 1);
     }
   }
 }
@@ -2444,12 +2638,16 @@ static void print_shapes(struct vec *v) {
 /* ---- entry point ------------------------------------------------------------------------------ */
 
 static void cleanup(struct vec *v) {
-  for (size_t k = 0; k < v->num_info; k++) free(v->all_info[k]);
+  for (size_t k = 0; k < v->num_info; k++) {
+    free(v->all_info[k]->elems);
+    free(v->all_info[k]);
+  }
   free(v->all_info);
   ptr_map_free(&v->info);
   if (v->dl)
     for (unsigned l = 0; l < v->g.num_loops; l++) {
       free(v->dl[l].live_out);
+      free(v->dl[l].live_elem);
       free(v->dl[l].acc_phi);
       free(v->dl[l].acc_next);
     }

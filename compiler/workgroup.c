@@ -1128,14 +1128,16 @@ int workgroup_compile(LLVMModuleRef m, struct aquila_fatbin_kernel *kernels,
   const char *barrier_mode = getenv("AQUILA_BARRIERS");
   int use_fibers = barrier_mode && !strcmp(barrier_mode, "fibers");
   int vectorize = vectorizing(vt);
-  /* SSA form, simple loops and scalars where OpenCL C had vectors: what the
-   * uniformity analysis, the vectorizer and the barrier transformation work
-   * on. The vectorizer wants loops rotated (the exit test at the latch) and
+  /* SSA form and simple loops: what the uniformity analysis, the vectorizer
+   * and the barrier transformation work on. OpenCL vectors stay whole: the
+   * vectorizer takes them apart itself, and the scalar version of a kernel
+   * keeps them (applications that run one work-item per group, hashcat
+   * among them, rely on them for SIMD). The vectorizer wants loops rotated (the exit test at the latch) and
    * values leaving loops in LCSSA phis; loops with few, constant iterations
    * (#pragma unroll ones among them) are unrolled first, so that private
    * arrays indexed by their counters become registers. */
   if (run_passes(m,
-                 vectorize ? "function(sroa,early-cse,scalarizer,instcombine<no-verify-fixpoint>,"
+                 vectorize ? "function(sroa,early-cse,instcombine<no-verify-fixpoint>,"
                              "simplifycfg<no-hoist-common-insts;no-sink-common-insts;keep-loops>,"
                              "loop(loop-rotate),loop(loop-unroll-full),sroa,"
                              "instcombine<no-verify-fixpoint>,"

@@ -143,6 +143,15 @@ AQUILA_API cl_int clGetDeviceIDs(cl_platform_id platform, cl_device_type device_
   return n ? CL_SUCCESS : CL_DEVICE_NOT_FOUND;
 }
 
+/* The width of this CPU's SIMD registers in bytes, as the code generator
+ * uses them (compiler/codegen.c picks its vector width the same way). */
+static unsigned simd_bytes(void) {
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) return 64;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return 32;
+  return 16;
+}
+
 AQUILA_API cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_name,
                                   size_t param_value_size, void *param_value,
                                   size_t *param_value_size_ret) {
@@ -166,22 +175,24 @@ AQUILA_API cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_name
   }
   case CL_DEVICE_MAX_WORK_GROUP_SIZE:
     INFO_VALUE(size_t, d->max_work_group_size);
+  /* One SIMD register's worth: applications that run one work-item per
+   * group (hashcat) get their SIMD from vector types of this width. */
   case CL_DEVICE_PREFERRED_VECTOR_WIDTH_CHAR:
   case CL_DEVICE_NATIVE_VECTOR_WIDTH_CHAR:
-    INFO_VALUE(cl_uint, 16);
+    INFO_VALUE(cl_uint, 16); /* OpenCL C's widest vector */
   case CL_DEVICE_PREFERRED_VECTOR_WIDTH_SHORT:
   case CL_DEVICE_NATIVE_VECTOR_WIDTH_SHORT:
-    INFO_VALUE(cl_uint, 8);
+    INFO_VALUE(cl_uint, simd_bytes() / 2 > 16 ? 16 : simd_bytes() / 2);
   case CL_DEVICE_PREFERRED_VECTOR_WIDTH_INT:
   case CL_DEVICE_NATIVE_VECTOR_WIDTH_INT:
   case CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT:
   case CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT:
-    INFO_VALUE(cl_uint, 4);
+    INFO_VALUE(cl_uint, simd_bytes() / 4);
   case CL_DEVICE_PREFERRED_VECTOR_WIDTH_LONG:
   case CL_DEVICE_NATIVE_VECTOR_WIDTH_LONG:
   case CL_DEVICE_PREFERRED_VECTOR_WIDTH_DOUBLE:
   case CL_DEVICE_NATIVE_VECTOR_WIDTH_DOUBLE:
-    INFO_VALUE(cl_uint, 2);
+    INFO_VALUE(cl_uint, simd_bytes() / 8);
   case CL_DEVICE_PREFERRED_VECTOR_WIDTH_HALF:
   case CL_DEVICE_NATIVE_VECTOR_WIDTH_HALF:
     INFO_VALUE(cl_uint, 0);
