@@ -29,8 +29,8 @@ static void init_llvm(void) {
   /* Unroll-and-jam runs only for loops the work-group compiler marks (the
    * row loops around vectorized bodies that hold loops of their own). */
   const char *const argv[] = {"aquila", "-vector-library=LIBMVEC-X86", "-scalarize-load-store",
-                              "-enable-unroll-and-jam"};
-  LLVMParseCommandLineOptions(4, argv, NULL);
+                              "-enable-unroll-and-jam", "-pragma-unroll-and-jam-threshold=8192"};
+  LLVMParseCommandLineOptions(5, argv, NULL);
   LLVMInitializeX86TargetInfo();
   LLVMInitializeX86Target();
   LLVMInitializeX86TargetMC();

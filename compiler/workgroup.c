@@ -798,7 +798,9 @@ static unsigned jam_count(LLVMValueRef fn) {
   for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(fn); bb; bb = LLVMGetNextBasicBlock(bb))
     for (LLVMValueRef in = LLVMGetFirstInstruction(bb); in && LLVMIsAPHINode(in);
          in = LLVMGetNextInstruction(in))
-      if (LLVMGetTypeKind(LLVMTypeOf(in)) == LLVMVectorTypeKind) carried++;
+      /* LCSSA phis (one incoming value) carry nothing around a loop. */
+      if (LLVMGetTypeKind(LLVMTypeOf(in)) == LLVMVectorTypeKind && LLVMCountIncoming(in) > 1)
+        carried++;
   if (carried == 0) return 1; /* no loop inside: nothing to jam */
   return carried <= 2 ? 4 : carried <= 4 ? 2 : 1;
 }
