@@ -1060,6 +1060,12 @@ static void prepare_functions(LLVMModuleRef m) {
           const char *cname = callee && LLVMIsAFunction(callee) ? LLVMGetValueName2(callee, &clen) : "";
           if (strcmp(cname, "__aquila_barrier") != 0)
             LLVMRemoveCallSiteEnumAttribute(in, LLVMAttributeFunctionIndex, convergent);
+          /* OpenCL C's printf is the agent's printf service, not C's: the
+           * optimizer must not turn printf("%s\n", s) into puts(s). */
+          if (!strcmp(cname, "printf"))
+            LLVMAddCallSiteAttribute(in, LLVMAttributeFunctionIndex,
+                                     LLVMCreateEnumAttribute(LLVMGetModuleContext(m),
+                                                             attr_kind("nobuiltin"), 0));
         }
   }
 }
