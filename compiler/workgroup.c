@@ -922,6 +922,25 @@ static int structurize_functions(LLVMModuleRef m, LLVMValueRef *fns, unsigned n,
   return status;
 }
 
+/* The widest OpenCL vector a kernel computes with (arithmetic on <N x T>),
+ * or 1. A kernel written with float8 or int16 arithmetic is vectorized by
+ * its author: across work-items it would need 8 or 16 registers per value,
+ * spill, and take minutes to compile (hashcat's kernels, with the vector
+ * width the device reports). */
+static unsigned widest_vector_arithmetic(LLVMValueRef fn) {
+  unsigned widest = 1;
+  for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(fn); bb; bb = LLVMGetNextBasicBlock(bb))
+    for (LLVMValueRef in = LLVMGetFirstInstruction(bb); in; in = LLVMGetNextInstruction(in)) {
+      LLVMTypeRef t = LLVMTypeOf(in);
+      if (LLVMGetTypeKind(t) != LLVMVectorTypeKind) continue;
+      LLVMOpcode op = LLVMGetInstructionOpcode(in);
+      int arithmetic = (op >= LLVMAdd && op <= LLVMXor) || op == LLVMFNeg ||
+                       (op == LLVMCall && LLVMGetIntrinsicID(LLVMGetCalledValue(in)));
+      if (arithmetic && LLVMGetVectorSize(t) > widest) widest = LLVMGetVectorSize(t);
+    }
+  return widest;
+}
+
 /* Whether name is in list, a comma-separated list of kernel names. */
 static int kernel_listed(const char *list, const char *name) {
   size_t n = strlen(name);
@@ -951,6 +970,10 @@ static void vectorize_kernels(LLVMModuleRef m, struct kernel_build *kbs, unsigne
         if (!listed) continue;
       } else if (kernel_listed(getenv("AQUILA_VECTORIZE_SKIP"), kb->name)) {
         strbuf_append(&kb->vec_why, "AQUILA_VECTORIZE_SKIP");
+        continue;
+      } else if (widest_vector_arithmetic(kb->wi) >= 8) {
+        strbuf_printf(&kb->vec_why, "it computes with %u-element vectors already",
+                      widest_vector_arithmetic(kb->wi));
         continue;
       } else if (use_fibers && kb->uses_barrier) {
         /* Fibers run one work-item at a time. */
