@@ -184,6 +184,12 @@ static int is_scalar_type(LLVMTypeRef t) {
   }
 }
 
+/* An OpenCL vector: <N x T> of a scalar T, N up to 16. */
+static int is_scalar_vector_type(LLVMTypeRef t) {
+  return LLVMGetTypeKind(t) == LLVMVectorTypeKind && is_scalar_type(LLVMGetElementType(t)) &&
+         LLVMGetVectorSize(t) <= 16;
+}
+
 static LLVMTypeRef vector_of(struct vec *v, LLVMTypeRef t) {
   return LLVMVectorType(t, v->W);
 }
@@ -308,6 +314,9 @@ static enum call_class classify_call(LLVMValueRef call) {
     if (is_pure_intrinsic(name)) return CALL_PURE;
     return CALL_PER_LANE;
   }
+  /* The builtin library's rarely taken paths, kept out of line: called
+   * once per lane. */
+  if (!strncmp(name, "__outofline_", 12)) return CALL_PER_LANE;
   if (!LLVMIsDeclaration(callee)) return CALL_UNKNOWN;
   int is_float;
   char base[16];
@@ -774,13 +783,22 @@ static int is_packet(struct vec *v, LLVMValueRef in) {
   case LLVMFPExt:
     return 1;
   case LLVMBitCast: {
-    /* Element by element only when the element count stays. */
+    /* Element by element, or joining or splitting elements 2, 4 or 8 at a
+     * time (<4 x i32> to <2 x double>, double to <2 x float>: how clang
+     * passes OpenCL vectors to functions). */
     LLVMTypeRef from = LLVMTypeOf(LLVMGetOperand(in, 0));
-    return LLVMGetTypeKind(from) == LLVMVectorTypeKind &&
-           LLVMGetVectorSize(from) == LLVMGetVectorSize(t);
+    LLVMTypeRef fe = LLVMGetTypeKind(from) == LLVMVectorTypeKind ? LLVMGetElementType(from) : from;
+    if (!is_scalar_type(fe) || LLVMGetTypeKind(fe) == LLVMPointerTypeKind ||
+        LLVMGetTypeKind(LLVMGetElementType(t)) == LLVMPointerTypeKind)
+      return 0;
+    unsigned a = LLVMGetTypeKind(from) == LLVMVectorTypeKind ? LLVMGetVectorSize(from) : 1;
+    unsigned b = LLVMGetVectorSize(t);
+    return a == b || a == 2 * b || a == 4 * b || b == 2 * a || b == 4 * a || b == 8 * a;
   }
-  case LLVMCall:
-    return classify_call(in) == CALL_VECTOR;
+  case LLVMCall: {
+    enum call_class cc = classify_call(in);
+    return cc == CALL_VECTOR || cc == CALL_PER_LANE || cc == CALL_PURE;
+  }
   default:
     return 0;
   }
@@ -886,11 +904,12 @@ static void check_shapes(struct vec *v) {
         if (cc == CALL_PER_LANE || cc == CALL_PURE || cc == CALL_LIBM)
           for (unsigned k = 0; k < nargs; k++) {
             LLVMTypeRef at = LLVMTypeOf(LLVMGetOperand(in, k));
-            if (shape_of_value(v, LLVMGetOperand(in, k)).kind != K_UNIFORM && !is_scalar_type(at))
+            if (shape_of_value(v, LLVMGetOperand(in, k)).kind != K_UNIFORM && !is_scalar_type(at) &&
+                !(cc != CALL_LIBM && is_scalar_vector_type(at)))
               fail(v, VECTORIZE_UNSUPPORTED, "a call with a varying argument of vector type", in);
           }
         if ((cc == CALL_PURE || cc == CALL_PER_LANE) && i->kind != K_UNIFORM &&
-            LLVMGetTypeKind(t) != LLVMVoidTypeKind && !is_scalar_type(t))
+            LLVMGetTypeKind(t) != LLVMVoidTypeKind && !is_scalar_type(t) && !is_scalar_vector_type(t))
           fail(v, VECTORIZE_UNSUPPORTED, "a call with a result of vector or aggregate type", in);
       }
       if ((op == LLVMExtractValue || op == LLVMInsertValue || op == LLVMInsertElement ||
@@ -1011,6 +1030,8 @@ static LLVMValueRef scalar_of(struct vec *v, LLVMValueRef val);
 static LLVMValueRef vector_of_value(struct vec *v, LLVMValueRef val);
 static LLVMValueRef widen_pure(struct vec *v, LLVMBuilderRef b, LLVMValueRef in);
 static LLVMValueRef private_array_gep(struct vec *v, LLVMBuilderRef b, LLVMValueRef in, int vec);
+static LLVMValueRef packet_bitcast(struct vec *v, LLVMValueRef x, LLVMTypeRef et, unsigned n,
+                                   unsigned k);
 
 /* The value as the vectorized function sees it when it is the same for
  * every lane (uniform), or lane 0's value (affine). */
@@ -1174,6 +1195,16 @@ static LLVMValueRef widen_pure(struct vec *v, LLVMBuilderRef b, LLVMValueRef in)
   case LLVMIntToPtr:
   case LLVMBitCast:
   case LLVMAddrSpaceCast:
+    if (op == LLVMBitCast && LLVMGetTypeKind(LLVMTypeOf(LLVMGetOperand(in, 0))) == LLVMVectorTypeKind) {
+      /* An OpenCL vector's elements joined into one scalar (<2 x float>
+       * passed as a double). */
+      if (b != v->b) {
+        fail(v, VECTORIZE_UNSUPPORTED, "internal: a joined vector outside emission", in);
+        return LLVMGetPoison(vector_of(v, t));
+      }
+      r = packet_bitcast(v, LLVMGetOperand(in, 0), t, 1, 0);
+      break;
+    }
     r = LLVMBuildCast(b, op, vector_of_value(v, LLVMGetOperand(in, 0)), vector_of(v, t), "");
     break;
   case LLVMICmp:
@@ -1627,6 +1658,44 @@ static LLVMValueRef safe_division(struct vec *v, LLVMBuilderRef b, LLVMOpcode op
                                   LLVMValueRef d, LLVMTypeRef t);
 static LLVMValueRef emit_vector_intrinsic_on(struct vec *v, LLVMValueRef in, int element);
 
+/* Element k of bitcast(x) to <n x et>, where x has n, n / 2^j or n * 2^j
+ * elements: the same element, the bits of several elements of x joined
+ * (lowest element in the low bits), or a part of one element's bits. */
+static LLVMValueRef source_element(struct vec *v, LLVMValueRef x, unsigned i) {
+  return LLVMGetTypeKind(LLVMTypeOf(x)) == LLVMVectorTypeKind ? packet_element(v, x, i)
+                                                              : vector_of_value(v, x);
+}
+
+static LLVMValueRef packet_bitcast(struct vec *v, LLVMValueRef x, LLVMTypeRef et, unsigned n,
+                                   unsigned k) {
+  LLVMTypeRef from = LLVMTypeOf(x);
+  int from_vector = LLVMGetTypeKind(from) == LLVMVectorTypeKind;
+  LLVMTypeRef ft = from_vector ? LLVMGetElementType(from) : from;
+  unsigned m = from_vector ? LLVMGetVectorSize(from) : 1;
+  unsigned fbits = (unsigned)LLVMSizeOfTypeInBits(v->td, ft), tbits = (unsigned)LLVMSizeOfTypeInBits(v->td, et);
+  if (m == n) return LLVMBuildBitCast(v->b, source_element(v, x, k), vector_of(v, et), "");
+  LLVMTypeRef fi = vector_of(v, LLVMIntTypeInContext(v->ctx, fbits));
+  LLVMTypeRef ti = vector_of(v, LLVMIntTypeInContext(v->ctx, tbits));
+  if (m > n) {
+    /* Joining r = m / n elements of x into one. */
+    unsigned r = m / n;
+    LLVMValueRef acc = NULL;
+    for (unsigned j = 0; j < r; j++) {
+      LLVMValueRef part = LLVMBuildBitCast(v->b, source_element(v, x, k * r + j), fi, "");
+      part = LLVMBuildZExt(v->b, part, ti, "");
+      if (j) part = LLVMBuildShl(v->b, part, const_splat(v, LLVMConstInt(LLVMGetElementType(ti), j * fbits, 0)), "");
+      acc = acc ? LLVMBuildOr(v->b, acc, part, "") : part;
+    }
+    return LLVMBuildBitCast(v->b, acc, vector_of(v, et), "");
+  }
+  /* A part of one element of x: element k / r, bits (k % r) * tbits up. */
+  unsigned r = n / m;
+  LLVMValueRef whole = LLVMBuildBitCast(v->b, source_element(v, x, k / r), fi, "");
+  if (k % r)
+    whole = LLVMBuildLShr(v->b, whole, const_splat(v, LLVMConstInt(LLVMGetElementType(fi), (k % r) * tbits, 0)), "");
+  return LLVMBuildBitCast(v->b, LLVMBuildTrunc(v->b, whole, ti, ""), vector_of(v, et), "");
+}
+
 /* An operation on OpenCL vectors, element by element. */
 static void emit_packet(struct vec *v, LLVMValueRef in, struct vinfo *i) {
   LLVMTypeRef t = LLVMTypeOf(in), et = LLVMGetElementType(t);
@@ -1688,6 +1757,9 @@ static void emit_packet(struct vec *v, LLVMValueRef in, struct vinfo *i) {
       r = safe_division(v, v->b, op, packet_element(v, LLVMGetOperand(in, 0), k),
                         packet_element(v, LLVMGetOperand(in, 1), k), et);
       break;
+    case LLVMBitCast:
+      r = packet_bitcast(v, LLVMGetOperand(in, 0), et, n, k);
+      break;
     case LLVMTrunc:
     case LLVMZExt:
     case LLVMSExt:
@@ -1697,7 +1769,6 @@ static void emit_packet(struct vec *v, LLVMValueRef in, struct vinfo *i) {
     case LLVMSIToFP:
     case LLVMFPTrunc:
     case LLVMFPExt:
-    case LLVMBitCast:
       r = LLVMBuildCast(v->b, op, packet_element(v, LLVMGetOperand(in, 0), k), vector_of(v, et), "");
       break;
     case LLVMCall:
@@ -1941,8 +2012,10 @@ static void settle_groups(struct vec *v, size_t from) {
 
 /* Runs in (an atomic, a call) once per lane, lane after lane: only lanes
  * on in mask unless all_lanes. Returns the vector of results (NULL for
- * void). Emission continues in a new block. */
-static LLVMValueRef emit_per_lane(struct vec *v, LLVMValueRef in, LLVMValueRef mask, int all_lanes) {
+ * void); a result of an OpenCL vector type goes to elems instead, one
+ * vector per element. Emission continues in a new block. */
+static LLVMValueRef emit_per_lane(struct vec *v, LLVMValueRef in, LLVMValueRef mask, int all_lanes,
+                                  LLVMValueRef *elems) {
   LLVMValueRef fn = v->vfn;
   LLVMBasicBlockRef from = LLVMGetInsertBlock(v->b);
   LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(v->ctx, fn, "lane");
@@ -1951,48 +2024,71 @@ static LLVMValueRef emit_per_lane(struct vec *v, LLVMValueRef in, LLVMValueRef m
   LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(v->ctx, fn, "lane.done");
   LLVMTypeRef t = LLVMTypeOf(in);
   int has_result = LLVMGetTypeKind(t) != LLVMVoidTypeKind;
-  LLVMTypeRef vt = has_result ? vector_of(v, t) : NULL;
-  /* Operands: vectors made before the loop. */
+  int vec_result = has_result && LLVMGetTypeKind(t) == LLVMVectorTypeKind;
+  unsigned nres = vec_result ? LLVMGetVectorSize(t) : 1;
+  LLVMTypeRef vt = has_result ? vector_of(v, vec_result ? LLVMGetElementType(t) : t) : NULL;
+  /* Operands: vectors made before the loop (an OpenCL vector operand: one
+   * per element). */
   int n = LLVMGetNumOperands(in);
-  LLVMValueRef *ops = xcalloc((size_t)n, sizeof *ops);
+  LLVMValueRef **ops = xcalloc((size_t)n, sizeof *ops);
   unsigned char *per_lane = xcalloc((size_t)n, 1);
   int is_call = LLVMIsACallInst(in) != NULL;
   for (int k = 0; k < n; k++) {
     LLVMValueRef o = LLVMGetOperand(in, (unsigned)k);
-    if (is_call && k == n - 1) {
-      ops[k] = o; /* the callee */
-    } else if (is_uniform(v, o)) {
-      ops[k] = scalar_of(v, o);
-    } else {
-      ops[k] = LLVMBuildFreeze(v->b, vector_of_value(v, o), "");
-      per_lane[k] = 1;
+    LLVMTypeRef ot = LLVMTypeOf(o);
+    int vec = LLVMGetTypeKind(ot) == LLVMVectorTypeKind;
+    unsigned parts = vec ? LLVMGetVectorSize(ot) : 1;
+    ops[k] = xcalloc(parts, sizeof *ops[k]);
+    if ((is_call && k == n - 1) || is_uniform(v, o)) {
+      ops[k][0] = is_call && k == n - 1 ? o : scalar_of(v, o); /* the callee, or uniform */
+      continue;
     }
+    per_lane[k] = 1;
+    for (unsigned e = 0; e < parts; e++)
+      ops[k][e] = LLVMBuildFreeze(v->b, vec ? packet_element(v, o, e) : vector_of_value(v, o), "");
   }
   LLVMBuildBr(v->b, head);
 
   LLVMPositionBuilderAtEnd(v->b, head);
   LLVMValueRef lane = LLVMBuildPhi(v->b, v->i32, "lane");
-  LLVMValueRef acc = has_result ? LLVMBuildPhi(v->b, vt, "lanes") : NULL;
+  LLVMValueRef acc[MAX_MEMBERS] = {0};
+  for (unsigned e = 0; has_result && e < nres; e++) acc[e] = LLVMBuildPhi(v->b, vt, "lanes");
   LLVMValueRef on = all_lanes || !mask ? LLVMConstInt(v->i1, 1, 0)
                                        : LLVMBuildExtractElement(v->b, mask, lane, "");
   LLVMBuildCondBr(v->b, on, body, next);
 
   LLVMPositionBuilderAtEnd(v->b, body);
   LLVMValueRef c = LLVMInstructionClone(in);
-  for (int k = 0; k < n; k++)
-    LLVMSetOperand(c, (unsigned)k,
-                   per_lane[k] ? LLVMBuildExtractElement(v->b, ops[k], lane, "") : ops[k]);
+  for (int k = 0; k < n; k++) {
+    LLVMValueRef x = ops[k][0];
+    if (per_lane[k]) {
+      LLVMTypeRef ot = LLVMTypeOf(LLVMGetOperand(in, (unsigned)k));
+      if (LLVMGetTypeKind(ot) == LLVMVectorTypeKind) {
+        x = LLVMGetPoison(ot);
+        for (unsigned e = 0; e < LLVMGetVectorSize(ot); e++)
+          x = LLVMBuildInsertElement(v->b, x, LLVMBuildExtractElement(v->b, ops[k][e], lane, ""),
+                                     LLVMConstInt(v->i32, e, 0), "");
+      } else {
+        x = LLVMBuildExtractElement(v->b, ops[k][0], lane, "");
+      }
+    }
+    LLVMSetOperand(c, (unsigned)k, x);
+  }
   LLVMInsertIntoBuilder(v->b, c);
-  LLVMValueRef acc_on = has_result ? LLVMBuildInsertElement(v->b, acc, c, lane, "") : NULL;
+  LLVMValueRef acc_on[MAX_MEMBERS] = {0};
+  for (unsigned e = 0; has_result && e < nres; e++) {
+    LLVMValueRef x = vec_result ? LLVMBuildExtractElement(v->b, c, LLVMConstInt(v->i32, e, 0), "") : c;
+    acc_on[e] = LLVMBuildInsertElement(v->b, acc[e], x, lane, "");
+  }
   LLVMBuildBr(v->b, next);
 
   LLVMPositionBuilderAtEnd(v->b, next);
-  LLVMValueRef acc_next = NULL;
-  if (has_result) {
-    acc_next = LLVMBuildPhi(v->b, vt, "");
-    LLVMValueRef in_vals[2] = {acc_on, acc};
+  LLVMValueRef acc_next[MAX_MEMBERS] = {0};
+  for (unsigned e = 0; has_result && e < nres; e++) {
+    acc_next[e] = LLVMBuildPhi(v->b, vt, "");
+    LLVMValueRef in_vals[2] = {acc_on[e], acc[e]};
     LLVMBasicBlockRef in_blocks[2] = {body, head};
-    LLVMAddIncoming(acc_next, in_vals, in_blocks, 2);
+    LLVMAddIncoming(acc_next[e], in_vals, in_blocks, 2);
   }
   LLVMValueRef lane_next = LLVMBuildAdd(v->b, lane, LLVMConstInt(v->i32, 1, 0), "");
   LLVMBuildCondBr(v->b, LLVMBuildICmp(v->b, LLVMIntULT, lane_next, LLVMConstInt(v->i32, v->W, 0), ""),
@@ -2000,14 +2096,19 @@ static LLVMValueRef emit_per_lane(struct vec *v, LLVMValueRef in, LLVMValueRef m
   LLVMValueRef lane_in[2] = {LLVMConstInt(v->i32, 0, 0), lane_next};
   LLVMBasicBlockRef lane_from[2] = {from, next};
   LLVMAddIncoming(lane, lane_in, lane_from, 2);
-  if (has_result) {
-    LLVMValueRef acc_in[2] = {LLVMGetPoison(vt), acc_next};
-    LLVMAddIncoming(acc, acc_in, lane_from, 2);
+  for (unsigned e = 0; has_result && e < nres; e++) {
+    LLVMValueRef acc_in[2] = {LLVMGetPoison(vt), acc_next[e]};
+    LLVMAddIncoming(acc[e], acc_in, lane_from, 2);
   }
   LLVMPositionBuilderAtEnd(v->b, done);
+  for (int k = 0; k < n; k++) free(ops[k]);
   free(ops);
   free(per_lane);
-  return acc_next;
+  if (vec_result) {
+    for (unsigned e = 0; e < nres; e++) elems[e] = acc_next[e];
+    return NULL;
+  }
+  return has_result ? acc_next[0] : NULL;
 }
 
 /* ---- calls -------------------------------------------------------------------------------- */
@@ -2318,7 +2419,7 @@ static void emit_instruction(struct vec *v, int b, LLVMValueRef in) {
     for (unsigned k = 0; k < i->num_elems; k++) i->elems[k] = g->result[k];
     return;
   }
-  if (i->packet && op != LLVMPHI) {
+  if (i->packet && op != LLVMPHI && (op != LLVMCall || classify_call(in) == CALL_VECTOR)) {
     emit_packet(v, in, i);
     return;
   }
@@ -2358,14 +2459,14 @@ static void emit_instruction(struct vec *v, int b, LLVMValueRef in) {
       if (is_uniform(v, LLVMGetOperand(in, 1)) && is_uniform(v, LLVMGetOperand(in, 0)))
         clone_uniform(v, in);
       else
-        emit_per_lane(v, in, mask, 0);
+        emit_per_lane(v, in, mask, 0, NULL);
       return;
     }
     emit_store(v, in, mask);
     return;
   }
   if (op == LLVMAtomicRMW || op == LLVMAtomicCmpXchg) {
-    i->vector = emit_per_lane(v, in, mask, 0);
+    i->vector = emit_per_lane(v, in, mask, 0, NULL);
     return;
   }
   if (op == LLVMCall) {
@@ -2398,12 +2499,18 @@ static void emit_instruction(struct vec *v, int b, LLVMValueRef in) {
     case CALL_LIBM:
       i->vector = emit_libm(v, in);
       return;
-    case CALL_PURE:
-      i->vector = emit_per_lane(v, in, NULL, 1);
+    default: {
+      LLVMTypeRef t = LLVMTypeOf(in);
+      LLVMValueRef *elems = NULL;
+      if (LLVMGetTypeKind(t) == LLVMVectorTypeKind) {
+        i->packet = 1;
+        i->num_elems = LLVMGetVectorSize(t);
+        i->elems = elems = xcalloc(i->num_elems, sizeof *i->elems);
+      }
+      i->vector = cc == CALL_PURE ? emit_per_lane(v, in, NULL, 1, elems)
+                                  : emit_per_lane(v, in, mask, 0, elems);
       return;
-    default:
-      i->vector = emit_per_lane(v, in, mask, 0);
-      return;
+    }
     }
   }
   if (i->kind == K_UNIFORM) {
@@ -2554,7 +2661,9 @@ static void fill_phis(struct vec *v) {
     /* A packet phi is one phi per element. */
     unsigned parts = phi ? 1 : info->num_elems;
     int b = block_of(v, orig);
-    int vec = !phi || LLVMGetTypeKind(LLVMTypeOf(phi)) == LLVMVectorTypeKind;
+    /* Whether the phi is built of vectors (varying), not whether its type
+     * is one: a uniform phi of an OpenCL vector type stays scalar. */
+    int vec = !phi || info->kind == K_VARYING;
     int d = v->join_of[b], entry = v->region_entry[b];
     LLVMValueRef from_d = NULL;
     unsigned count = LLVMCountIncoming(orig);
@@ -2764,7 +2873,10 @@ enum vectorize_status vectorize_workitem_function(LLVMModuleRef m, LLVMValueRef 
   if (s == VECTORIZE_OK && LLVMVerifyFunction(v.vfn, LLVMReturnStatusAction)) {
     fail(&v, VECTORIZE_UNSUPPORTED, "internal: the vectorized function is invalid", NULL);
     s = v.status;
-    if (getenv("AQUILA_DEBUG_VECTORIZE_IR")) LLVMDumpValue(v.vfn);
+    if (getenv("AQUILA_DEBUG_VECTORIZE_IR")) {
+      LLVMVerifyFunction(v.vfn, LLVMPrintMessageAction);
+      LLVMDumpValue(v.vfn);
+    }
   }
   if (s != VECTORIZE_OK) {
     LLVMDeleteFunction(v.vfn);

@@ -1049,6 +1049,13 @@ static void report_kernel(const struct kernel_build *kb, const struct vectorize_
   strbuf_free(&sb);
 }
 
+/* The builtin library's out-of-line paths (rare image formats): one copy
+ * in the code object, called by the kernels, never inlined. */
+static int is_out_of_line(LLVMValueRef f) {
+  size_t len;
+  return !strncmp(LLVMGetValueName2(f, &len), "__outofline_", 12);
+}
+
 /* Clang marks everything noinline at -O0 and pins a CPU: undo both so the
  * work-group function can absorb the whole call tree and the target machine
  * chooses the instruction set. */
@@ -1071,13 +1078,15 @@ static void prepare_functions(LLVMModuleRef m) {
     int is_barrier = !strcmp(LLVMGetValueName2(f, &len), "__aquila_barrier");
     if (!is_barrier) LLVMRemoveEnumAttributeAtIndex(f, LLVMAttributeFunctionIndex, convergent);
     if (LLVMIsDeclaration(f)) continue;
-    LLVMRemoveEnumAttributeAtIndex(f, LLVMAttributeFunctionIndex, noinline);
+    if (!is_out_of_line(f)) LLVMRemoveEnumAttributeAtIndex(f, LLVMAttributeFunctionIndex, noinline);
     LLVMRemoveEnumAttributeAtIndex(f, LLVMAttributeFunctionIndex, optnone);
     for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(f); bb; bb = LLVMGetNextBasicBlock(bb))
       for (LLVMValueRef in = LLVMGetFirstInstruction(bb); in; in = LLVMGetNextInstruction(in))
         if (LLVMIsACallInst(in)) {
           LLVMSetInstructionCallConv(in, LLVMCCallConv);
-          LLVMRemoveCallSiteEnumAttribute(in, LLVMAttributeFunctionIndex, noinline);
+          if (!LLVMGetCalledValue(in) || !LLVMIsAFunction(LLVMGetCalledValue(in)) ||
+              !is_out_of_line(LLVMGetCalledValue(in)))
+            LLVMRemoveCallSiteEnumAttribute(in, LLVMAttributeFunctionIndex, noinline);
           LLVMValueRef callee = LLVMGetCalledValue(in);
           size_t clen = 0;
           const char *cname = callee && LLVMIsAFunction(callee) ? LLVMGetValueName2(callee, &clen) : "";
@@ -1135,8 +1144,9 @@ int workgroup_compile(LLVMModuleRef m, struct aquila_fatbin_kernel *kernels,
     int is_wi = 0;
     for (unsigned i = 0; i < n; i++) is_wi |= kbs[i].wi == f;
     if (is_wi) continue;
-    add_fn_attr(f, "alwaysinline");
     LLVMSetLinkage(f, LLVMInternalLinkage);
+    if (is_out_of_line(f)) continue;
+    add_fn_attr(f, "alwaysinline");
   }
   LLVMPassBuilderOptionsRef pbo = LLVMCreatePassBuilderOptions();
   LLVMErrorRef err = LLVMRunPasses(m, "always-inline", NULL, pbo);

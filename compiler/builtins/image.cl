@@ -76,7 +76,14 @@ HLP float4 keep_channels(float4 v, uint n) {
   return (float4)(v.x, n > 1 ? v.y : 0.0f, n > 2 ? v.z : 0.0f, n > 3 ? v.w : 0.0f);
 }
 
-HLP float4 fetch_f(img_t *im, __global const uchar *p) {
+/* Formats a kernel meets less often are decoded and encoded out of line:
+ * each texel access of a kernel inlines only the common formats' paths
+ * (inlining every format at each of a kernel's reads made code that no
+ * longer fit the instruction cache), and the vectorizer calls these
+ * functions lane by lane for the others. */
+#define OUTOFLINE __attribute__((noinline))
+
+OUTOFLINE float4 __outofline_fetch_f(img_t *im, __global const uchar *p) {
   uint n = im->num_channels;
   switch (im->channel_data_type) {
   case CLK_UNORM_INT8:
@@ -122,7 +129,7 @@ HLP float4 fetch_f(img_t *im, __global const uchar *p) {
 
 /* Integer reads: signed types sign-extend, the others zero-extend; the
  * bits are the same for read_imagei and read_imageui. */
-HLP int4 fetch_i(img_t *im, __global const uchar *p) {
+OUTOFLINE int4 __outofline_fetch_i(img_t *im, __global const uchar *p) {
   uint n = im->num_channels;
   switch (im->channel_data_type) {
   case CLK_SIGNED_INT8:
@@ -144,6 +151,20 @@ HLP int4 fetch_i(img_t *im, __global const uchar *p) {
   default:
     return as_int4(load_uint(p, n));
   }
+}
+
+HLP float4 fetch_f(img_t *im, __global const uchar *p) {
+  uint t = im->channel_data_type, n = im->num_channels;
+  if (t == CLK_UNORM_INT8) return convert_float4(load_uchar(p, n)) / 255.0f;
+  if (t == CLK_FLOAT) return load_float(p, n);
+  return __outofline_fetch_f(im, p);
+}
+
+HLP int4 fetch_i(img_t *im, __global const uchar *p) {
+  uint t = im->channel_data_type, n = im->num_channels;
+  if (t == CLK_UNSIGNED_INT8) return as_int4(load_uchar(p, n));
+  if (t == CLK_SIGNED_INT32 || t == CLK_UNSIGNED_INT32) return as_int4(load_uint(p, n));
+  return __outofline_fetch_i(im, p);
 }
 
 /* Missing channels read as 0, a missing alpha as 1 (section 8.3). */
@@ -375,7 +396,7 @@ HLP void store_half(__global uchar *p, float4 v, uint n) {
   else vstore_half3_rte(v.xyz, 0, q);
 }
 
-HLP void store_f(img_t *im, __global uchar *p, float4 color) {
+OUTOFLINE void __outofline_store_f(img_t *im, __global uchar *p, float4 color) {
   float4 v = stored_float(im->channel_order, color);
   uint n = im->num_channels;
   switch (im->channel_data_type) {
@@ -415,7 +436,7 @@ HLP void store_f(img_t *im, __global uchar *p, float4 color) {
 }
 
 /* write_imagei / write_imageui: saturate to the channel type's range. */
-HLP void store_l(img_t *im, __global uchar *p, long4 color) {
+OUTOFLINE void __outofline_store_l(img_t *im, __global uchar *p, long4 color) {
   long4 v = stored_long(im->channel_order, color);
   uint n = im->num_channels;
   switch (im->channel_data_type) {
@@ -440,6 +461,28 @@ HLP void store_l(img_t *im, __global uchar *p, long4 color) {
   default: /* integer writes to other formats are undefined: nothing */
     break;
   }
+}
+
+HLP void store_f(img_t *im, __global uchar *p, float4 color) {
+  uint t = im->channel_data_type, n = im->num_channels, order = im->channel_order;
+  if (t == CLK_UNORM_INT8 && (order == CLK_RGBA || order == CLK_R))
+    store_uchar(p, unorm_enc4(color, 255.0f), n);
+  else if (t == CLK_FLOAT && (order == CLK_RGBA || order == CLK_R))
+    store_float(p, color, n);
+  else
+    __outofline_store_f(im, p, color);
+}
+
+HLP void store_l(img_t *im, __global uchar *p, long4 color) {
+  uint t = im->channel_data_type, n = im->num_channels, order = im->channel_order;
+  if (t == CLK_UNSIGNED_INT8 && (order == CLK_RGBA || order == CLK_R))
+    store_uchar(p, convert_uint4(clamp(color, 0l, (long)UCHAR_MAX)), n);
+  else if (t == CLK_SIGNED_INT32 && (order == CLK_RGBA || order == CLK_R))
+    store_int(p, convert_int4(clamp(color, (long)INT_MIN, (long)INT_MAX)), n);
+  else if (t == CLK_UNSIGNED_INT32 && (order == CLK_RGBA || order == CLK_R))
+    store_uint(p, convert_uint4(clamp(color, 0l, (long)UINT_MAX)), n);
+  else
+    __outofline_store_l(im, p, color);
 }
 
 /* Where a write lands, or NULL outside the image (undefined: dropped). */

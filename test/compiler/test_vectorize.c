@@ -464,6 +464,87 @@ static void host_reference(void) {
   clReleaseProgram(p);
 }
 
+/* Image reads and writes, inline (common formats) and out of line (the
+ * others), vectorized and scalar alike, with a constant sampler and a
+ * sampler argument, float and integer reads. */
+static void images_match_scalar(void) {
+  const char *src =
+      "__constant sampler_t edge = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_EDGE |\n"
+      "                            CLK_FILTER_NEAREST;\n"
+      "__kernel void fimg(read_only image2d_t in, write_only image2d_t out, sampler_t s) {\n"
+      "  int x = get_global_id(0), y = get_global_id(1);\n"
+      "  float4 a = read_imagef(in, edge, (int2)(x ^ 1, y));\n"
+      "  float4 b = read_imagef(in, s, (float2)(x + 0.5f, y - 0.5f));\n"
+      "  if (x % 3) a = a * 0.5f + b * 0.25f;\n"
+      "  write_imagef(out, (int2)(x, y), a + (float4)(x * 0.001f, 0, 0, 0));\n"
+      "}\n"
+      "__kernel void uimg(read_only image2d_t in, write_only image2d_t out, sampler_t s) {\n"
+      "  int x = get_global_id(0), y = get_global_id(1);\n"
+      "  uint4 a = read_imageui(in, edge, (int2)(x - 1, y + 1));\n"
+      "  if (a.x & 1) a = a.wzyx;\n"
+      "  write_imageui(out, (int2)(x, y), a + (uint4)(x & 3));\n"
+      "}\n";
+  struct {
+    cl_channel_order order;
+    cl_channel_type type;
+    int integer;
+  } formats[] = {{CL_RGBA, CL_UNORM_INT8, 0},   {CL_BGRA, CL_UNORM_INT8, 0},
+                 {CL_R, CL_FLOAT, 0},           {CL_RGBA, CL_FLOAT, 0},
+                 {CL_RG, CL_SNORM_INT16, 0},    {CL_RGBA, CL_HALF_FLOAT, 0},
+                 {CL_RGBA, CL_UNSIGNED_INT8, 1}, {CL_RGBA, CL_UNSIGNED_INT16, 1},
+                 {CL_R, CL_UNSIGNED_INT32, 1},  {CL_RGBA, CL_SIGNED_INT8, 1}};
+  cl_program p[2];
+  cl_int err;
+  for (int b = 0; b < 2; b++) {
+    if (b) setenv("AQUILA_VECTORIZE", "0", 1);
+    p[b] = build_program(src, "", &err);
+    unsetenv("AQUILA_VECTORIZE");
+    REQUIRE(p[b] && err == CL_SUCCESS);
+  }
+  cl_sampler smp = clCreateSampler(context, CL_FALSE, CL_ADDRESS_CLAMP, CL_FILTER_LINEAR, &err);
+  REQUIRE(smp);
+  const size_t w = 64, h = 8;
+  unsigned char in_data[64 * 8 * 16];
+  for (size_t i = 0; i < sizeof in_data; i++) in_data[i] = (unsigned char)(i * 37 + (i >> 5));
+  /* Half and float data: finite values only. */
+  for (size_t f = 0; f < sizeof formats / sizeof formats[0]; f++) {
+    cl_image_format fmt = {formats[f].order, formats[f].type};
+    unsigned char data[sizeof in_data];
+    memcpy(data, in_data, sizeof data);
+    if (fmt.image_channel_data_type == CL_FLOAT)
+      for (size_t i = 0; i < sizeof data / 4; i++) ((float *)data)[i] = (float)(i % 97) * 0.01f;
+    if (fmt.image_channel_data_type == CL_HALF_FLOAT)
+      for (size_t i = 0; i < sizeof data / 2; i++) ((unsigned short *)data)[i] = (unsigned short)(0x3000 + i % 1024);
+    unsigned char result[2][sizeof in_data];
+    for (int b = 0; b < 2; b++) {
+      cl_mem in = clCreateImage2D(context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, &fmt, w, h, 0,
+                                  data, &err);
+      cl_mem out = clCreateImage2D(context, CL_MEM_WRITE_ONLY, &fmt, w, h, 0, NULL, &err);
+      REQUIRE(in && out);
+      cl_kernel k = clCreateKernel(p[b], formats[f].integer ? "uimg" : "fimg", &err);
+      clSetKernelArg(k, 0, sizeof in, &in);
+      clSetKernelArg(k, 1, sizeof out, &out);
+      clSetKernelArg(k, 2, sizeof smp, &smp);
+      size_t global[2] = {w, h}, local[2] = {32, 2}, origin[3] = {0, 0, 0}, region[3] = {w, h, 1};
+      CHECK_EQ_INT(clEnqueueNDRangeKernel(queue, k, 2, NULL, global, local, 0, NULL, NULL), CL_SUCCESS);
+      memset(result[b], 0, sizeof result[b]);
+      CHECK_EQ_INT(clEnqueueReadImage(queue, out, CL_TRUE, origin, region, 0, 0, result[b], 0, NULL, NULL),
+                   CL_SUCCESS);
+      clReleaseKernel(k);
+      clReleaseMemObject(in);
+      clReleaseMemObject(out);
+    }
+    if (memcmp(result[0], result[1], sizeof result[0])) {
+      printf("  image format %#x/%#x: vectorized and scalar results differ\n", fmt.image_channel_order,
+             fmt.image_channel_data_type);
+      CHECK(0);
+    }
+  }
+  clReleaseSampler(smp);
+  clReleaseProgram(p[0]);
+  clReleaseProgram(p[1]);
+}
+
 /* The report in the build log (AQUILA_DEBUG=vectorize): a plain kernel is
  * vectorized; a work queue popped with atomics in a loop that work-items
  * leave at different times keeps work-item order (OpenCV's Canny hysteresis
@@ -503,6 +584,7 @@ int main(void) {
   api_setup();
   RUN(vectorized_matches_scalar);
   RUN(host_reference);
+  RUN(images_match_scalar);
   RUN(report_and_work_queues);
   api_teardown();
   CHECK_EXIT();
