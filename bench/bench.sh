@@ -42,6 +42,7 @@ MatrixMul|matrixmul --size 1024 --iterations 3|2147483648|F
 Reduction|reduction --size 16777216 --iterations 3|67108864|B
 PrefixSum|prefixsum --size 4194304 --iterations 3|33554432|B
 RecursiveGaussian|recursivegaussian --size 2048 --iterations 3|134217728|B
+Transpose|transpose --size 4096 --iterations 5|134217728|B
 LIST
 
 failures=0
