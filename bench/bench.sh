@@ -43,6 +43,7 @@ Reduction|reduction --size 16777216 --iterations 3|67108864|B
 PrefixSum|prefixsum --size 4194304 --iterations 3|33554432|B
 RecursiveGaussian|recursivegaussian --size 2048 --iterations 3|134217728|B
 Transpose|transpose --size 4096 --iterations 5|134217728|B
+BitonicSort|bitonicsort --size 4194304 --iterations 3|3523215360|B
 LIST
 
 failures=0

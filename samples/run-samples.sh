@@ -52,6 +52,8 @@ run recursivegaussian --size 1024 --iterations 3
 run recursivegaussian --size 333
 run transpose --size 2048 --iterations 3
 run transpose --size 1000 --height 333
+run bitonicsort --size 1048576 --iterations 3
+run bitonicsort --size 100003
 
 echo "HSA program on the standalone runtime (libaquila-hsa.so), kernel from a fat binary:"
 if out=$("$build/samples/hsa-vectoradd" "$build/samples/hsa-vectoradd.fatbin" 1000000 2>&1); then
