@@ -44,6 +44,7 @@ PrefixSum|prefixsum --size 4194304 --iterations 3|33554432|B
 RecursiveGaussian|recursivegaussian --size 2048 --iterations 3|134217728|B
 Transpose|transpose --size 4096 --iterations 5|134217728|B
 BitonicSort|bitonicsort --size 4194304 --iterations 3|3523215360|B
+BinomialOption|binomialoption --size 16384 --iterations 3|1604321280|F
 LIST
 
 failures=0
