@@ -45,6 +45,7 @@ RecursiveGaussian|recursivegaussian --size 2048 --iterations 3|134217728|B
 Transpose|transpose --size 4096 --iterations 5|134217728|B
 BitonicSort|bitonicsort --size 4194304 --iterations 3|3523215360|B
 BinomialOption|binomialoption --size 16384 --iterations 3|1604321280|F
+Convolution2D|convolution --size 4096 --iterations 3|1644167168|F
 LIST
 
 failures=0

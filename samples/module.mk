@@ -2,7 +2,8 @@
 # system ICD loader (-lOpenCL), as a user would build them. Each is one folder
 # with its .c files; samples/common/ is linked into all of them.
 SAMPLE_NAMES := vectoradd nbody sobelfilter blackscholes histogram matrixmul reduction \
-                prefixsum recursivegaussian transpose bitonicsort binomialoption
+                prefixsum recursivegaussian transpose bitonicsort binomialoption \
+                convolution
 SAMPLE_BINS := $(foreach s,$(SAMPLE_NAMES),$(BUILD)/samples/$(s))
 SAMPLE_COMMON := samples/common/sample.c samples/common/sample.h
 
