@@ -52,7 +52,7 @@ run recursivegaussian --size 1024 --iterations 3
 run recursivegaussian --size 333
 run transpose --size 2048 --iterations 3
 run transpose --size 1000 --height 333
-run bitonicsort --size 1048576 --iterations 3
+run bitonicsort --size 262144 --iterations 3
 run bitonicsort --size 100003
 run binomialoption --size 4096 --iterations 3
 run binomialoption --size 333 --steps 100

@@ -125,7 +125,7 @@ int main(int argc, char **argv) {
     result.verified = wrong == 0;
   }
 
-  snprintf(result.size, sizeof result.size, "%zu options, %d steps", n, steps);
+  snprintf(result.size, sizeof result.size, "%zu options %d steps", n, steps);
   result.time_ms = t * 1e3;
   /* Each node update is two multiplies and an add. */
   result.rate = 3.0 * n * steps * (steps + 1) / 2 / t / 1e9;

@@ -125,7 +125,7 @@ int main(int argc, char **argv) {
     result.verified = wrong == 0;
   }
 
-  snprintf(result.size, sizeof result.size, "%zux%zu, %dx%d filter", width, height, taps, taps);
+  snprintf(result.size, sizeof result.size, "%zux%zu %dx%d filter", width, height, taps, taps);
   result.time_ms = t * 1e3;
   result.rate = 2.0 * taps * taps * n / t / 1e9;
   int status = sample_report(&opts, &cl, &result);
