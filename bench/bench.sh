@@ -98,7 +98,9 @@ while IFS='|' read -r name cmd work unit; do
     }'
 done <"$tmp/list"
 echo "(time: median over rounds of each run's median iteration; B = minimum bytes moved,"
-echo " F = flops: NBody 20 per interaction, MatrixMul 2n^3; limit = STREAM add or FMA peak)"
+echo " BitonicSort: each of its 105 launches at 2^22 keys reads and writes every key once;"
+echo " F = flops: NBody 20 per interaction, MatrixMul 2n^3, BinomialOption 3 per lattice node"
+echo " and step, Convolution2D 2 per filter tap; limit = STREAM add or FMA peak)"
 
 echo
 echo "Runtime microbenchmark (medians)"
