@@ -2,7 +2,8 @@
 # system ICD loader (-lOpenCL), as a user would build them. Each is one folder
 # with its .c files; samples/common/ is linked into all of them.
 SAMPLE_NAMES := vectoradd nbody sobelfilter blackscholes histogram matrixmul reduction \
-                prefixsum recursivegaussian
+                prefixsum recursivegaussian transpose bitonicsort binomialoption \
+                convolution
 SAMPLE_BINS := $(foreach s,$(SAMPLE_NAMES),$(BUILD)/samples/$(s))
 SAMPLE_COMMON := samples/common/sample.c samples/common/sample.h
 
@@ -14,7 +15,9 @@ SAMPLES += $(SAMPLE_BINS)
 
 # `make bench`: the samples on Aquila and on pocl, plus this machine's limits
 # (bench/stream.c, bench/fmapeak.c), a runtime microbenchmark (bench/micro.c)
-# and what building programs costs (bench/buildtime.c).
+# and what building programs costs (bench/buildtime.c); then real applications'
+# own benchmarks on both (bench/apps-bench.sh: CLBlast through
+# bench/clblast_sgemm.c, clpeak, hashcat, clFFT), installed if missing.
 BENCH_BINS := $(BUILD)/bench/stream $(BUILD)/bench/fmapeak $(BUILD)/bench/micro \
               $(BUILD)/bench/buildtime $(BUILD)/bench/nbody_c
 
@@ -33,15 +36,31 @@ $(BUILD)/bench/buildtime: bench/buildtime.c | deps
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -O2 -g $(WARN) -D_GNU_SOURCE -o $@ $< -lOpenCL
 
+# Only `make bench` needs these: CLBlast's headers and library for bench/clblast_sgemm.c.
+$(BUILD)/bench/clblast_sgemm: bench/clblast_sgemm.c $(SAMPLE_COMMON) | deps bench-deps
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O2 -g $(WARN) -D_GNU_SOURCE -o $@ $(filter %.c,$^) -lclblast -lOpenCL -lm
+
+BENCH_PACKAGES := pocl-opencl-icd libclblast-dev clpeak hashcat clfft-client
+
 .PHONY: bench bench-deps
 bench-deps:
-	@dpkg-query -W -f='$${Status}' pocl-opencl-icd 2>/dev/null | grep -q 'install ok installed' || { \
-	  echo "aquila: installing pocl-opencl-icd for comparison"; \
+	@missing=""; for p in $(BENCH_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "aquila: installing for make bench:$$missing"; \
 	  $(SUDO) apt-get update -qq && \
-	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends pocl-opencl-icd; }
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
 
-bench: all bench-deps $(BENCH_BINS)
-	@sh bench/bench.sh $(BUILD) $(abspath $(ICD_FILE))
+# Both parts run even when the first reports a failure; the target fails if either did.
+bench: all bench-deps $(BENCH_BINS) $(BUILD)/bench/clblast_sgemm
+	@status=0; \
+	sh bench/bench.sh $(BUILD) $(abspath $(ICD_FILE)) || status=1; \
+	echo; \
+	sh bench/apps-bench.sh $(BUILD) $(abspath $(ICD_FILE)) || status=1; \
+	exit $$status
 
 # hsa-vectoradd: an HSA program on the standalone HSA runtime (libaquila-hsa.so),
 # loading its kernel from a fat binary that clfatbin builds for x86-64 levels.

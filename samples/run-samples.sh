@@ -50,6 +50,14 @@ run prefixsum --size 1048576 --iterations 3
 run prefixsum --size 262145
 run recursivegaussian --size 1024 --iterations 3
 run recursivegaussian --size 333
+run transpose --size 2048 --iterations 3
+run transpose --size 1000 --height 333
+run bitonicsort --size 262144 --iterations 3
+run bitonicsort --size 100003
+run binomialoption --size 4096 --iterations 3
+run binomialoption --size 333 --steps 100
+run convolution --size 2048 --iterations 3
+run convolution --size 1000 --height 333 --radius 2
 
 echo "HSA program on the standalone runtime (libaquila-hsa.so), kernel from a fat binary:"
 if out=$("$build/samples/hsa-vectoradd" "$build/samples/hsa-vectoradd.fatbin" 1000000 2>&1); then
