@@ -2263,11 +2263,32 @@ static LLVMValueRef gep_byte_offset(struct vec *v, LLVMBuilderRef b, LLVMValueRe
 
 /* A GEP into a lane-interleaved private array: offsets grow W times. */
 static LLVMValueRef private_array_gep(struct vec *v, LLVMBuilderRef b, LLVMValueRef in, int vec) {
-  LLVMValueRef off = gep_byte_offset(v, b, in, vec);
+  /* The offset from the array's start, over the whole chain of GEPs, kept
+   * inside the array: an index out of range (undefined in OpenCL, and
+   * common enough: OpenCV's Canny overruns an 8-entry stack) then stays in
+   * the work-item's own array instead of reaching the compute unit's
+   * stack, return addresses included. */
+  LLVMTypeRef it = vec ? vector_of(v, v->i64) : v->i64;
+  LLVMValueRef total = LLVMConstNull(it), root = in;
+  for (int depth = 0; depth < 32 && LLVMIsAGetElementPtrInst(root); depth++) {
+    int varying = !is_uniform(v, root);
+    LLVMValueRef off = gep_byte_offset(v, b, root, vec && varying);
+    if (vec && !varying) off = splat(v, b, off);
+    total = LLVMBuildAdd(b, total, off, "");
+    root = LLVMGetOperand(root, 0);
+  }
+  int64_t size = alloc_size(v, LLVMGetAllocatedType(root));
+  int64_t e = (intptr_t)ptr_map_get(&v->soa_size, root);
+  LLVMValueRef last = LLVMConstInt(v->i64, (unsigned long long)(size - e), 0);
   LLVMValueRef w = LLVMConstInt(v->i64, v->W, 0);
-  off = LLVMBuildMul(b, off, vec ? const_splat(v, w) : w, "");
-  LLVMValueRef p = LLVMGetOperand(in, 0);
-  return LLVMBuildGEP2(b, v->i8, vec ? vector_of_value(v, p) : scalar_of(v, p), &off, 1, "lane.elem");
+  if (vec) {
+    last = const_splat(v, last);
+    w = const_splat(v, w);
+  }
+  total = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntULE, total, last, ""), total, last, "in.array");
+  total = LLVMBuildMul(b, total, w, "");
+  return LLVMBuildGEP2(b, v->i8, vec ? vector_of_value(v, root) : scalar_of(v, root), &total, 1,
+                       "lane.elem");
 }
 
 /* Lane 0's value of an affine instruction, from its operands' lane-0

@@ -545,6 +545,44 @@ static void images_match_scalar(void) {
   clReleaseProgram(p[1]);
 }
 
+/* A kernel that writes far past its private array (undefined behaviour,
+ * as in OpenCV's Canny) must not reach the compute unit's stack: the
+ * process lives on and other work-items' results are right. */
+static void private_overrun_is_contained(void) {
+  const char *src =
+      "__kernel void k(__global int *out, int n) {\n"
+      "  int a[4];\n"
+      "  int i = get_global_id(0);\n"
+      "  a[0] = a[1] = a[2] = a[3] = i;\n"
+      "  for (int j = 4; j < n + (i & 1); j++) a[j] = -1;\n"
+      "  out[i] = (i & 1) ? 7 : a[i & 3];\n"
+      "}\n";
+  cl_int err;
+  cl_program p = build_program(src, "", &err);
+  REQUIRE(p && err == CL_SUCCESS);
+  cl_kernel k = clCreateKernel(p, "k", &err);
+  int n = 4; /* even work-items stay in bounds; odd ones write one past the end */
+  int big = 100000;
+  size_t global = 256, local = 64;
+  cl_mem out = clCreateBuffer(context, CL_MEM_READ_WRITE, global * sizeof(int), NULL, &err);
+  clSetKernelArg(k, 0, sizeof out, &out);
+  for (int round = 0; round < 2; round++) {
+    clSetKernelArg(k, 1, sizeof(int), round ? &big : &n);
+    CHECK_EQ_INT(clEnqueueNDRangeKernel(queue, k, 1, NULL, &global, &local, 0, NULL, NULL), CL_SUCCESS);
+    int host[256];
+    CHECK_EQ_INT(clEnqueueReadBuffer(queue, out, CL_TRUE, 0, sizeof host, host, 0, NULL, NULL), CL_SUCCESS);
+    for (int i = 0; i < 256 && round == 0; i++)
+      if (host[i] != ((i & 1) ? 7 : i)) {
+        printf("  out[%d] = %d\n", i, host[i]);
+        CHECK(0);
+        break;
+      }
+  }
+  clReleaseMemObject(out);
+  clReleaseKernel(k);
+  clReleaseProgram(p);
+}
+
 /* The report in the build log (AQUILA_DEBUG=vectorize): a plain kernel is
  * vectorized; a work queue popped with atomics in a loop that work-items
  * leave at different times keeps work-item order (OpenCV's Canny hysteresis
@@ -585,6 +623,7 @@ int main(void) {
   RUN(vectorized_matches_scalar);
   RUN(host_reference);
   RUN(images_match_scalar);
+  RUN(private_overrun_is_contained);
   RUN(report_and_work_queues);
   api_teardown();
   CHECK_EXIT();
