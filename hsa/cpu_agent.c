@@ -36,6 +36,10 @@
 /* The one idle unit that polls before sleeping does so for this long, so
  * back-to-back dispatches avoid the futex wake-up latency. */
 #define AQ_IDLE_SPIN_NS 50000u
+/* It yields the processor between polls; a yield that returns this much
+ * later means other threads were waiting for the processor (the machine is
+ * oversubscribed), and the unit sleeps instead of polling on. */
+#define AQ_IDLE_YIELD_CONTENDED_NS 10000u
 #define AQ_INFLIGHT_DESTROYING 0x80000000u
 
 struct aq_dispatch {
@@ -528,15 +532,23 @@ static bool work_visible(struct aq_compute_unit *cu) {
 
 static void idle(struct aq_compute_unit *cu) {
   /* Only one unit polls at a time, so idle units do not crowd out the
-   * application's threads. */
+   * application's threads. It polls only while the processor has nothing
+   * else to run: a thread this unit just woke (the one waiting for the
+   * dispatch it completed) is often queued on this very processor, and a
+   * unit that kept polling would hold it back by the whole polling time. */
   if (atomic_fetch_add(&agent.spinners, 1) == 0) {
-    uint64_t end = aq_now_ns() + AQ_IDLE_SPIN_NS;
+    uint64_t now = aq_now_ns(), end = now + AQ_IDLE_SPIN_NS;
     bool found = false;
-    while (!found && aq_now_ns() < end) {
+    while (!found && now < end) {
       for (int i = 0; i < 64 && !found; i++) {
         found = work_visible(cu) || atomic_load(&agent.stopping);
         cpu_relax();
       }
+      if (found) break;
+      uint64_t before = aq_now_ns();
+      sched_yield();
+      now = aq_now_ns();
+      if (now - before > AQ_IDLE_YIELD_CONTENDED_NS) break;
     }
     atomic_fetch_sub(&agent.spinners, 1);
     if (found) return;
