@@ -89,7 +89,10 @@ static struct {
   _Atomic uint32_t queue_slots; /* high-water mark of used slots */
   /* Bumped by every event that may give an idle unit work; futex word. */
   _Alignas(AQ_CACHE_LINE) _Atomic uint32_t event_seq;
-  _Atomic uint32_t sleepers;
+  /* Units in the sleeping part of idle() (low half), and how many of them
+   * a wake-up is on its way to (high half, never above the low half): one
+   * word, so that both change together. */
+  _Atomic uint64_t sleep_state;
   _Atomic uint32_t spinners;
   _Atomic uint32_t recheck_barriers;
   _Atomic uint32_t stopping;
@@ -99,9 +102,28 @@ static inline void cpu_relax(void) {
   __builtin_ia32_pause();
 }
 
+#define SLEEPERS(state) ((uint32_t)(state))
+#define WAKING(state) ((uint32_t)((state) >> 32))
+
+/* Wakes up to wake_count sleeping units, leaving out those a wake-up is
+ * already on its way to: on a busy machine a woken unit may wait a while
+ * for a processor, and a producer that woke it again for every packet
+ * would pay a system call each time for nothing. A unit counted as
+ * sleeping or polling when the event is bumped looks at event_seq after
+ * it, so it does not sleep through the event. */
 static void agent_event(int wake_count) {
   atomic_fetch_add(&agent.event_seq, 1);
-  if (atomic_load(&agent.sleepers)) aq_futex_wake(&agent.event_seq, wake_count);
+  /* The polling unit sees a single event by itself. */
+  if (wake_count == 1 && atomic_load(&agent.spinners)) return;
+  uint64_t state = atomic_load(&agent.sleep_state);
+  uint32_t want;
+  do {
+    uint32_t sleepers = SLEEPERS(state), waking = WAKING(state);
+    if (waking >= sleepers) return;
+    want = sleepers - waking < (uint32_t)wake_count ? sleepers - waking : (uint32_t)wake_count;
+  } while (!atomic_compare_exchange_weak(&agent.sleep_state, &state,
+                                         state + ((uint64_t)want << 32)));
+  aq_futex_wake(&agent.event_seq, (int)want);
 }
 
 /* Units outside a masked queue's mask ignore its events, so one woken unit
@@ -555,11 +577,19 @@ static void idle(struct aq_compute_unit *cu) {
   } else {
     atomic_fetch_sub(&agent.spinners, 1);
   }
-  atomic_fetch_add(&agent.sleepers, 1);
+  atomic_fetch_add(&agent.sleep_state, 1);
   uint32_t event = atomic_load(&agent.event_seq);
   if (!work_visible(cu) && !atomic_load(&agent.stopping))
     aq_futex_wait(&agent.event_seq, event, UINT64_MAX);
-  atomic_fetch_sub(&agent.sleepers, 1);
+  /* Leaving takes one pending wake-up along (whether or not it was the one
+   * that woke this unit), and keeps the pending ones at most the sleepers. */
+  uint64_t state = atomic_load(&agent.sleep_state), next;
+  do {
+    uint32_t sleepers = SLEEPERS(state) - 1, waking = WAKING(state);
+    if (waking) waking--;
+    if (waking > sleepers) waking = sleepers;
+    next = ((uint64_t)waking << 32) | sleepers;
+  } while (!atomic_compare_exchange_weak(&agent.sleep_state, &state, next));
 }
 
 static void *compute_unit_main(void *arg) {
