@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aquila/hsa_ext_aquila.h"
 #include "runtime.h"
 
 void command_execute(cl_event ev);
@@ -369,11 +370,17 @@ cl_int event_wait(cl_event ev) {
     if (ev->kind == COMMAND_NDRANGE && ev->u.ndrange.submitted &&
         !atomic_load(&ev->completion_claimed)) {
       /* Wait on the dispatch's signal directly rather than for the watcher
-       * thread's wake-up; a bounded wait, then look again. */
+       * thread's wake-up, and run the dispatch meanwhile if no compute unit
+       * has taken it yet (its work-groups, or the kernels it waits for on
+       * its in-order queue): on a machine whose processors are all busy,
+       * each thread that has to wake up first waits for a time slice. A
+       * bounded wait, then look again. */
       hsa_signal_t s = ev->u.ndrange.signal;
+      uint64_t packet = ev->u.ndrange.packet_index;
+      hsa_queue_t *hq = ev->queue->hsa_queue;
       pthread_mutex_unlock(&ev->lock);
-      if (hsa_signal_wait_scacquire(s, HSA_SIGNAL_CONDITION_EQ, 0, 1000000,
-                                    HSA_WAIT_STATE_BLOCKED) == 0 &&
+      if (hsa_ven_aquila_signal_wait_helping(s, HSA_SIGNAL_CONDITION_EQ, 0, 1000000,
+                                             HSA_WAIT_STATE_BLOCKED, hq, packet) == 0 &&
           atomic_load(&ev->status) > CL_COMPLETE) {
         /* Finished: the watcher will notice too; whoever comes first
          * completes it, and the queue's kernels before it first. */
