@@ -18,13 +18,13 @@
  * Helping: a thread that waits for a dispatch's completion signal
  * (hsa_ven_aquila_signal_wait_helping) may run that dispatch itself rather
  * than sleep until a unit has: it takes a helper slot (a compute unit
- * without a thread of its own: a deque the units steal from, a group
- * segment, a fiber pool and a stack), launches the packet when no unit has
- * yet, runs its work-groups, and steals ranges of it from the units. That
- * saves the wake-ups of a unit and of the waiter, which on a machine whose
- * processors are all busy each cost a wait for a time slice. It helps only
- * with what it waits for: its own dispatch, and the earlier packets of the
- * queue when its packet has the barrier bit.
+ * without a thread of its own: a deque the units steal from, and a group
+ * segment, a fiber pool and a stack made on first use), launches the packet
+ * when no unit has yet, runs its work-groups, and steals ranges of it from
+ * the units. That saves the wake-ups of a unit and of the waiter, which on
+ * a machine whose processors are all busy each cost a wait for a time
+ * slice. It helps only with what it waits for: its own dispatch, and the
+ * earlier packets of the queue when its packet has the barrier bit.
  *
  * Queue lifetime: a unit or helper touches a queue only inside a "visit"
  * (scanning the queue table, launching a packet, or completing a dispatch of
@@ -660,8 +660,8 @@ static size_t helper_guard_size(void) {
 }
 
 /* A free helper slot whose deque is empty (ranges a helper left behind are
- * its until the units have stolen them), with its fiber pool and stack
- * made; NULL when there is none. */
+ * its until the units have stolen them), with its stack made; NULL when
+ * there is none. */
 static struct aq_compute_unit *helper_claim(void) {
   for (uint32_t i = agent.unit_count; i < agent.slot_count; i++) {
     struct aq_compute_unit *cu = &agent.units[i];
@@ -672,7 +672,6 @@ static struct aq_compute_unit *helper_claim(void) {
       atomic_store(&cu->helper_owned, 0);
       continue;
     }
-    if (!cu->fibers) cu->fibers = aq_fiber_pool_create();
     if (!cu->helper_stack) {
       size_t guard = helper_guard_size();
       void *stack = mmap(NULL, AQ_UNIT_STACK_SIZE + guard, PROT_NONE,
@@ -684,7 +683,7 @@ static struct aq_compute_unit *helper_claim(void) {
       }
       if (stack != MAP_FAILED) cu->helper_stack = stack;
     }
-    if (!cu->fibers || !cu->helper_stack) {
+    if (!cu->helper_stack) {
       atomic_store(&cu->helper_owned, 0);
       return NULL;
     }
@@ -781,10 +780,12 @@ void aq_cpu_agent_help(struct aq_queue *queue, uint64_t packet_id, struct aq_sig
   if (!cu) return;
   struct help h = {cu, queue, packet_id, signal, condition, compare_value,
                    {queue, packet_id, barrier == 1}};
+  /* The slot's fiber pool is made when a work-group first needs one
+   * (run_workitems makes it for the thread), and kept with the slot. */
   struct aq_fiber_pool *fibers = aq_fiber_pool_bind_thread(cu->fibers);
   aq_call_on_stack((char *)cu->helper_stack + helper_guard_size() + AQ_UNIT_STACK_SIZE, help_loop,
                    &h);
-  aq_fiber_pool_bind_thread(fibers);
+  cu->fibers = aq_fiber_pool_bind_thread(fibers);
   /* Ranges left on the deque (the condition held first) are the units'. */
   if (atomic_load(&cu->deque_count)) agent_event(INT_MAX);
   atomic_store_explicit(&cu->helper_owned, 0, memory_order_release);
