@@ -13,8 +13,9 @@ extern "C" {
  * the kernel dispatch packet packet_id of queue (a queue of the CPU agent),
  * and meanwhile runs work of that dispatch on the calling thread instead of
  * sleeping until a compute unit has run it: it launches the packet when no
- * unit has launched it yet, runs its work-groups, and takes work-groups of
- * it from the units. When the packet has the barrier bit, the packets before
+ * unit has launched it yet and, while some unit sleeps (or has not run
+ * since it was woken), runs its work-groups and takes work-groups of it
+ * from the units. When the packet has the barrier bit, the packets before
  * it in queue are part of what it waits for, and it helps with them too; it
  * never runs other work. Work-groups run on a stack of the agent's, not the
  * caller's. A queue with a compute-unit mask, a soft queue, or a packet not
