@@ -751,17 +751,20 @@ static bool help_steal(struct help *h) {
 static void help_loop(void *argument) {
   struct help *h = argument;
   struct aq_compute_unit *cu = h->cu;
+  bool ran = false;
   for (;;) {
     int64_t value = atomic_load_explicit(&h->signal->value, memory_order_acquire);
     if (aq_signal_condition_holds(value, h->condition, h->compare_value)) break;
-    /* A helper runs work-groups only while some unit sleeps (or has been
-     * woken but has not run yet): when every unit is up, one more thread
-     * would only share their processors, and the units steal what is left
-     * on its deque. */
-    if (SLEEPERS(atomic_load(&agent.sleep_state)) == 0) break;
+    /* After its first work-groups (a small dispatch is done then, whatever
+     * the units do: an awake unit may still be waiting for a processor), a
+     * helper goes on only while some unit sleeps or has been woken but has
+     * not run yet: when every unit is up, one more thread would only share
+     * their processors, and the units steal what is left on its deque. */
+    if (ran && SLEEPERS(atomic_load(&agent.sleep_state)) == 0) break;
     struct aq_range range;
     if (deque_take(cu, &range)) {
       run_range(cu, range);
+      ran = true;
       continue;
     }
     if (!help_launch(h) && !help_steal(h)) break;
