@@ -107,7 +107,7 @@ LIBDIR     ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 BINDIR     ?= $(PREFIX)/bin
 VENDORDIR  ?= /etc/OpenCL/vendors
-PUBLIC_HEADERS := hsa/include/aquila/cpu_abi.h fatbin-tools/include/aquila/fatbin.h
+PUBLIC_HEADERS := hsa/include/aquila/cpu_abi.h hsa/include/aquila/hsa_ext_aquila.h fatbin-tools/include/aquila/fatbin.h
 
 $(BUILD)/aquila.pc: Makefile
 	@mkdir -p $(dir $@)

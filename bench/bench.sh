@@ -111,25 +111,36 @@ echo " F = flops: NBody 20 per interaction, MatrixMul 2n^3, BinomialOption 3 per
 echo " and step, Convolution2D 2 per filter tap; limit = STREAM add or FMA peak)"
 
 echo
-echo "Runtime microbenchmark (medians)"
-for round in 1 2; do
-  for platform in aquila pocl; do
-    if [ $platform = aquila ]; then icd=$aquila_icd; else icd=$pocl_icd; fi
-    OCL_ICD_VENDORS=$icd timeout 120 "$build/bench/micro" >>"$tmp/micro.$platform" ||
-      OCL_ICD_VENDORS=$icd timeout 120 "$build/bench/micro" >>"$tmp/micro.$platform" || failures=1
+echo "Runtime microbenchmark (medians of 3; busy: one spinning process per CPU beside it)"
+busy=$(nproc)
+for round in 1 2 3; do
+  for b in 0 "$busy"; do
+    for platform in aquila pocl; do
+      if [ $platform = aquila ]; then icd=$aquila_icd; else icd=$pocl_icd; fi
+      OCL_ICD_VENDORS=$icd timeout 120 "$build/bench/micro" --busy "$b" >>"$tmp/micro$b.$platform" ||
+        OCL_ICD_VENDORS=$icd timeout 120 "$build/bench/micro" --busy "$b" >>"$tmp/micro$b.$platform" ||
+        failures=1
+    done
   done
 done
-printf '%-28s %12s %12s %9s\n' measure Aquila pocl pocl/Aq
-for key in launch_us kernels_per_s write_GBs read_GBs copy_GBs map_GBs; do
-  a=$(field $key <"$tmp/micro.aquila" | median)
-  p=$(field $key <"$tmp/micro.pocl" | median)
+printf '%-40s %12s %12s %9s\n' measure Aquila pocl pocl/Aq
+for row in 0:launch_us 0:launch_p99_us 0:kernels_per_s 0:saxpy_us "$busy:launch_us" \
+  "$busy:launch_p99_us" "$busy:kernels_per_s" "$busy:saxpy_us" 0:write_GBs 0:read_GBs 0:copy_GBs \
+  0:map_GBs; do
+  b=${row%%:*}
+  key=${row#*:}
+  a=$(field $key <"$tmp/micro$b.aquila" | median)
+  p=$(field $key <"$tmp/micro$b.pocl" | median)
   case $key in
   launch_us) label="empty kernel enqueue+finish (us)" ;;
+  launch_p99_us) label="  99th percentile (us)" ;;
   kernels_per_s) label="back-to-back kernels/s" ;;
+  saxpy_us) label="saxpy 64 Ki enqueue+finish (us)" ;;
   *) label="$(echo $key | sed 's/_GBs//') 256 MiB (GB/s)" ;;
   esac
+  [ "$b" = 0 ] || label="$label, busy"
   awk -v l="$label" -v a="$a" -v p="$p" 'BEGIN {
-    printf "%-28s %12s %12s %9s\n", substr(l, 1, 28), a, p, (a + 0 > 0) ? sprintf("%.2f", p / a) : "-" }'
+    printf "%-40s %12s %12s %9s\n", l, a, p, (a + 0 > 0) ? sprintf("%.2f", p / a) : "-" }'
 done
 
 echo

@@ -15,10 +15,22 @@
  * outside the mask, events for masked queues wake every sleeper; the others
  * find nothing they may run and sleep again.
  *
- * Queue lifetime: a unit touches a queue only inside a "visit" (scanning the
- * queue table, or completing a dispatch of that queue). Destroying a queue
- * removes it from the table, waits for its launched dispatches, then waits
- * until every unit has left the visit it may have been in. */
+ * Helping: a thread that waits for a dispatch's completion signal
+ * (hsa_ven_aquila_signal_wait_helping) may run that dispatch itself rather
+ * than sleep until a unit has: it takes a helper slot (a compute unit
+ * without a thread of its own: a deque the units steal from, and a group
+ * segment, a fiber pool and a stack made on first use), launches the packet
+ * when no unit has yet, runs its work-groups, and steals ranges of it from
+ * the units. That saves the wake-ups of a unit and of the waiter, which on
+ * a machine whose processors are all busy each cost a wait for a time
+ * slice. It helps only with what it waits for: its own dispatch, and the
+ * earlier packets of the queue when its packet has the barrier bit.
+ *
+ * Queue lifetime: a unit or helper touches a queue only inside a "visit"
+ * (scanning the queue table, launching a packet, or completing a dispatch of
+ * that queue). Destroying a queue removes it from the table, waits for its
+ * launched dispatches, then waits until every unit and helper has left the
+ * visit it may have been in. */
 #include "hsa_internal.h"
 
 #include <aquila/cpu_abi.h>
@@ -36,12 +48,21 @@
 /* The one idle unit that polls before sleeping does so for this long, so
  * back-to-back dispatches avoid the futex wake-up latency. */
 #define AQ_IDLE_SPIN_NS 50000u
+/* It yields the processor between polls; a yield that returns this much
+ * later means other threads were waiting for the processor (the machine is
+ * oversubscribed), and the unit sleeps instead of polling on. */
+#define AQ_IDLE_YIELD_CONTENDED_NS 10000u
 #define AQ_INFLIGHT_DESTROYING 0x80000000u
+/* Threads that can help at once; more wait without helping. */
+#define AQ_HELPER_SLOTS 16u
+/* A helper runs work-groups on a stack as large as a unit thread's. */
+#define AQ_UNIT_STACK_SIZE (64u << 20)
 
 struct aq_dispatch {
   const struct aquila_kernel_descriptor *kernel;
   const void *kernarg;
   struct aq_queue *queue;
+  uint64_t packet_id; /* its index in queue */
   struct aq_signal *completion;
   uint64_t global_size[3];
   uint32_t workgroup_size[3];
@@ -75,17 +96,27 @@ struct aq_compute_unit {
   void *group_segment; /* see group_segment_of */
   size_t group_segment_mapping;
   struct aq_fiber_pool *fibers;
+  /* Helper slots only: 1 while a waiting thread uses the slot, and the
+   * stack it runs work-groups on (made on first use). */
+  _Atomic uint32_t helper_owned;
+  void *helper_stack;
 };
 
 static struct {
   uint32_t unit_count;
+  /* units[0, unit_count) have threads; units[unit_count, slot_count) are
+   * helper slots. Thieves look at all of them. */
+  uint32_t slot_count;
   struct aq_compute_unit *units;
   pthread_mutex_t table_lock;
   _Atomic(struct aq_queue *) queues[AQ_QUEUES_MAX];
   _Atomic uint32_t queue_slots; /* high-water mark of used slots */
   /* Bumped by every event that may give an idle unit work; futex word. */
   _Alignas(AQ_CACHE_LINE) _Atomic uint32_t event_seq;
-  _Atomic uint32_t sleepers;
+  /* Units in the sleeping part of idle() (low half), and how many of them
+   * a wake-up is on its way to (high half, never above the low half): one
+   * word, so that both change together. */
+  _Atomic uint64_t sleep_state;
   _Atomic uint32_t spinners;
   _Atomic uint32_t recheck_barriers;
   _Atomic uint32_t stopping;
@@ -95,9 +126,28 @@ static inline void cpu_relax(void) {
   __builtin_ia32_pause();
 }
 
+#define SLEEPERS(state) ((uint32_t)(state))
+#define WAKING(state) ((uint32_t)((state) >> 32))
+
+/* Wakes up to wake_count sleeping units, leaving out those a wake-up is
+ * already on its way to: on a busy machine a woken unit may wait a while
+ * for a processor, and a producer that woke it again for every packet
+ * would pay a system call each time for nothing. A unit counted as
+ * sleeping or polling when the event is bumped looks at event_seq after
+ * it, so it does not sleep through the event. */
 static void agent_event(int wake_count) {
   atomic_fetch_add(&agent.event_seq, 1);
-  if (atomic_load(&agent.sleepers)) aq_futex_wake(&agent.event_seq, wake_count);
+  /* The polling unit sees a single event by itself. */
+  if (wake_count == 1 && atomic_load(&agent.spinners)) return;
+  uint64_t state = atomic_load(&agent.sleep_state);
+  uint32_t want;
+  do {
+    uint32_t sleepers = SLEEPERS(state), waking = WAKING(state);
+    if (waking >= sleepers) return;
+    want = sleepers - waking < (uint32_t)wake_count ? sleepers - waking : (uint32_t)wake_count;
+  } while (!atomic_compare_exchange_weak(&agent.sleep_state, &state,
+                                         state + ((uint64_t)want << 32)));
+  aq_futex_wake(&agent.event_seq, (int)want);
 }
 
 /* Units outside a masked queue's mask ignore its events, so one woken unit
@@ -187,15 +237,30 @@ static bool deque_take(struct aq_compute_unit *cu, struct aq_range *out) {
   return true;
 }
 
+/* What a helper may steal: ranges of the dispatch of packet packet_id in
+ * queue, and with earlier set those of the queue's packets before it. */
+struct steal_filter {
+  const struct aq_queue *queue;
+  uint64_t packet_id;
+  bool earlier;
+};
+
+static bool filter_allows(const struct steal_filter *filter, const struct aq_dispatch *d) {
+  return !filter || (d->queue == filter->queue && (d->packet_id == filter->packet_id ||
+                                                   (filter->earlier && d->packet_id < filter->packet_id)));
+}
+
 /* Steals the upper half of the victim's last range that thief may run (all
- * of it when it is a single work-group). */
-static bool deque_steal(struct aq_compute_unit *victim, uint32_t thief, struct aq_range *out) {
+ * of it when it is a single work-group); with a filter, only a range it
+ * allows. */
+static bool deque_steal(struct aq_compute_unit *victim, uint32_t thief,
+                        const struct steal_filter *filter, struct aq_range *out) {
   if (!atomic_load_explicit(&victim->deque_count, memory_order_relaxed)) return false;
   pthread_mutex_lock(&victim->deque_lock);
   uint32_t count = atomic_load_explicit(&victim->deque_count, memory_order_relaxed);
   for (uint32_t k = count; k-- > 0;) {
     struct aq_range *range = &victim->deque[(victim->deque_head + k) % AQ_DEQUE_CAPACITY];
-    if (!range_allowed(range, thief)) continue;
+    if (!range_allowed(range, thief) || !filter_allows(filter, range->dispatch)) continue;
     uint64_t size = range->end - range->begin;
     *out = *range;
     if (size > 1) {
@@ -346,7 +411,7 @@ static int barrier_ready(struct aq_queue *q, const hsa_barrier_and_packet_t *pac
 }
 
 static hsa_status_t make_dispatch(struct aq_queue *q, const hsa_kernel_dispatch_packet_t *p,
-                                  struct aq_dispatch **out) {
+                                  uint64_t packet_id, struct aq_dispatch **out) {
   uint32_t dims = (p->setup >> HSA_KERNEL_DISPATCH_PACKET_SETUP_DIMENSIONS) & 3u;
   if (dims < 1) return HSA_STATUS_ERROR_INVALID_PACKET_FORMAT;
   /* No kernel descriptor at all: the packet is well formed, its code is not. */
@@ -374,6 +439,7 @@ static hsa_status_t make_dispatch(struct aq_queue *q, const hsa_kernel_dispatch_
   d->kernel = kernel;
   d->kernarg = p->kernarg_address;
   d->queue = q;
+  d->packet_id = packet_id;
   d->completion = completion;
   d->work_dim = dims;
   /* HSA has the packet's size include the kernel's static group memory;
@@ -409,14 +475,18 @@ static void consume_packet(struct aq_queue *q, _Atomic uint16_t *header, uint64_
   atomic_store_explicit(&q->read_index, index + 1, memory_order_release);
 }
 
-/* Caller holds q->processing. Returns true when it launched work. */
-static bool process_queue(struct aq_compute_unit *cu, struct aq_queue *q) {
-  atomic_store(&q->pending, 0);
+/* Caller holds q->processing. Processes packets up to index last; a unit
+ * (last UINT64_MAX) takes the pending mark, a helper leaves it for the units,
+ * as it may stop before the end of the queue. Returns true when it launched
+ * work. */
+static bool process_queue(struct aq_compute_unit *cu, struct aq_queue *q, uint64_t last) {
+  if (last == UINT64_MAX) atomic_store(&q->pending, 0);
   bool launched = false;
   uint32_t mask = q->public_queue.size - 1;
   for (uint32_t n = 0; n < AQ_PACKET_BATCH; n++) {
     if (!atomic_load(&q->active)) break;
     uint64_t index = atomic_load_explicit(&q->read_index, memory_order_relaxed);
+    if (index > last) break;
     if (index == atomic_load_explicit(&q->write_index, memory_order_acquire)) break;
     char *slot = (char *)q->ring + (size_t)(index & mask) * 64u;
     _Atomic uint16_t *header = (_Atomic uint16_t *)slot;
@@ -431,7 +501,8 @@ static bool process_queue(struct aq_compute_unit *cu, struct aq_queue *q) {
         break;
       }
       struct aq_dispatch *d = NULL;
-      hsa_status_t status = make_dispatch(q, (const hsa_kernel_dispatch_packet_t *)slot, &d);
+      hsa_status_t status =
+          make_dispatch(q, (const hsa_kernel_dispatch_packet_t *)slot, index, &d);
       if (status != HSA_STATUS_SUCCESS) {
         queue_error(q, status);
         break;
@@ -498,7 +569,7 @@ static bool scan_queues(struct aq_compute_unit *cu) {
       cu->seen_event = event - 1; /* another unit has it: look again later */
       continue;
     }
-    launched |= process_queue(cu, q);
+    launched |= process_queue(cu, q, UINT64_MAX);
     atomic_store_explicit(&q->processing, 0, memory_order_release);
     if (atomic_load(&q->pending)) cu->seen_event = event - 1;
   }
@@ -507,10 +578,10 @@ static bool scan_queues(struct aq_compute_unit *cu) {
 }
 
 static bool steal_work(struct aq_compute_unit *cu) {
-  for (uint32_t k = 1; k < agent.unit_count; k++) {
-    struct aq_compute_unit *victim = &agent.units[(cu->index + k) % agent.unit_count];
+  for (uint32_t k = 1; k < agent.slot_count; k++) {
+    struct aq_compute_unit *victim = &agent.units[(cu->index + k) % agent.slot_count];
     struct aq_range range;
-    if (deque_steal(victim, cu->index, &range)) {
+    if (deque_steal(victim, cu->index, NULL, &range)) {
       deque_push(cu, range);
       return true;
     }
@@ -521,33 +592,49 @@ static bool steal_work(struct aq_compute_unit *cu) {
 static bool work_visible(struct aq_compute_unit *cu) {
   if (atomic_load(&agent.event_seq) != cu->seen_event) return true;
   if (atomic_load(&cu->deque_count)) return true;
-  for (uint32_t k = 0; k < agent.unit_count; k++)
+  for (uint32_t k = 0; k < agent.slot_count; k++)
     if (k != cu->index && deque_has_work_for(&agent.units[k], cu->index)) return true;
   return false;
 }
 
 static void idle(struct aq_compute_unit *cu) {
   /* Only one unit polls at a time, so idle units do not crowd out the
-   * application's threads. */
+   * application's threads. It polls only while the processor has nothing
+   * else to run: a thread this unit just woke (the one waiting for the
+   * dispatch it completed) is often queued on this very processor, and a
+   * unit that kept polling would hold it back by the whole polling time. */
   if (atomic_fetch_add(&agent.spinners, 1) == 0) {
-    uint64_t end = aq_now_ns() + AQ_IDLE_SPIN_NS;
+    uint64_t now = aq_now_ns(), end = now + AQ_IDLE_SPIN_NS;
     bool found = false;
-    while (!found && aq_now_ns() < end) {
+    while (!found && now < end) {
       for (int i = 0; i < 64 && !found; i++) {
         found = work_visible(cu) || atomic_load(&agent.stopping);
         cpu_relax();
       }
+      if (found) break;
+      uint64_t before = aq_now_ns();
+      sched_yield();
+      now = aq_now_ns();
+      if (now - before > AQ_IDLE_YIELD_CONTENDED_NS) break;
     }
     atomic_fetch_sub(&agent.spinners, 1);
     if (found) return;
   } else {
     atomic_fetch_sub(&agent.spinners, 1);
   }
-  atomic_fetch_add(&agent.sleepers, 1);
+  atomic_fetch_add(&agent.sleep_state, 1);
   uint32_t event = atomic_load(&agent.event_seq);
   if (!work_visible(cu) && !atomic_load(&agent.stopping))
     aq_futex_wait(&agent.event_seq, event, UINT64_MAX);
-  atomic_fetch_sub(&agent.sleepers, 1);
+  /* Leaving takes one pending wake-up along (whether or not it was the one
+   * that woke this unit), and keeps the pending ones at most the sleepers. */
+  uint64_t state = atomic_load(&agent.sleep_state), next;
+  do {
+    uint32_t sleepers = SLEEPERS(state) - 1, waking = WAKING(state);
+    if (waking) waking--;
+    if (waking > sleepers) waking = sleepers;
+    next = ((uint64_t)waking << 32) | sleepers;
+  } while (!atomic_compare_exchange_weak(&agent.sleep_state, &state, next));
 }
 
 static void *compute_unit_main(void *arg) {
@@ -566,23 +653,174 @@ static void *compute_unit_main(void *arg) {
   return NULL;
 }
 
+/* ---- helping waiters ---- */
+
+static size_t helper_guard_size(void) {
+  return (size_t)sysconf(_SC_PAGESIZE);
+}
+
+/* A free helper slot whose deque is empty (ranges a helper left behind are
+ * its until the units have stolen them), with its stack made; NULL when
+ * there is none. */
+static struct aq_compute_unit *helper_claim(void) {
+  for (uint32_t i = agent.unit_count; i < agent.slot_count; i++) {
+    struct aq_compute_unit *cu = &agent.units[i];
+    if (atomic_load_explicit(&cu->helper_owned, memory_order_relaxed) ||
+        atomic_load(&cu->deque_count) || atomic_exchange(&cu->helper_owned, 1))
+      continue;
+    if (atomic_load(&cu->deque_count)) {
+      atomic_store(&cu->helper_owned, 0);
+      continue;
+    }
+    if (!cu->helper_stack) {
+      size_t guard = helper_guard_size();
+      void *stack = mmap(NULL, AQ_UNIT_STACK_SIZE + guard, PROT_NONE,
+                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+      if (stack != MAP_FAILED &&
+          mprotect((char *)stack + guard, AQ_UNIT_STACK_SIZE, PROT_READ | PROT_WRITE)) {
+        munmap(stack, AQ_UNIT_STACK_SIZE + guard);
+        stack = MAP_FAILED;
+      }
+      if (stack != MAP_FAILED) cu->helper_stack = stack;
+    }
+    if (!cu->helper_stack) {
+      atomic_store(&cu->helper_owned, 0);
+      return NULL;
+    }
+    return cu;
+  }
+  return NULL;
+}
+
+struct help {
+  struct aq_compute_unit *cu;
+  struct aq_queue *queue;
+  uint64_t packet_id;
+  struct aq_signal *signal;
+  hsa_signal_condition_t condition;
+  hsa_signal_value_t compare_value;
+  struct steal_filter filter;
+};
+
+/* The barrier bit of the packet at index, 1 or 0, or -1 when it is not
+ * there to read (launched already, or not published yet). */
+static int packet_barrier_bit(struct aq_queue *q, uint64_t index) {
+  if (atomic_load_explicit(&q->read_index, memory_order_acquire) > index) return -1;
+  const char *slot = (const char *)q->ring + (size_t)(index & (q->public_queue.size - 1)) * 64u;
+  uint16_t h = atomic_load_explicit((_Atomic uint16_t *)slot, memory_order_acquire);
+  /* Read before the packet was consumed, or the header may be another's. */
+  if (atomic_load_explicit(&q->read_index, memory_order_acquire) > index) return -1;
+  if (aq_queue_slot_unpublished(q, index, h)) return -1;
+  return (h >> HSA_PACKET_HEADER_BARRIER) & 1u;
+}
+
+/* Launches the packets from the queue's read index up to the helper's own
+ * one, when no unit has: kernel dispatches go to the helper's deque.
+ * Returns true when it took any packet. */
+static bool help_launch(struct help *h) {
+  struct aq_queue *q = h->queue;
+  uint64_t read = atomic_load_explicit(&q->read_index, memory_order_acquire);
+  if (read > h->packet_id || (read < h->packet_id && !h->filter.earlier)) return false;
+  visit_begin(h->cu);
+  /* A unit holds processing only while it turns packets into ranges. */
+  for (int tries = 0; tries < 256 && atomic_load(&q->active); tries++) {
+    if (!atomic_exchange(&q->processing, 1)) {
+      process_queue(h->cu, q, h->packet_id);
+      atomic_store_explicit(&q->processing, 0, memory_order_release);
+      break;
+    }
+    cpu_relax();
+    if (atomic_load_explicit(&q->read_index, memory_order_acquire) > h->packet_id) break;
+  }
+  visit_end(h->cu);
+  return atomic_load_explicit(&q->read_index, memory_order_acquire) != read;
+}
+
+static bool help_steal(struct help *h) {
+  for (uint32_t k = 0; k < agent.slot_count; k++) {
+    struct aq_compute_unit *victim = &agent.units[k];
+    struct aq_range range;
+    if (victim != h->cu && deque_steal(victim, h->cu->index, &h->filter, &range)) {
+      deque_push(h->cu, range);
+      return true;
+    }
+  }
+  return false;
+}
+
+static void help_loop(void *argument) {
+  struct help *h = argument;
+  struct aq_compute_unit *cu = h->cu;
+  bool ran = false;
+  for (;;) {
+    int64_t value = atomic_load_explicit(&h->signal->value, memory_order_acquire);
+    if (aq_signal_condition_holds(value, h->condition, h->compare_value)) break;
+    /* After its first work-groups (a small dispatch is done then, whatever
+     * the units do: an awake unit may still be waiting for a processor), a
+     * helper goes on only while some unit sleeps or has been woken but has
+     * not run yet: when every unit is up, one more thread would only share
+     * their processors, and the units steal what is left on its deque. */
+    if (ran && SLEEPERS(atomic_load(&agent.sleep_state)) == 0) break;
+    struct aq_range range;
+    if (deque_take(cu, &range)) {
+      run_range(cu, range);
+      ran = true;
+      continue;
+    }
+    if (!help_launch(h) && !help_steal(h)) break;
+  }
+}
+
+void aq_cpu_agent_help(struct aq_queue *queue, uint64_t packet_id, struct aq_signal *signal,
+                       hsa_signal_condition_t condition, hsa_signal_value_t compare_value) {
+  /* A masked queue's work runs only on the units of its mask. */
+  if (atomic_load(&queue->masked) || !atomic_load(&queue->active)) return;
+  /* Not a packet in the queue's ring (yet): nothing to read. */
+  uint64_t read = atomic_load_explicit(&queue->read_index, memory_order_acquire);
+  if (packet_id >= atomic_load_explicit(&queue->write_index, memory_order_acquire) ||
+      (packet_id >= read && packet_id - read >= queue->public_queue.size))
+    return;
+  int barrier = packet_barrier_bit(queue, packet_id);
+  bool queued = barrier >= 0;
+  if (!queued && atomic_load_explicit(&queue->read_index, memory_order_acquire) <= packet_id)
+    return; /* not published yet */
+  struct aq_compute_unit *cu = helper_claim();
+  if (!cu) return;
+  struct help h = {cu, queue, packet_id, signal, condition, compare_value,
+                   {queue, packet_id, barrier == 1}};
+  /* The slot's fiber pool is made when a work-group first needs one
+   * (run_workitems makes it for the thread), and kept with the slot. */
+  struct aq_fiber_pool *fibers = aq_fiber_pool_bind_thread(cu->fibers);
+  aq_call_on_stack((char *)cu->helper_stack + helper_guard_size() + AQ_UNIT_STACK_SIZE, help_loop,
+                   &h);
+  cu->fibers = aq_fiber_pool_bind_thread(fibers);
+  /* Ranges left on the deque (the condition held first) are the units'. */
+  if (atomic_load(&cu->deque_count)) agent_event(INT_MAX);
+  atomic_store_explicit(&cu->helper_owned, 0, memory_order_release);
+}
+
 /* ---- lifetime ---- */
 
 hsa_status_t aq_cpu_agent_start(void) {
   uint32_t count = aq_agent_compute_unit_count();
-  agent.units = aligned_alloc(AQ_CACHE_LINE, sizeof(struct aq_compute_unit) * count);
+  uint32_t slots = count + AQ_HELPER_SLOTS;
+  agent.units = aligned_alloc(AQ_CACHE_LINE, sizeof(struct aq_compute_unit) * slots);
   if (!agent.units) return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
-  memset(agent.units, 0, sizeof(struct aq_compute_unit) * count);
+  memset(agent.units, 0, sizeof(struct aq_compute_unit) * slots);
   agent.unit_count = count;
   atomic_store(&agent.stopping, 0);
   atomic_store(&agent.queue_slots, 0);
   for (uint32_t i = 0; i < AQ_QUEUES_MAX; i++)
     atomic_store(&agent.queues[i], NULL);
+  /* Helper slots get their fiber pool and stack when first used. */
+  for (uint32_t i = 0; i < slots; i++) {
+    pthread_mutex_init(&agent.units[i].deque_lock, NULL);
+    agent.units[i].index = i;
+  }
+  agent.slot_count = slots;
   uint32_t started = 0;
   for (; started < count; started++) {
     struct aq_compute_unit *cu = &agent.units[started];
-    pthread_mutex_init(&cu->deque_lock, NULL);
-    cu->index = started;
     cu->seen_event = atomic_load(&agent.event_seq) - 1;
     cu->fibers = aq_fiber_pool_create();
     /* Big stacks: work-groups split at barriers keep each private variable
@@ -590,11 +828,12 @@ hsa_status_t aq_cpu_agent_start(void) {
      * work-item, on this stack. Only touched pages cost memory. */
     pthread_attr_t attr;
     pthread_attr_init(&attr);
-    pthread_attr_setstacksize(&attr, 64u << 20);
+    pthread_attr_setstacksize(&attr, AQ_UNIT_STACK_SIZE);
     int started = cu->fibers && pthread_create(&cu->thread, &attr, compute_unit_main, cu) == 0;
     pthread_attr_destroy(&attr);
     if (!started) {
       aq_fiber_pool_destroy(cu->fibers);
+      cu->fibers = NULL;
       break;
     }
   }
@@ -614,15 +853,17 @@ void aq_cpu_agent_stop(void) {
    * still be stealing from another's deque. */
   for (uint32_t i = 0; i < agent.unit_count; i++)
     pthread_join(agent.units[i].thread, NULL);
-  for (uint32_t i = 0; i < agent.unit_count; i++) {
+  for (uint32_t i = 0; i < agent.slot_count; i++) {
     struct aq_compute_unit *cu = &agent.units[i];
     aq_fiber_pool_destroy(cu->fibers);
     if (cu->group_segment) munmap(cu->group_segment, cu->group_segment_mapping);
+    if (cu->helper_stack) munmap(cu->helper_stack, AQ_UNIT_STACK_SIZE + helper_guard_size());
     pthread_mutex_destroy(&cu->deque_lock);
   }
   free(agent.units);
   agent.units = NULL;
   agent.unit_count = 0;
+  agent.slot_count = 0;
 }
 
 hsa_status_t aq_cpu_agent_add_queue(struct aq_queue *queue) {
@@ -652,7 +893,7 @@ void aq_cpu_agent_remove_queue(struct aq_queue *queue) {
     aq_futex_wait(&queue->inflight, inflight | AQ_INFLIGHT_DESTROYING, UINT64_MAX);
     inflight = atomic_load(&queue->inflight);
   }
-  for (uint32_t i = 0; i < agent.unit_count; i++) {
+  for (uint32_t i = 0; i < agent.slot_count; i++) {
     struct aq_compute_unit *cu = &agent.units[i];
     uint32_t seq = atomic_load(&cu->visit_seq);
     while ((seq & 1u) && atomic_load(&cu->visit_seq) == seq)

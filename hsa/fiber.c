@@ -55,8 +55,10 @@ void aq_fiber_pool_destroy(struct aq_fiber_pool *pool) {
   free(pool);
 }
 
-void aq_fiber_pool_bind_thread(struct aq_fiber_pool *pool) {
+struct aq_fiber_pool *aq_fiber_pool_bind_thread(struct aq_fiber_pool *pool) {
+  struct aq_fiber_pool *previous = thread_pool;
   thread_pool = pool;
+  return previous;
 }
 
 static bool ensure_stacks(struct aq_fiber_pool *pool, uint32_t count) {
@@ -78,7 +80,8 @@ static void run_current_workitem(struct aq_fiber_pool *pool) {
   pool->fn(pool->kernarg, wg, x, y, z);
 }
 
-static void fiber_entry(struct aq_fiber_pool *pool) {
+static void fiber_entry(void *argument) {
+  struct aq_fiber_pool *pool = argument;
   run_current_workitem(pool);
   uint32_t i = pool->current;
   pool->done[i] = 1;
@@ -87,24 +90,51 @@ static void fiber_entry(struct aq_fiber_pool *pool) {
   __builtin_unreachable();
 }
 
-/* Builds the frame aq_fiber_switch pops: control words, r15..r12, rbx, rbp,
- * then the return address aq_fiber_start. */
-static void *initial_frame(struct aq_fiber_pool *pool, uint32_t index) {
-  char *top = pool->stacks + (size_t)(index + 1) * AQ_FIBER_STRIDE - 16;
+/* Builds, below top (16-byte aligned), the frame aq_fiber_switch pops:
+ * control words, r15..r12, rbx, rbp, then the return address
+ * aq_fiber_start, which calls entry(argument). */
+static void *build_frame(char *top, void (*entry)(void *), void *argument) {
   uint64_t *frame = (uint64_t *)(top - 8 * sizeof(uint64_t));
   uint32_t mxcsr;
   uint16_t x87_control;
   __asm__ volatile("stmxcsr %0" : "=m"(mxcsr));
   __asm__ volatile("fnstcw %0" : "=m"(x87_control));
   frame[0] = (uint64_t)mxcsr | ((uint64_t)x87_control << 32);
-  frame[1] = 0;                                /* r15 */
-  frame[2] = 0;                                /* r14 */
-  frame[3] = (uint64_t)(uintptr_t)fiber_entry; /* r13 */
-  frame[4] = (uint64_t)(uintptr_t)pool;        /* r12 */
-  frame[5] = 0;                                /* rbx */
-  frame[6] = 0;                                /* rbp */
+  frame[1] = 0;                             /* r15 */
+  frame[2] = 0;                             /* r14 */
+  frame[3] = (uint64_t)(uintptr_t)entry;    /* r13 */
+  frame[4] = (uint64_t)(uintptr_t)argument; /* r12 */
+  frame[5] = 0;                             /* rbx */
+  frame[6] = 0;                             /* rbp */
   frame[7] = (uint64_t)(uintptr_t)aq_fiber_start;
   return frame;
+}
+
+static void *initial_frame(struct aq_fiber_pool *pool, uint32_t index) {
+  char *top = pool->stacks + (size_t)(index + 1) * AQ_FIBER_STRIDE - 16;
+  return build_frame(top, fiber_entry, pool);
+}
+
+struct stack_call {
+  void (*fn)(void *);
+  void *argument;
+  void *caller_sp, *callee_sp;
+};
+
+/* Never returns: it switches back to aq_call_on_stack's caller instead.
+ * Not instrumented by ThreadSanitizer, whose shadow call stack would keep
+ * the entry of every call that never returned. */
+__attribute__((no_sanitize_thread)) static void stack_call_entry(void *argument) {
+  struct stack_call *call = argument;
+  call->fn(call->argument);
+  aq_fiber_switch(&call->callee_sp, call->caller_sp);
+  __builtin_unreachable();
+}
+
+void aq_call_on_stack(void *stack_top, void (*fn)(void *), void *argument) {
+  struct stack_call call = {fn, argument, NULL, NULL};
+  char *top = (char *)((uintptr_t)stack_top & ~(uintptr_t)15);
+  aq_fiber_switch(&call.caller_sp, build_frame(top, stack_call_entry, &call));
 }
 
 static void run_workitems(aquila_workitem_fn fn, const void *kernarg,

@@ -154,6 +154,12 @@ hsa_status_t aq_cpu_agent_set_cu_mask(struct aq_queue *queue, uint32_t bits, con
 void aq_cpu_agent_ring(struct aq_queue *queue);
 /* A signal watched by a stalled barrier packet changed. */
 void aq_cpu_agent_watched_signal_changed(void);
+/* Runs, on the calling thread, work that the kernel dispatch packet_id of
+ * queue needs before its completion signal satisfies condition (see
+ * hsa_ven_aquila_signal_wait_helping); returns when there is none left to
+ * take, or when the condition holds. */
+void aq_cpu_agent_help(struct aq_queue *queue, uint64_t packet_id, struct aq_signal *signal,
+                       hsa_signal_condition_t condition, hsa_signal_value_t compare_value);
 
 /* ---- image.c ---- */
 /* Answers the HSA_EXT_AGENT_INFO_* image attributes; false for others. */
@@ -166,8 +172,12 @@ size_t aq_image_table(bool major_table, void *table, size_t length);
 struct aq_fiber_pool;
 struct aq_fiber_pool *aq_fiber_pool_create(void);
 void aq_fiber_pool_destroy(struct aq_fiber_pool *pool);
-/* Makes pool the one that run_workitems uses on the calling thread. */
-void aq_fiber_pool_bind_thread(struct aq_fiber_pool *pool);
+/* Makes pool the one that run_workitems uses on the calling thread;
+ * returns the one it used before. */
+struct aq_fiber_pool *aq_fiber_pool_bind_thread(struct aq_fiber_pool *pool);
+/* Calls fn(argument) on another stack (its top: the highest address) and
+ * returns when fn returns. */
+void aq_call_on_stack(void *stack_top, void (*fn)(void *), void *argument);
 extern const struct aquila_cpu_services aq_cpu_services;
 
 /* printf.c: the printf service, and the flush when a dispatch that printed completes. */

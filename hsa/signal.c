@@ -13,6 +13,8 @@
  * bumps one process-wide epoch that those waiters sleep on. */
 #include "hsa_internal.h"
 
+#include <aquila/hsa_ext_aquila.h>
+
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
@@ -293,6 +295,22 @@ hsa_signal_value_t hsa_signal_wait_scacquire(hsa_signal_t signal, hsa_signal_con
                                              hsa_signal_value_t compare_value,
                                              uint64_t timeout_hint,
                                              hsa_wait_state_t wait_state_hint) {
+  return signal_wait(signal, condition, compare_value, timeout_hint, wait_state_hint,
+                     memory_order_acquire);
+}
+
+hsa_signal_value_t hsa_ven_aquila_signal_wait_helping(hsa_signal_t signal,
+                                                      hsa_signal_condition_t condition,
+                                                      hsa_signal_value_t compare_value,
+                                                      uint64_t timeout_hint,
+                                                      hsa_wait_state_t wait_state_hint,
+                                                      hsa_queue_t *queue, uint64_t packet_id) {
+  SIGNAL_OR_RETURN(s, signal, 0);
+  struct aq_queue *q = queue ? aq_queue_from_public(queue) : NULL;
+  if (q && !q->soft && (unsigned)condition <= HSA_SIGNAL_CONDITION_GTE &&
+      !aq_signal_condition_holds(atomic_load_explicit(&s->value, memory_order_acquire), condition,
+                                 compare_value))
+    aq_cpu_agent_help(q, packet_id, s, condition, compare_value);
   return signal_wait(signal, condition, compare_value, timeout_hint, wait_state_hint,
                      memory_order_acquire);
 }

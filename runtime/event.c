@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aquila/hsa_ext_aquila.h"
 #include "runtime.h"
 
 void command_execute(cl_event ev);
@@ -320,6 +321,44 @@ void command_submit_after_all(cl_event ev) {
   free(all);
 }
 
+/* Completes, oldest first, the kernels of queue q that have finished but
+ * whose events are not complete yet. The watcher completes a device's
+ * kernels in the order they were submitted, so a long kernel of another
+ * queue would hold this queue's events up, and on a machine whose
+ * processors are all busy the watcher itself first waits for a time slice;
+ * a thread waiting for one of them does it rather than wait for that. */
+static void queue_complete_finished(cl_command_queue q) {
+  cl_event few[16], *finished = few;
+  size_t n = 0, cap = 16;
+  pthread_mutex_lock(&q->lock);
+  /* Newest first. */
+  for (cl_event e = q->outstanding_head; e; e = e->queue_next) {
+    if (e->kind != COMMAND_NDRANGE || atomic_load(&e->completion_claimed)) continue;
+    pthread_mutex_lock(&e->lock);
+    int submitted = e->u.ndrange.submitted;
+    hsa_signal_t s = e->u.ndrange.signal;
+    pthread_mutex_unlock(&e->lock);
+    if (!submitted || hsa_signal_load_scacquire(s) != 0) continue;
+    if (n == cap) {
+      cl_event *more = malloc(2 * cap * sizeof *more);
+      if (!more) break;
+      memcpy(more, finished, n * sizeof *more);
+      if (finished != few) free(finished);
+      finished = more;
+      cap *= 2;
+    }
+    object_retain(&e->header);
+    finished[n++] = e;
+  }
+  pthread_mutex_unlock(&q->lock);
+  while (n > 0) {
+    cl_event e = finished[--n];
+    event_complete(e, CL_COMPLETE);
+    event_release_internal(e);
+  }
+  if (finished != few) free(finished);
+}
+
 cl_int event_wait(cl_event ev) {
   for (;;) {
     pthread_mutex_lock(&ev->lock);
@@ -328,19 +367,30 @@ cl_int event_wait(cl_event ev) {
       pthread_mutex_unlock(&ev->lock);
       return st;
     }
-    if (ev->kind == COMMAND_NDRANGE && ev->u.ndrange.submitted) {
+    if (ev->kind == COMMAND_NDRANGE && ev->u.ndrange.submitted &&
+        !atomic_load(&ev->completion_claimed)) {
       /* Wait on the dispatch's signal directly rather than for the watcher
-       * thread's wake-up; a bounded wait, then look again. */
+       * thread's wake-up, and run the dispatch meanwhile if no compute unit
+       * has taken it yet (its work-groups, or the kernels it waits for on
+       * its in-order queue): on a machine whose processors are all busy,
+       * each thread that has to wake up first waits for a time slice. A
+       * bounded wait, then look again. */
       hsa_signal_t s = ev->u.ndrange.signal;
+      uint64_t packet = ev->u.ndrange.packet_index;
+      hsa_queue_t *hq = ev->queue->hsa_queue;
       pthread_mutex_unlock(&ev->lock);
-      if (hsa_signal_wait_scacquire(s, HSA_SIGNAL_CONDITION_EQ, 0, 1000000,
-                                    HSA_WAIT_STATE_BLOCKED) == 0 &&
+      if (hsa_ven_aquila_signal_wait_helping(s, HSA_SIGNAL_CONDITION_EQ, 0, 1000000,
+                                             HSA_WAIT_STATE_BLOCKED, hq, packet) == 0 &&
           atomic_load(&ev->status) > CL_COMPLETE) {
-        /* Finished: the watcher will notice too; whoever comes first completes it. */
+        /* Finished: the watcher will notice too; whoever comes first
+         * completes it, and the queue's kernels before it first. */
+        queue_complete_finished(ev->queue);
         event_complete(ev, CL_COMPLETE);
       }
       continue;
     }
+    /* Not on the device yet, or another thread is completing it: both end
+     * with a broadcast of cond under lock (complete_one). */
     pthread_cond_wait(&ev->cond, &ev->lock);
     pthread_mutex_unlock(&ev->lock);
   }

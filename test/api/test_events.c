@@ -379,6 +379,56 @@ static void two_queues(void) {
   clReleaseCommandQueue(q2);
 }
 
+/* clFinish on one queue does not wait for a kernel of another queue that
+ * started before its kernels and is still running: the second queue's
+ * kernel spins until the host sets a flag, which it does only after
+ * clFinish of the first queue has returned. (It gives up after about 10^9
+ * spins, so that a clFinish that does wait fails instead of hanging.) */
+static void finish_ignores_other_queues(void) {
+  static const char *src =
+      "__kernel void wait_flag(volatile __global int *flag) {\n"
+      "  for (uint i = 0; i < 1000000000u && atomic_add(flag, 0) == 0; i++) {}\n"
+      "}\n";
+  cl_int err;
+  cl_kernel wait_flag = build_kernel(src, "wait_flag");
+  cl_command_queue qa = clCreateCommandQueue(context, device, 0, &err);
+  cl_command_queue qb = clCreateCommandQueue(context, device, 0, &err);
+  cl_command_queue qc = clCreateCommandQueue(context, device, 0, &err);
+  REQUIRE(wait_flag && qa && qb && qc);
+  cl_mem flag = clCreateBuffer(context, CL_MEM_READ_WRITE, sizeof(int), NULL, &err);
+  cl_mem m = clCreateBuffer(context, CL_MEM_READ_WRITE, 256 * sizeof(int), NULL, &err);
+  int zero = 0, one = 1;
+  clEnqueueWriteBuffer(qc, flag, CL_TRUE, 0, sizeof zero, &zero, 0, NULL, NULL);
+  clEnqueueFillBuffer(qa, m, &zero, sizeof zero, 0, 256 * sizeof(int), 0, NULL, NULL);
+  CHECK_EQ_INT(clFinish(qa), CL_SUCCESS);
+  size_t g1 = 1, g = 256;
+  cl_event spin;
+  clSetKernelArg(wait_flag, 0, sizeof flag, &flag);
+  CHECK_EQ_INT(clEnqueueNDRangeKernel(qb, wait_flag, 1, NULL, &g1, NULL, 0, NULL, &spin),
+               CL_SUCCESS);
+  clSetKernelArg(inc, 0, sizeof m, &m);
+  for (int i = 0; i < 4; i++)
+    CHECK_EQ_INT(clEnqueueNDRangeKernel(qa, inc, 1, NULL, &g, NULL, 0, NULL, NULL), CL_SUCCESS);
+  CHECK_EQ_INT(clFinish(qa), CL_SUCCESS);
+  CHECK(event_status(spin) > CL_COMPLETE);
+  clEnqueueWriteBuffer(qc, flag, CL_TRUE, 0, sizeof one, &one, 0, NULL, NULL);
+  CHECK_EQ_INT(clFinish(qb), CL_SUCCESS);
+  CHECK_EQ_INT(event_status(spin), CL_COMPLETE);
+  int v[256];
+  clEnqueueReadBuffer(qa, m, CL_TRUE, 0, sizeof v, v, 0, NULL, NULL);
+  int good = 1;
+  for (int i = 0; i < 256; i++)
+    good &= v[i] == 4;
+  CHECK(good);
+  clReleaseEvent(spin);
+  clReleaseMemObject(flag);
+  clReleaseMemObject(m);
+  clReleaseKernel(wait_flag);
+  clReleaseCommandQueue(qa);
+  clReleaseCommandQueue(qb);
+  clReleaseCommandQueue(qc);
+}
+
 static int check_profile(cl_event e, const char *what) {
   cl_ulong t[4] = {0};
   const cl_profiling_info p[4] = {CL_PROFILING_COMMAND_QUEUED, CL_PROFILING_COMMAND_SUBMIT,
@@ -577,6 +627,7 @@ int main(void) {
   RUN(markers_and_barriers);
   RUN(ooo_barrier_orders_kernels);
   RUN(two_queues);
+  RUN(finish_ignores_other_queues);
   RUN(profiling);
   RUN(blocking_and_finish);
   RUN(long_chains);

@@ -571,6 +571,112 @@ static void finish_and_markers(void) {
   CHECK_EQ_INT(qrefs, 1);
 }
 
+/* ---- waits that run the kernels they wait for --------------------------- */
+
+/* clFinish and clWaitForEvents run kernels on the waiting thread when no
+ * compute unit has taken them yet. Threads with small stacks (work-groups
+ * run on a stack of the runtime's) wait at once for chains of kernels on
+ * queues of their own and on the shared in-order queue; a kernel with a
+ * barrier keeps a private array across it, and uses __local memory. */
+static const char *waits_src =
+    "__kernel void step(__global uint *a, uint k) {\n"
+    "  size_t i = get_global_id(0);\n"
+    "  a[i] = a[i] * 3u + k;\n"
+    "}\n"
+    "__kernel void stage(__global uint *a, __local uint *tmp) {\n"
+    "  size_t l = get_local_id(0), n = get_local_size(0), i = get_global_id(0);\n"
+    "  uint priv[512];\n"
+    "  for (int j = 0; j < 512; j++) priv[j] = a[i] + (uint)j;\n"
+    "  tmp[l] = a[i];\n"
+    "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "  uint s = 0;\n"
+    "  for (int j = 0; j < 512; j += 64) s += priv[(j + (int)l) % 512];\n"
+    "  a[i] = tmp[n - 1 - l] + s;\n"
+    "}\n";
+static cl_program waits_program;
+enum { WAIT_ROUNDS = 40, WAIT_STEPS = 5, WAIT_LOCAL = 64 };
+
+static void *waits_thread(void *arg) {
+  struct thread *t = arg;
+  cl_int err;
+  pthread_barrier_wait(&start_line);
+  cl_command_queue own = clCreateCommandQueue(context, device, 0, &err);
+  cl_kernel step = clCreateKernel(waits_program, "step", &err);
+  cl_kernel stage = clCreateKernel(waits_program, "stage", &err);
+  cl_mem m = clCreateBuffer(context, CL_MEM_READ_WRITE, N * sizeof(cl_uint), NULL, &err);
+  TREQUIRE(own && step && stage && m);
+  clSetKernelArg(step, 0, sizeof m, &m);
+  clSetKernelArg(stage, 0, sizeof m, &m);
+  clSetKernelArg(stage, 1, WAIT_LOCAL * sizeof(cl_uint), NULL);
+  size_t global = N, local = WAIT_LOCAL, one = 1;
+  for (int round = 0; round < WAIT_ROUNDS; round++) {
+    cl_command_queue q = round % 4 == 3 ? queue : own;
+    cl_uint start = (cl_uint)(t->id * 1000 + round), expect[N], out[N];
+    for (int i = 0; i < N; i++)
+      expect[i] = start;
+    TCHECK_EQ(clEnqueueFillBuffer(q, m, &start, sizeof start, 0, sizeof out, 0, NULL, NULL),
+              CL_SUCCESS);
+    cl_event last = NULL;
+    for (cl_uint k = 0; k < WAIT_STEPS; k++) {
+      cl_uint key = k + 1;
+      /* Some steps are one work-item wide: only a[0] changes. */
+      size_t *size = (round + k) % 3 ? &global : &one;
+      TCHECK_EQ(clSetKernelArg(step, 1, sizeof key, &key), CL_SUCCESS);
+      TCHECK_EQ(clEnqueueNDRangeKernel(q, step, 1, NULL, size, NULL, 0, NULL, NULL), CL_SUCCESS);
+      for (size_t i = 0; i < *size; i++)
+        expect[i] = expect[i] * 3u + key;
+    }
+    TCHECK_EQ(clEnqueueNDRangeKernel(q, stage, 1, NULL, &global, &local, 0, NULL, &last),
+              CL_SUCCESS);
+    cl_uint staged[N];
+    for (int i = 0; i < N; i++) {
+      int l = i % WAIT_LOCAL, base = i - l;
+      cl_uint sum = 0;
+      for (int j = 0; j < 512; j += 64)
+        sum += expect[i] + (cl_uint)((j + l) % 512);
+      staged[i] = expect[base + WAIT_LOCAL - 1 - l] + sum;
+    }
+    if (round % 2) {
+      TCHECK_EQ(clFinish(q), CL_SUCCESS);
+    } else {
+      TCHECK_EQ(clWaitForEvents(1, &last), CL_SUCCESS);
+    }
+    TCHECK_EQ(event_status(last), CL_COMPLETE);
+    clReleaseEvent(last);
+    TCHECK_EQ(clEnqueueReadBuffer(q, m, CL_TRUE, 0, sizeof out, out, 0, NULL, NULL), CL_SUCCESS);
+    TCHECK(!memcmp(out, staged, sizeof out));
+  }
+  clReleaseMemObject(m);
+  clReleaseKernel(step);
+  clReleaseKernel(stage);
+  clReleaseCommandQueue(own);
+  return NULL;
+}
+
+static void waits_that_run_kernels(void) {
+  cl_int err;
+  waits_program = build_program(waits_src, NULL, &err);
+  REQUIRE(waits_program);
+  atomic_store(&thread_failures, 0);
+  pthread_barrier_init(&start_line, NULL, NTHREADS);
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, 256 * 1024);
+  int started = 0;
+  for (int i = 0; i < NTHREADS; i++) {
+    threads[i].id = i;
+    if (pthread_create(&threads[i].handle, &attr, waits_thread, &threads[i]) != 0) break;
+    started++;
+  }
+  pthread_attr_destroy(&attr);
+  REQUIRE(started == NTHREADS);
+  for (int i = 0; i < NTHREADS; i++)
+    pthread_join(threads[i].handle, NULL);
+  pthread_barrier_destroy(&start_line);
+  CHECK_EQ_INT(atomic_load(&thread_failures), 0);
+  clReleaseProgram(waits_program);
+}
+
 /* Removes the private kernel cache directory this program used. */
 static void remove_cache_dir(void) {
   DIR *d = opendir(cache_dir);
@@ -609,6 +715,7 @@ int main(void) {
   RUN(kernels_across_queues);
   RUN(user_events_and_callbacks);
   RUN(finish_and_markers);
+  RUN(waits_that_run_kernels);
   clReleaseProgram(shared_program);
   clReleaseCommandQueue(ooq);
   api_teardown();

@@ -1,6 +1,7 @@
 /* Hand-written CPU code object for the HSA tests: a few kernels following
  * hsa/include/aquila/cpu_abi.h, compiled with gcc -shared -fPIC. */
 #include <aquila/cpu_abi.h>
+#include <pthread.h>
 #include <stdint.h>
 
 /* ---- vector_add: c[i] = a[i] + b[i] for i < n ---- */
@@ -175,8 +176,40 @@ static const struct aquila_kernel_descriptor uneven = {
     .name = "uneven",
 };
 
+/* ---- whoami: records the thread that ran each work-group (pthread_self),
+ * takes a ticket from a counter (the order dispatches ran in), and uses
+ * stack_bytes of stack ---- */
+struct whoami_args {
+  uint64_t *runner;   /* per work-group */
+  uint32_t *counter;  /* NULL: no ticket */
+  uint32_t *ticket;   /* per work-group */
+  uint32_t stack_bytes;
+};
+
+static void whoami_group(const void *kernarg, const struct aquila_workgroup *wg) {
+  const struct whoami_args *args = kernarg;
+  uint32_t group = wg->group_id[0];
+  if (args->stack_bytes) {
+    volatile unsigned char frame[args->stack_bytes];
+    for (uint32_t i = 0; i < args->stack_bytes; i += 1024)
+      frame[i] = (unsigned char)i;
+    for (uint32_t i = 0; i < args->stack_bytes; i += 1024)
+      if (frame[i] != (unsigned char)i) return; /* runner stays 0: the test fails */
+  }
+  if (args->counter) args->ticket[group] = __atomic_fetch_add(args->counter, 1, __ATOMIC_RELAXED);
+  args->runner[group] = (uint64_t)pthread_self();
+}
+
+static const struct aquila_kernel_descriptor whoami = {
+    .abi_version = AQUILA_CPU_ABI_VERSION,
+    .kernarg_size = sizeof(struct whoami_args),
+    .kernarg_alignment = 8,
+    .run_workgroup = whoami_group,
+    .name = "whoami",
+};
+
 static const struct aquila_kernel_descriptor *const kernels[] = {
-    &vector_add, &empty, &record, &group_memory, &barrier, &uneven,
+    &vector_add, &empty, &record, &group_memory, &barrier, &uneven, &whoami,
 };
 
 __attribute__((visibility("default"))) const struct aquila_kernel_table __aquila_kernel_table = {

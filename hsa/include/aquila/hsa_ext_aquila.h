@@ -1,0 +1,35 @@
+/* Aquila's vendor extension to the HSA runtime: what its HSA clients (the
+ * OpenCL runtime among them) may use beyond hsa.h and hsa_ext_amd.h. */
+#ifndef AQUILA_HSA_EXT_AQUILA_H
+#define AQUILA_HSA_EXT_AQUILA_H
+
+#include <hsa/hsa.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Waits like hsa_signal_wait_scacquire for signal, the completion signal of
+ * the kernel dispatch packet packet_id of queue (a queue of the CPU agent),
+ * and meanwhile runs work of that dispatch on the calling thread instead of
+ * sleeping until a compute unit has run it: it launches the packet when no
+ * unit has launched it yet, runs its work-groups and takes work-groups of
+ * it from the units (after its first work-groups, only while some unit
+ * sleeps or has not run since it was woken). When the packet has the
+ * barrier bit, the packets before it in queue are part of what it waits
+ * for, and it helps with them too; it never runs other work. Work-groups
+ * run on a stack of the agent's, not the caller's. A queue with a
+ * compute-unit mask, a soft queue, or a packet not yet published gets a
+ * plain wait. Returns the signal's value, as the wait does. */
+hsa_signal_value_t hsa_ven_aquila_signal_wait_helping(hsa_signal_t signal,
+                                                      hsa_signal_condition_t condition,
+                                                      hsa_signal_value_t compare_value,
+                                                      uint64_t timeout_hint,
+                                                      hsa_wait_state_t wait_state_hint,
+                                                      hsa_queue_t *queue, uint64_t packet_id);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
