@@ -13,10 +13,11 @@ $(BUILD)/samples/%: samples/%/*.c $(SAMPLE_COMMON) | deps
 SAMPLES += $(SAMPLE_BINS)
 
 # `make bench`: the samples on Aquila and on pocl, plus this machine's limits
-# (bench/stream.c, bench/fmapeak.c), a runtime microbenchmark (bench/micro.c)
-# and what building programs costs (bench/buildtime.c).
+# (bench/stream.c, bench/fmapeak.c), a runtime microbenchmark (bench/micro.c),
+# what building programs costs (bench/buildtime.c) and the float math builtins'
+# speed and accuracy (bench/mathbench.c).
 BENCH_BINS := $(BUILD)/bench/stream $(BUILD)/bench/fmapeak $(BUILD)/bench/micro \
-              $(BUILD)/bench/buildtime
+              $(BUILD)/bench/buildtime $(BUILD)/bench/mathbench
 
 $(BUILD)/bench/stream $(BUILD)/bench/fmapeak: $(BUILD)/bench/%: bench/%.c | deps
 	@mkdir -p $(dir $@)
@@ -24,6 +25,9 @@ $(BUILD)/bench/stream $(BUILD)/bench/fmapeak: $(BUILD)/bench/%: bench/%.c | deps
 $(BUILD)/bench/micro: bench/micro.c $(SAMPLE_COMMON) | deps
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -O2 -g $(WARN) -D_GNU_SOURCE -o $@ $(filter %.c,$^) -lOpenCL -lm
+$(BUILD)/bench/mathbench: bench/mathbench.c $(SAMPLE_COMMON) | deps
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O2 -g $(WARN) -D_GNU_SOURCE -o $@ $(filter %.c,$^) -lOpenCL -lm -pthread
 $(BUILD)/bench/buildtime: bench/buildtime.c | deps
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -O2 -g $(WARN) -D_GNU_SOURCE -o $@ $< -lOpenCL
