@@ -19,9 +19,14 @@
 BUILTINS_CL_EXT := +cl_khr_fp64,+cl_khr_int64_base_atomics,+cl_khr_int64_extended_atomics,+cl_khr_global_int32_base_atomics,+cl_khr_global_int32_extended_atomics,+cl_khr_local_int32_base_atomics,+cl_khr_local_int32_extended_atomics,+cl_khr_byte_addressable_store,+cl_khr_3d_image_writes
 # -cl-ext must go through -Xclang: the driver ignores it (clang 19 warns
 # "argument unused"). -Wno-psabi: see BUILTINS_CPUS below.
+# -fno-slp-vectorize: the SLP vectorizer would pack a scalar builtin's
+# independent halves (sin and cos of one argument, say) into <2 x float>
+# operations, and the loop vectorizer rejects a work-item loop holding any
+# vector-typed instruction ("instruction return type cannot be vectorized"):
+# vectorizing is left to the kernel's own optimization, after inlining.
 BUILTINS_CLFLAGS := -x cl -cl-std=CL1.2 -target x86_64-pc-linux-gnu -fPIC \
   -Xclang -finclude-default-header -Xclang -ffake-address-space-map \
-  -Xclang -cl-ext=$(BUILTINS_CL_EXT) -O2 -Wno-psabi
+  -Xclang -cl-ext=$(BUILTINS_CL_EXT) -O2 -fno-slp-vectorize -Wno-psabi
 BUILTINS_LLVM_LINK ?= $(LLVM_DIR)/bin/llvm-link
 
 BUILTINS_SRCS := $(wildcard compiler/builtins/*.cl)

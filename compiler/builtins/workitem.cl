@@ -15,7 +15,12 @@ size_t __aquila_global_offset(uint dim);
 
 INL uint get_work_dim(void) { return __aquila_work_dim(); }
 
-#define AQ_DIM_OK(d) ((d) < __aquila_work_dim())
+/* Dimension 0 always exists (work_dim >= 1): with a constant 0 the check
+ * folds away. Left in, it is a branch in every work-item that LLVM unswitches
+ * out of the work-item loop only while the loop body is small, and without
+ * unswitching the loop does not vectorize ("cannot identify array bounds"):
+ * kernels with inlined math would run scalar. */
+#define AQ_DIM_OK(d) ((d) == 0 || (d) < __aquila_work_dim())
 
 INL size_t get_global_size(uint d) { return AQ_DIM_OK(d) ? __aquila_global_size(d) : 1; }
 INL size_t get_local_size(uint d) { return AQ_DIM_OK(d) ? __aquila_local_size(d) : 1; }
