@@ -175,6 +175,24 @@ static LLVMValueRef load_wg_field(struct wg_types *t, LLVMBuilderRef b, LLVMValu
   return v;
 }
 
+/* The floating-point options clang records on a kernel (-cl-fast-relaxed-math,
+ * -cl-finite-math-only, -cl-no-signed-zeros, -cl-denorms-are-zero, ...): the
+ * back end reads them from the function being compiled, and after inlining
+ * that is K.wg, which clang never saw. Without them the builtins' code,
+ * inlined from a library compiled without these options, could not be
+ * contracted or simplified as the options allow. */
+static void copy_fp_attributes(LLVMValueRef from, LLVMValueRef to) {
+  static const char *const names[] = {
+      "unsafe-fp-math",          "no-infs-fp-math",      "no-nans-fp-math",
+      "no-signed-zeros-fp-math", "approx-func-fp-math",  "less-precise-fpmad",
+      "denormal-fp-math",        "denormal-fp-math-f32", NULL};
+  for (int i = 0; names[i]; i++) {
+    LLVMAttributeRef a = LLVMGetStringAttributeAtIndex(from, LLVMAttributeFunctionIndex, names[i],
+                                                       (unsigned)strlen(names[i]));
+    if (a) LLVMAddAttributeAtIndex(to, LLVMAttributeFunctionIndex, a);
+  }
+}
+
 /* Builds K.wi: unpacks K's arguments from the kernarg segment and calls K. */
 static int build_workitem_function(struct wg_types *t, LLVMModuleRef m, struct kernel_build *kb,
                                    struct strbuf *log) {
@@ -190,6 +208,7 @@ static int build_workitem_function(struct wg_types *t, LLVMModuleRef m, struct k
   add_param_attr(kb->wi, 1, "noalias");
   add_param_attr(kb->wi, 1, "readonly");
   add_fn_attr(kb->wi, "nounwind");
+  copy_fp_attributes(k, kb->wi);
 
   LLVMBuilderRef b = LLVMCreateBuilderInContext(t->ctx);
   LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(t->ctx, kb->wi, "entry");
@@ -868,6 +887,7 @@ int workgroup_compile(LLVMModuleRef m, struct aquila_fatbin_kernel *kernels,
     add_param_attr(kb->wg, 0, "noalias");
     add_param_attr(kb->wg, 1, "noalias");
     add_fn_attr(kb->wg, "nounwind");
+    copy_fp_attributes(kb->wi, kb->wg);
     if (kb->split_at_barriers) {
       build_region_workgroup(&t, b, kb);
       add_fn_attr(kb->wi, "alwaysinline");
