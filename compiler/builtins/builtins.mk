@@ -7,6 +7,8 @@
 #                      must be compiled with the same ones (plus -emit-llvm -c)
 #   BUILTINS_CPU_BCS   the same library for each -march in BUILTINS_CPUS
 #   BUILTINS_TEST      the test program (added to TESTS)
+#   MATH_DEVICE_TEST   the float math builtins end to end, through the ICD
+#                      loader (added to TESTS)
 #
 # Linking: -Xclang -mlink-builtin-bitcode works (the test uses it), but clang
 # then marks every linked function, the libm declarations included,
@@ -104,3 +106,14 @@ $(IMAGES_TEST): test/builtins/test_images.c test/check.h hsa/include/aquila/cpu_
 	$(CC) $(CPPFLAGS) $(CFLAGS) -Itest -Ihsa/include -o $@ test/builtins/test_images.c -ldl -lm
 
 TESTS += $(IMAGES_TEST)
+
+# The same math builtins end to end: kernels built by Aquila for this CPU and
+# run through the ICD loader, against glibc's double-precision functions.
+MATH_DEVICE_TEST := $(BUILTINS_TEST_DIR)/test-math-device
+
+$(MATH_DEVICE_TEST): test/builtins/test_math_device.c test/api/api.h test/check.h \
+                     $(BUILD)/icd/aquila.icd | deps
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O2 -g $(WARN) -D_GNU_SOURCE -o $@ $< -lOpenCL -lm
+
+TESTS += $(MATH_DEVICE_TEST)
