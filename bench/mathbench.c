@@ -52,6 +52,43 @@ static double ref_powr(double x, double y) {
 static double ref_pown(double x, double n) {
   return pow(x, n);
 }
+/* sin(pi x), cos(pi x), tan(pi x) with the reduction exact in double. */
+static double ref_sinpi(double x) {
+  if (!isfinite(x)) return NAN;
+  double r = fmod(fabs(x), 2), s = signbit(x) ? -1 : 1;
+  if (r >= 1) {
+    r -= 1;
+    s = -s;
+  }
+  if (r > 0.5) r = 1 - r;
+  double v = s * sin(M_PI * r);
+  return v == 0 ? copysign(0.0, x) : v;
+}
+static double ref_cospi(double x) {
+  if (!isfinite(x)) return NAN;
+  double r = fmod(fabs(x), 2);
+  if (r > 1) r = 2 - r;
+  return r == 0.5 ? 0.0 : r > 0.5 ? -sin(M_PI * (r - 0.5)) : sin(M_PI * (0.5 - r));
+}
+static double ref_tanpi(double x) {
+  if (!isfinite(x)) return NAN;
+  double r = fmod(fabs(x), 2), s = signbit(x) ? -1 : 1;
+  if (r == 0 || r == 1) return (r == 0 ? 0.0 : -0.0) * s;
+  if (r == 0.5 || r == 1.5) return (r == 0.5 ? INFINITY : -INFINITY) * s;
+  return ref_sinpi(x) / ref_cospi(x);
+}
+static double ref_asinpi(double x) {
+  return asin(x) / M_PI;
+}
+static double ref_acospi(double x) {
+  return acos(x) / M_PI;
+}
+static double ref_atanpi(double x) {
+  return atan(x) / M_PI;
+}
+static double ref_atan2pi(double y, double x) {
+  return atan2(y, x) / M_PI;
+}
 static double ref_rootn(double x, double n) {
   if (n == 0 || isnan(x) || (x < 0 && fmod(n, 2) == 0)) return NAN;
   if (x == 0)
@@ -60,53 +97,74 @@ static double ref_rootn(double x, double n) {
   return copysign(pow(fabs(x), 1.0 / n), x);
 }
 
-#define U(n, lo, hi, ref) {#n, UNARY, lo, hi, 0, 0, ref, NULL},
-#define B(n, lo, hi, ylo, yhi, ref) {#n, BINARY, lo, hi, ylo, yhi, NULL, ref},
+#define U(n, lo, hi, ref)                                                                          \
+  { #n, UNARY, lo, hi, 0, 0, ref, NULL }
+#define B(n, lo, hi, ylo, yhi, ref)                                                                \
+  { #n, BINARY, lo, hi, ylo, yhi, NULL, ref }
 static const struct func funcs[] = {
-    U(sin, -10, 10, sin) U(cos, -10, 10, cos) U(tan, -10, 10, tan) U(asin, -1, 1, asin)
-        U(acos, -1, 1, acos) U(atan, -10, 10, atan) U(sinh, -10, 10, sinh) U(cosh, -10, 10, cosh)
-            U(tanh, -5, 5, tanh) U(asinh, -100, 100, asinh) U(acosh, 1, 100, acosh)
-                U(atanh, -1, 1, atanh) U(exp, -20, 20, exp) U(exp2, -30, 30, exp2) U(
-                    exp10, -10, 10, exp10) U(expm1, -5, 5, expm1) U(log, 0.001f, 1000, log)
-                    U(log2, 0.001f, 1000, log2) U(log10, 0.001f, 1000, log10) U(
-                        log1p, -0.9f, 100, log1p) U(cbrt, -1000, 1000, cbrt)
-                        U(sqrt, 0.001f, 1e6f, sqrt) U(rsqrt, 0.001f, 1e6f, ref_rsqrt) U(
-                            native_sin, -10, 10, sin) U(native_cos, -10, 10, cos)
-                            U(native_tan, -1, 1, tan) U(native_exp, -20, 20, exp) U(
-                                native_exp2,
-                                -30, 30, exp2) U(native_exp10, -10, 10, exp10)
-                                U(native_log, 0.001f, 1000,
-                                  log) U(native_log2, 0.001f, 1000,
-                                         log2) U(native_log10, 0.001f, 1000,
-                                                 log10) U(native_sqrt, 0.001f, 1e6f, sqrt)
-                                    U(native_rsqrt, 0.001f, 1e6f,
-                                      ref_rsqrt) U(native_recip, 0.001f, 1e6f,
-                                                   ref_recip) U(half_sin, -10, 10, sin)
-                                        U(half_cos, -10, 10, cos) U(half_tan, -1, 1, tan)
-                                            U(half_exp, -20, 20, exp) U(half_exp2, -30, 30, exp2) U(
-                                                half_exp10,
-                                                -10, 10, exp10) U(half_log, 0.001f, 1000, log)
-                                                U(half_log2, 0.001f, 1000,
-                                                  log2) U(half_log10, 0.001f, 1000, log10)
-                                                    U(half_sqrt, 0.001f, 1e6f,
-                                                      sqrt) U(half_rsqrt, 0.001f, 1e6f, ref_rsqrt)
-                                                        U(half_recip, 0.001f, 1e6f,
-                                                          ref_recip) B(pow, 0.1f, 10, -10, 10, pow)
-                                                            B(powr, 0.1f, 10, -10, 10, ref_powr)
-                                                                B(atan2, -10, 10, -10, 10, atan2) B(
-                                                                    hypot, -1e3f, 1e3f, -1e3f, 1e3f,
-                                                                    hypot) B(native_powr, 0.1f, 10,
-                                                                             -10, 10, ref_powr)
-                                                                    B(native_divide, -1e3f, 1e3f, 1,
-                                                                      1e3f, ref_divide)
-                                                                        B(half_powr, 0.1f, 10, -10,
-                                                                          10, ref_powr)
-                                                                            B(half_divide, -1e3f,
-                                                                              1e3f, 1, 1e3f,
-                                                                              ref_divide){
-                                                                                "pown", BINARY_INT,
-                                                                                0.1f, 10, -20, 20,
-                                                                                NULL, ref_pown},
+    U(sin, -10, 10, sin),
+    U(cos, -10, 10, cos),
+    U(tan, -10, 10, tan),
+    U(asin, -1, 1, asin),
+    U(acos, -1, 1, acos),
+    U(atan, -10, 10, atan),
+    U(sinh, -10, 10, sinh),
+    U(cosh, -10, 10, cosh),
+    U(tanh, -5, 5, tanh),
+    U(asinh, -100, 100, asinh),
+    U(acosh, 1, 100, acosh),
+    U(atanh, -1, 1, atanh),
+    U(exp, -20, 20, exp),
+    U(exp2, -30, 30, exp2),
+    U(exp10, -10, 10, exp10),
+    U(expm1, -5, 5, expm1),
+    U(log, 0.001f, 1000, log),
+    U(log2, 0.001f, 1000, log2),
+    U(log10, 0.001f, 1000, log10),
+    U(log1p, -0.9f, 100, log1p),
+    U(cbrt, -1000, 1000, cbrt),
+    U(sqrt, 0.001f, 1e6f, sqrt),
+    U(rsqrt, 0.001f, 1e6f, ref_rsqrt),
+    U(sinpi, -10, 10, ref_sinpi),
+    U(cospi, -10, 10, ref_cospi),
+    U(tanpi, -10, 10, ref_tanpi),
+    U(asinpi, -1, 1, ref_asinpi),
+    U(acospi, -1, 1, ref_acospi),
+    U(atanpi, -10, 10, ref_atanpi),
+    U(native_sin, -10, 10, sin),
+    U(native_cos, -10, 10, cos),
+    U(native_tan, -1, 1, tan),
+    U(native_exp, -20, 20, exp),
+    U(native_exp2, -30, 30, exp2),
+    U(native_exp10, -10, 10, exp10),
+    U(native_log, 0.001f, 1000, log),
+    U(native_log2, 0.001f, 1000, log2),
+    U(native_log10, 0.001f, 1000, log10),
+    U(native_sqrt, 0.001f, 1e6f, sqrt),
+    U(native_rsqrt, 0.001f, 1e6f, ref_rsqrt),
+    U(native_recip, 0.001f, 1e6f, ref_recip),
+    U(half_sin, -10, 10, sin),
+    U(half_cos, -10, 10, cos),
+    U(half_tan, -1, 1, tan),
+    U(half_exp, -20, 20, exp),
+    U(half_exp2, -30, 30, exp2),
+    U(half_exp10, -10, 10, exp10),
+    U(half_log, 0.001f, 1000, log),
+    U(half_log2, 0.001f, 1000, log2),
+    U(half_log10, 0.001f, 1000, log10),
+    U(half_sqrt, 0.001f, 1e6f, sqrt),
+    U(half_rsqrt, 0.001f, 1e6f, ref_rsqrt),
+    U(half_recip, 0.001f, 1e6f, ref_recip),
+    B(pow, 0.1f, 10, -10, 10, pow),
+    B(powr, 0.1f, 10, -10, 10, ref_powr),
+    B(atan2, -10, 10, -10, 10, atan2),
+    B(atan2pi, -10, 10, -10, 10, ref_atan2pi),
+    B(hypot, -1e3f, 1e3f, -1e3f, 1e3f, hypot),
+    B(native_powr, 0.1f, 10, -10, 10, ref_powr),
+    B(native_divide, -1e3f, 1e3f, 1, 1e3f, ref_divide),
+    B(half_powr, 0.1f, 10, -10, 10, ref_powr),
+    B(half_divide, -1e3f, 1e3f, 1, 1e3f, ref_divide),
+    {"pown", BINARY_INT, 0.1f, 10, -20, 20, NULL, ref_pown},
     {"rootn", BINARY_INT, 0.1f, 1000, -20, 20, NULL, ref_rootn},
 };
 #define NFUNCS (int)(sizeof funcs / sizeof funcs[0])
