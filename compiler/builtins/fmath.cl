@@ -722,6 +722,140 @@ CNST float hypot(float x, float y) {
   return __builtin_fabsf(x) == INFINITY || __builtin_fabsf(y) == INFINITY ? INFINITY : res;
 }
 
+/* ---- inverse hyperbolic functions, through log1p and log ---- */
+
+/* asinh |x| = log1p(|x| + x^2 / (1 + sqrt(1 + x^2))), where the argument of
+ * log1p keeps its digits for small x; from 2^28 on, where x^2 may overflow,
+ * log 2|x|, taken as log1p(|x|) + ln 2 (1/|x| is below half an ulp), so that
+ * one logarithm serves both. Below 2^-12, x itself. */
+CNST float asinh(float x) {
+  float ax = __builtin_fabsf(x), x2 = ax * ax;
+  int big = !(ax < 0x1p28f);
+  float u = big ? ax : ax + x2 / (1.0f + __builtin_sqrtf(1.0f + x2));
+  float res = log1p(u) + (big ? 0x1.62e43p-1f : 0.0f);
+  res = ax < 0x1p-12f ? ax : res;
+  return __builtin_copysignf(res, x);
+}
+
+/* acosh x = log1p(t + sqrt(t (x + 1))) with t = x - 1, exact near 1; from
+ * 2^28 on, log 2x as log1p(x) + ln 2. Below 1 (and NaN), NaN. */
+CNST float acosh(float x) {
+  float t = x - 1.0f;
+  int big = !(x < 0x1p28f);
+  float u = big ? x : t + __builtin_sqrtf(t * (x + 1.0f));
+  float res = log1p(u) + (big ? 0x1.62e43p-1f : 0.0f);
+  return x >= 1.0f ? res : NAN;
+}
+
+/* atanh |x| = log1p(2 |x| / (1 - |x|)) / 2: 1 and beyond give inf and NaN
+ * through log1p. Below 2^-12, x itself. */
+CNST float atanh(float x) {
+  float ax = __builtin_fabsf(x);
+  float res = 0.5f * log1p(2.0f * ax / (1.0f - ax));
+  res = ax < 0x1p-12f ? ax : res;
+  return __builtin_copysignf(res, x);
+}
+
+/* ---- the *pi functions ---- */
+
+/* sin(pi f) for |f| <= 1/4: pi f is carried as f PI_HI plus f PI_LO, so
+ * that the polynomial's leading term is pi itself, not its float. */
+FI float fm_sinpi_poly(float f) {
+  float f2 = f * f;
+  float p = -0x1.2dbd92p-1f;
+  p = p * f2 + 0x1.465fc4p+1f;
+  p = p * f2 - 0x1.4abbbep+2f;
+  float t = p * f2 + PI_LO;
+  return f * PI_HI + f * t;
+}
+FI float fm_cospi_poly(float f) {
+  float f2 = f * f;
+  float p = 0x1.d684aap-3f;
+  p = p * f2 - 0x1.55b7cep+0f;
+  p = p * f2 + 0x1.03c1b8p+2f;
+  p = p * f2 - 0x1.3bd3ccp+2f;
+  return p * f2 + 1.0f;
+}
+
+/* |x| = n/2 + f with |f| <= 1/4, both exact: n = rint(2 |x|); from 2^23 on
+ * every float is an integer (f = 0), from 2^24 on an even one (n = 0 mod 4),
+ * which 2^24 stands for, so that 2 |x| cannot overflow. Returns n mod 4,
+ * taken in float where n is exact, so that no conversion sees a value out
+ * of range (NaN gives 0; the callers return NaN for it and infinities). */
+FI int fm_pi_reduce(float ax, float *f) {
+  ax = fm_min(ax, 0x1p24f);
+  float n = __builtin_rintf(2.0f * ax);
+  *f = ax - 0.5f * n;
+  float q = n - 4.0f * __builtin_floorf(n * 0.25f);
+  return (int)(q == q ? q : 0.0f);
+}
+
+/* Zeros are +0 before the sign of x is applied: sinpi(n) is +0 for n > 0,
+ * -0 for n < 0 (the result is odd in x). */
+CNST float sinpi(float x) {
+  float ax = __builtin_fabsf(x), f;
+  int n = fm_pi_reduce(ax, &f);
+  float s = fm_sinpi_poly(f), c = fm_cospi_poly(f);
+  float v = n & 1 ? c : s;
+  v = n & 2 ? -v : v;
+  v = v == 0.0f ? 0.0f : v;
+  v = as_int(x) < 0 ? -v : v;
+  return ax < INFINITY ? v : NAN;
+}
+
+/* cospi is even; its zeros (at n + 1/2) are +0. */
+CNST float cospi(float x) {
+  float ax = __builtin_fabsf(x), f;
+  int n = fm_pi_reduce(ax, &f);
+  float s = fm_sinpi_poly(f), c = fm_cospi_poly(f);
+  float v = n & 1 ? s : c;
+  v = (n + 1) & 2 ? -v : v;
+  v = v == 0.0f ? 0.0f : v;
+  return ax < INFINITY ? v : NAN;
+}
+
+/* tanpi = sin / cos of the remainder, or -cos / sin in odd quadrants; at
+ * the exact multiples of 1/2 the spec's values: +0 at even integers, -0 at
+ * odd ones, +inf at n + 1/2 for even n, -inf for odd n (for x >= 0, and
+ * mirrored: tanpi is odd). */
+CNST float tanpi(float x) {
+  float ax = __builtin_fabsf(x), f;
+  int n = fm_pi_reduce(ax, &f);
+  float s = fm_sinpi_poly(f), c = fm_cospi_poly(f);
+  int odd = n & 1;
+  float v = (odd ? -c : s) / (odd ? s : c);
+  float exact = as_float((odd ? 0x7f800000u : 0u) | ((uint)(n & 2) << 30));
+  v = f == 0.0f ? exact : v;
+  v = as_int(x) < 0 ? -v : v;
+  return ax < INFINITY ? v : NAN;
+}
+
+/* asin, acos, atan in units of pi: 1/pi in two parts, so that the product
+ * is rounded once (up to 2 ulp of the function and half an ulp here, 5
+ * allowed). */
+#define INV_PI_HI 0x1.45f306p-2f
+#define INV_PI_LO 0x1.b93910p-27f
+FI float fm_div_pi(float a) { return a * INV_PI_HI + a * INV_PI_LO; }
+CNST float asinpi(float x) { return fm_div_pi(asin(x)); }
+CNST float acospi(float x) { return fm_div_pi(acos(x)); }
+CNST float atanpi(float x) { return fm_div_pi(atan(x)); }
+
+/* atan2 in units of pi, the octant offsets (1/2, 1) exact: atan2pi(+-0, -0)
+ * is +-1 and atan2pi(+-inf, -inf) +-3/4 on the nose. */
+CNST float atan2pi(float y, float x) {
+  float ax = __builtin_fabsf(x), ay = __builtin_fabsf(y);
+  int ybig = ay > ax;
+  float mn = ybig ? ax : ay, mx = ybig ? ay : ax;
+  float t = mn / mx;
+  t = mx == 0.0f ? 0.0f : t;
+  t = ax == INFINITY && ay == INFINITY ? 1.0f : t;
+  float p = fm_div_pi(fm_atan_poly(t));
+  float res = ybig ? 0.5f - p : p;
+  res = as_int(x) < 0 ? 1.0f - res : res;
+  res = __builtin_copysignf(res, y);
+  return x != x || y != y ? x + y : res;
+}
+
 /* ---- vector widths ---- */
 VEC_UNARY(float, exp, float) VEC_UNARY(float, exp2, float) VEC_UNARY(float, exp10, float)
 VEC_UNARY(float, expm1, float) VEC_UNARY(float, log, float) VEC_UNARY(float, log2, float)
@@ -732,4 +866,8 @@ VEC_UNARY(float, cosh, float) VEC_UNARY(float, tanh, float) VEC_UNARY(float, cbr
 VEC_BINARY(float, pow, float, float) VEC_BINARY(float, powr, float, float)
 VEC_BINARY(float, pown, float, int) VEC_BINARY(float, rootn, float, int)
 VEC_BINARY(float, atan2, float, float) VEC_BINARY(float, hypot, float, float)
+VEC_UNARY(float, asinh, float) VEC_UNARY(float, acosh, float) VEC_UNARY(float, atanh, float)
+VEC_UNARY(float, sinpi, float) VEC_UNARY(float, cospi, float) VEC_UNARY(float, tanpi, float)
+VEC_UNARY(float, asinpi, float) VEC_UNARY(float, acospi, float) VEC_UNARY(float, atanpi, float)
+VEC_BINARY(float, atan2pi, float, float)
 OUTPTR_ALL(float, sincos, float, float)

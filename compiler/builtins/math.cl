@@ -1,10 +1,10 @@
 /* Math functions (OpenCL 1.2 section 6.12.2) for float and double, scalar
  * and every vector width: LLVM intrinsics where LLVM has one, glibc's libm
  * (within the spec's ULP limits) for the double transcendental functions and
- * the float ones fmath.cl does not compute itself, and the *pi variants and
- * edge cases done here. The float exponentials, logarithms, powers,
- * trigonometric and hyperbolic functions are in fmath.cl; the native_* and
- * half_* forms in native.cl. */
+ * the float ones fmath.cl does not compute itself, and the double *pi
+ * variants and edge cases done here. The float exponentials, logarithms,
+ * powers, trigonometric, hyperbolic and *pi functions are in fmath.cl; the
+ * native_* and half_* forms in native.cl. */
 #include "clc.h"
 
 /* libm, reached through the IR wrappers of libm.ll (which see): the
@@ -48,8 +48,9 @@ double __libm_lgamma_r(double, __private int *) __asm__("lgamma_r");
   CNST double F(double x, double y) { return __libm_##F(x, y); }              \
   VEC_BINARY(double, F, double, double)
 
-WRAP1(acosh) WRAP1(asinh) WRAP1(atanh) WRAP1(erf) WRAP1(erfc) WRAP1(logb) WRAP1(tgamma)
+WRAP1(erf) WRAP1(erfc) WRAP1(logb) WRAP1(tgamma)
 WRAP2(fdim) WRAP2(nextafter) WRAP2(remainder)
+WRAP1D(acosh) WRAP1D(asinh) WRAP1D(atanh)
 WRAP1D(acos) WRAP1D(asin) WRAP1D(atan) WRAP1D(cos) WRAP1D(cosh) WRAP1D(exp) WRAP1D(exp2)
 WRAP1D(exp10) WRAP1D(expm1) WRAP1D(log) WRAP1D(log2) WRAP1D(log10) WRAP1D(log1p)
 WRAP1D(sin) WRAP1D(sinh) WRAP1D(tan) WRAP1D(tanh)
@@ -198,22 +199,13 @@ CNST double rootn(double x, int n) {
 }
 VEC_BINARY(double, rootn, double, int)
 
-/* ---- the *pi family ---- */
-/* float: evaluate in double and round once. */
-CNST float acospi(float x) { return (float)(__libm_acos((double)x) * M_1_PI); }
-CNST float asinpi(float x) { return (float)(__libm_asin((double)x) * M_1_PI); }
-CNST float atanpi(float x) { return (float)(__libm_atan((double)x) * M_1_PI); }
-CNST float atan2pi(float y, float x) {
-  return (float)(__libm_atan2((double)y, (double)x) * M_1_PI);
-}
+/* ---- the *pi family (the float forms are in fmath.cl) ---- */
 CNST double acospi(double x) { return __libm_acos(x) * M_1_PI; }
 CNST double asinpi(double x) { return __libm_asin(x) * M_1_PI; }
 CNST double atanpi(double x) { return __libm_atan(x) * M_1_PI; }
 CNST double atan2pi(double y, double x) { return __libm_atan2(y, x) * M_1_PI; }
-VEC_UNARY(float, acospi, float) VEC_UNARY(double, acospi, double)
-VEC_UNARY(float, asinpi, float) VEC_UNARY(double, asinpi, double)
-VEC_UNARY(float, atanpi, float) VEC_UNARY(double, atanpi, double)
-VEC_BINARY(float, atan2pi, float, float) VEC_BINARY(double, atan2pi, double, double)
+VEC_UNARY(double, acospi, double) VEC_UNARY(double, asinpi, double)
+VEC_UNARY(double, atanpi, double) VEC_BINARY(double, atan2pi, double, double)
 
 /* sin(pi x) and cos(pi x): reduce |x| exactly to r = |x| mod 2, then to
  * f = r - k/2 in [-1/4, 1/4] (exact: f lies on r's grid), so pi*f never
@@ -266,15 +258,11 @@ static __attribute__((always_inline)) double aq_tanpi(double x) {
     return (r == 0.5 ? INFINITY : -INFINITY) * s;
   return aq_sinpi(x) / aq_cospi(x);
 }
-CNST float sinpi(float x) { return (float)aq_sinpi(x); }
-CNST float cospi(float x) { return (float)aq_cospi(x); }
-CNST float tanpi(float x) { return (float)aq_tanpi(x); }
 CNST double sinpi(double x) { return aq_sinpi(x); }
 CNST double cospi(double x) { return aq_cospi(x); }
 CNST double tanpi(double x) { return aq_tanpi(x); }
-VEC_UNARY(float, sinpi, float) VEC_UNARY(double, sinpi, double)
-VEC_UNARY(float, cospi, float) VEC_UNARY(double, cospi, double)
-VEC_UNARY(float, tanpi, float) VEC_UNARY(double, tanpi, double)
+VEC_UNARY(double, sinpi, double) VEC_UNARY(double, cospi, double)
+VEC_UNARY(double, tanpi, double)
 
 /* ---- functions with a second result through a pointer ---- */
 INL float frexp(float x, __private int *e) { return __builtin_frexpf(x, e); }

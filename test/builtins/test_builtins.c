@@ -92,7 +92,7 @@ static int same_d(double a, double b) { return (isnan(a) && isnan(b)) || memcmp(
 static long double ref_sinpi(long double x) {
   if (!isfinite(x))
     return NAN;
-  long double r = fmodl(fabsl(x), 2), s = x < 0 ? -1 : 1;
+  long double r = fmodl(fabsl(x), 2), s = signbit(x) ? -1 : 1; /* sinpi(-0) is -0 */
   if (r > 1) {
     r -= 1;
     s = -s;
@@ -276,10 +276,11 @@ MATH_TEST(double, d, ulp_d, same_d)
  * Two-argument functions take random bit patterns, half of them with
  * moderate exponents. This is the library as built for baseline x86-64
  * (multiply-adds not fused); test-math-device checks the code kernels run. */
-static const char *const sweep_names[] = {"sin",   "cos",   "tan",  "asin",  "acos",  "atan",
-                                          "sinh",  "cosh",  "tanh", "exp",   "exp2",  "exp10",
-                                          "expm1", "log",   "log2", "log10", "log1p", "cbrt",
-                                          "sqrt",  "rsqrt", "pow",  "powr",  "atan2", "hypot"};
+static const char *const sweep_names[] = {
+    "sin",   "cos",   "tan",   "asin",   "acos",   "atan",    "sinh",  "cosh",  "tanh",
+    "exp",   "exp2",  "exp10", "expm1",  "log",    "log2",    "log10", "log1p", "cbrt",
+    "sqrt",  "rsqrt", "asinh", "acosh",  "atanh",  "sinpi",   "cospi", "tanpi", "asinpi",
+    "acospi", "atanpi", "pow", "powr",   "atan2",  "atan2pi", "hypot"};
 static int sweep_wants(const char *name) {
   for (size_t i = 0; i < sizeof sweep_names / sizeof sweep_names[0]; i++)
     if (!strcmp(name, sweep_names[i])) return 1;
