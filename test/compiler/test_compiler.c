@@ -969,6 +969,57 @@ static void mad_enable_contracts(void) {
   }
 }
 
+/* sin, cos and tan keep their large-argument path out of line
+ * (__aquila_vv_*, workgroup.c): two compiled objects that both use them
+ * bring two copies, which clLinkProgram renames; arguments alternating
+ * small and huge send every vector through both paths. */
+static void math_rare_paths_across_link(void) {
+  const char *a = "float f1(float x) { return sin(x) + cos(x); }\n";
+  const char *b = "float f1(float x);\n"
+                  "__kernel void k(__global float *o, __global const float *in) {\n"
+                  "  size_t i = get_global_id(0);\n"
+                  "  o[i] = f1(in[i]) + sin(in[i]) * tan(in[i]);\n"
+                  "}\n";
+  cl_int err;
+  cl_program pa = clCreateProgramWithSource(context, 1, &a, NULL, &err);
+  cl_program pb = clCreateProgramWithSource(context, 1, &b, NULL, &err);
+  REQUIRE(pa && pb);
+  CHECK_EQ_INT(clCompileProgram(pa, 1, &device, "", 0, NULL, NULL, NULL, NULL), CL_SUCCESS);
+  CHECK_EQ_INT(clCompileProgram(pb, 1, &device, "", 0, NULL, NULL, NULL, NULL), CL_SUCCESS);
+  cl_program objs[2] = {pa, pb};
+  cl_program linked = clLinkProgram(context, 1, &device, "", 2, objs, NULL, NULL, &err);
+  CHECK_EQ_INT(err, CL_SUCCESS);
+  REQUIRE(linked);
+  cl_kernel k = clCreateKernel(linked, "k", &err);
+  REQUIRE(k);
+  enum { N = 1024 };
+  static float x[N], y[N];
+  for (int i = 0; i < N; i++) x[i] = i % 2 ? (float)i * 1e5f : (float)i * 0.01f;
+  cl_mem in = clCreateBuffer(context, CL_MEM_COPY_HOST_PTR, sizeof x, x, &err);
+  cl_mem out = clCreateBuffer(context, CL_MEM_WRITE_ONLY, sizeof y, NULL, &err);
+  clSetKernelArg(k, 0, sizeof out, &out);
+  clSetKernelArg(k, 1, sizeof in, &in);
+  size_t n = N;
+  CHECK_EQ_INT(clEnqueueNDRangeKernel(queue, k, 1, NULL, &n, NULL, 0, NULL, NULL), CL_SUCCESS);
+  CHECK_EQ_INT(clEnqueueReadBuffer(queue, out, CL_TRUE, 0, sizeof y, y, 0, NULL, NULL),
+               CL_SUCCESS);
+  int bad = 0;
+  for (int i = 0; i < N; i++) {
+    double r = sin(x[i]) + cos(x[i]) + sin(x[i]) * tan(x[i]);
+    /* each term within a few ulp: the sum within 2^-20 of its largest term */
+    double scale = 2 + fabs(sin(x[i]) * tan(x[i]));
+    if (!(fabs(y[i] - r) <= scale * 0x1p-20) && bad++ < 3)
+      printf("  x = %a: %a, want %.9g\n", x[i], y[i], r);
+  }
+  CHECK_EQ_INT(bad, 0);
+  clReleaseMemObject(in);
+  clReleaseMemObject(out);
+  clReleaseKernel(k);
+  clReleaseProgram(linked);
+  clReleaseProgram(pa);
+  clReleaseProgram(pb);
+}
+
 static void loops_split_at_implicit_barriers(void) {
   check_loops("1");
 }
@@ -1005,6 +1056,7 @@ int main(void) {
   RUN(compiler_diagnostics_reach_stderr);
   RUN(compiler_memory_is_clean);
   RUN(mad_enable_contracts);
+  RUN(math_rare_paths_across_link);
   RUN(loops_split_at_implicit_barriers);
   RUN(loops_kept_whole);
   api_teardown();
