@@ -75,9 +75,17 @@ int build_options_parse(const char *options, struct build_options *o, struct str
     } else if (!strcmp(a, "-cl-opt-disable")) {
       o->opt_disable = 1;
     } else if (!strcmp(a, "-cl-mad-enable")) {
+      /* a * b + c may become an FMA even across statements: clang's own
+       * -cl-mad-enable only sets an attribute the x86 back end ignores, and
+       * OpenCL's default contraction (-ffp-contract=on) stays within one
+       * expression; "fast" puts the contract flag on the multiplies and adds. */
+      if (!o->mad_enable) add_arg(o, "-ffp-contract=fast");
       o->mad_enable = 1;
+      add_arg(o, a);
     } else if (!strcmp(a, "-cl-fast-relaxed-math") || !strcmp(a, "-cl-unsafe-math-optimizations")) {
       o->fast_math = 1;
+      /* Both imply -cl-mad-enable (OpenCL 1.2 section 5.6.4.2). */
+      if (!o->mad_enable) add_arg(o, "-ffp-contract=fast");
       o->mad_enable = 1;
       o->no_signed_zeros = 1;
       if (a[4] == 'f') o->finite_math = 1;

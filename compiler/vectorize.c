@@ -303,6 +303,9 @@ static enum call_class classify_call(LLVMValueRef call) {
   const char *name = callee_name(call);
   if (!name) return CALL_UNKNOWN;
   LLVMValueRef callee = LLVMGetCalledValue(call);
+  /* The float builtins' rare slow paths (sin, cos, tan of huge arguments),
+   * kept out of line like __outofline_: run for the lanes that take them. */
+  if (!strncmp(name, "__aquila_vv_", 12)) return CALL_PER_LANE;
   if (!strncmp(name, "__aquila_", 9)) {
     if (!strcmp(name, "__aquila_local_id")) return CALL_LOCAL_ID;
     if (!strcmp(name, "__aquila_barrier")) return CALL_BARRIER;
@@ -2871,13 +2874,16 @@ enum vectorize_status vectorize_workitem_function(LLVMModuleRef m, LLVMValueRef 
     const char *pname = LLVMGetValueName2(LLVMGetParam(fn, i), &plen);
     LLVMSetValueName2(LLVMGetParam(v.vfn, i), pname, plen);
   }
-  /* The function attributes that matter: keep nounwind and the parameters'. */
+  /* The function attributes that matter: nounwind, the floating-point
+   * options (string attributes such as "no-nans-fp-math") and the
+   * parameters'. */
   unsigned nattrs = LLVMGetAttributeCountAtIndex(fn, LLVMAttributeFunctionIndex);
   LLVMAttributeRef *attrs = xcalloc(nattrs, sizeof *attrs);
   LLVMGetAttributesAtIndex(fn, LLVMAttributeFunctionIndex, attrs);
   for (unsigned i = 0; i < nattrs; i++)
-    if (LLVMIsEnumAttribute(attrs[i]) &&
-        LLVMGetEnumAttributeKind(attrs[i]) == LLVMGetEnumAttributeKindForName("nounwind", 8))
+    if (LLVMIsStringAttribute(attrs[i]) ||
+        (LLVMIsEnumAttribute(attrs[i]) &&
+         LLVMGetEnumAttributeKind(attrs[i]) == LLVMGetEnumAttributeKindForName("nounwind", 8)))
       LLVMAddAttributeAtIndex(v.vfn, LLVMAttributeFunctionIndex, attrs[i]);
   free(attrs);
   for (unsigned p = 0; p < 2 && p < LLVMCountParams(fn); p++) {

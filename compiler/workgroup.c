@@ -99,6 +99,23 @@ static void add_fn_attr(LLVMValueRef f, const char *name) {
                           LLVMCreateEnumAttribute(ctx, attr_kind(name), 0));
 }
 
+/* Builtins with a rare slow path (compiler/builtins/fmath.cl: sin, cos and
+ * tan of large arguments) call it as an out-of-line scalar function named
+ * __aquila_vv_NAME, under a branch. The loop vectorizer can widen such a call
+ * only through a vector variant: for each one, this pass builds masked
+ * variants of 4, 8 and 16 lanes (mark_vector_variants) that return at once
+ * when no lane is active and otherwise call the scalar function for the
+ * active lanes, and names them in LLVM's vector-function-abi-variant
+ * attribute. After the optimizer everything is inlined
+ * (workgroup_inline_vector_variants), and the test of the mask is one branch
+ * per vector: usual arguments pay for the fast path alone, where if-converted
+ * code would run both paths for every lane. */
+#define VV_PREFIX "__aquila_vv_"
+
+static int is_vector_variant_name(const char *name) {
+  return !strncmp(name, VV_PREFIX, strlen(VV_PREFIX));
+}
+
 static void add_param_attr(LLVMValueRef f, unsigned param, const char *name) {
   LLVMContextRef ctx = LLVMGetModuleContext(LLVMGetGlobalParent(f));
   LLVMAddAttributeAtIndex(f, param + 1, LLVMCreateEnumAttribute(ctx, attr_kind(name), 0));
@@ -184,6 +201,24 @@ static LLVMValueRef load_wg_field(struct wg_types *t, LLVMBuilderRef b, LLVMValu
   return v;
 }
 
+/* The floating-point options clang records on a kernel (-cl-fast-relaxed-math,
+ * -cl-finite-math-only, -cl-no-signed-zeros, -cl-denorms-are-zero, ...): the
+ * back end reads them from the function being compiled, and after inlining
+ * that is K.wg, which clang never saw. Without them the builtins' code,
+ * inlined from a library compiled without these options, could not be
+ * contracted or simplified as the options allow. */
+static void copy_fp_attributes(LLVMValueRef from, LLVMValueRef to) {
+  static const char *const names[] = {
+      "unsafe-fp-math",          "no-infs-fp-math",      "no-nans-fp-math",
+      "no-signed-zeros-fp-math", "approx-func-fp-math",  "less-precise-fpmad",
+      "denormal-fp-math",        "denormal-fp-math-f32", NULL};
+  for (int i = 0; names[i]; i++) {
+    LLVMAttributeRef a = LLVMGetStringAttributeAtIndex(from, LLVMAttributeFunctionIndex, names[i],
+                                                       (unsigned)strlen(names[i]));
+    if (a) LLVMAddAttributeAtIndex(to, LLVMAttributeFunctionIndex, a);
+  }
+}
+
 /* Builds K.wi: unpacks K's arguments from the kernarg segment and calls K. */
 static int build_workitem_function(struct wg_types *t, LLVMModuleRef m, struct kernel_build *kb,
                                    struct strbuf *log) {
@@ -199,6 +234,7 @@ static int build_workitem_function(struct wg_types *t, LLVMModuleRef m, struct k
   add_param_attr(kb->wi, 1, "noalias");
   add_param_attr(kb->wi, 1, "readonly");
   add_fn_attr(kb->wi, "nounwind");
+  copy_fp_attributes(k, kb->wi);
 
   LLVMBuilderRef b = LLVMCreateBuilderInContext(t->ctx);
   LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(t->ctx, kb->wi, "entry");
@@ -388,7 +424,7 @@ static int bind_workitem_builtins(struct wg_types *t, struct kernel_build *kb, L
         inst = next;
         continue;
       }
-      if (strncmp(cname, "__aquila_", 9) != 0) {
+      if (strncmp(cname, "__aquila_", 9) != 0 || is_vector_variant_name(cname)) {
         inst = next;
         continue;
       }
@@ -1056,6 +1092,130 @@ static int is_out_of_line(LLVMValueRef f) {
   return !strncmp(LLVMGetValueName2(f, &len), "__outofline_", 12);
 }
 
+/* name_m<vf>(vector args..., <vf x i1> mask): the scalar function for each
+ * active lane, in a loop that runs only when a lane is. Inactive lanes of
+ * the result are zero. */
+static void build_masked_variant(LLVMModuleRef m, LLVMValueRef scalar, const char *name,
+                                 unsigned vf) {
+  LLVMContextRef ctx = LLVMGetModuleContext(m);
+  LLVMTypeRef sty = LLVMGlobalGetValueType(scalar);
+  unsigned np = LLVMCountParamTypes(sty);
+  LLVMTypeRef *sp = calloc(np + 1, sizeof *sp), *vp = calloc(np + 1, sizeof *vp);
+  if (!sp || !vp) abort();
+  LLVMGetParamTypes(sty, sp);
+  for (unsigned i = 0; i < np; i++) vp[i] = LLVMVectorType(sp[i], vf);
+  LLVMTypeRef i1 = LLVMInt1TypeInContext(ctx), i32 = LLVMInt32TypeInContext(ctx);
+  vp[np] = LLVMVectorType(i1, vf);
+  LLVMTypeRef vret = LLVMVectorType(LLVMGetReturnType(sty), vf);
+  LLVMValueRef f = LLVMAddFunction(m, name, LLVMFunctionType(vret, vp, np + 1, 0));
+  /* Not internal until inlined: the optimizer would change an internal
+   * function's signature or calling convention, and the vectorizer's calls,
+   * made later, would no longer match it. */
+  LLVMSetVisibility(f, LLVMHiddenVisibility);
+  add_fn_attr(f, "noinline");
+  add_fn_attr(f, "nounwind");
+
+  LLVMBuilderRef b = LLVMCreateBuilderInContext(ctx);
+  LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(ctx, f, "entry");
+  LLVMBasicBlockRef loop = LLVMAppendBasicBlockInContext(ctx, f, "lane");
+  LLVMBasicBlockRef active = LLVMAppendBasicBlockInContext(ctx, f, "active");
+  LLVMBasicBlockRef next = LLVMAppendBasicBlockInContext(ctx, f, "next");
+  LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(ctx, f, "done");
+  LLVMValueRef mask = LLVMGetParam(f, np), zero = LLVMConstNull(vret);
+
+  LLVMPositionBuilderAtEnd(b, entry);
+  LLVMTypeRef mty = vp[np];
+  unsigned reduce_id = LLVMLookupIntrinsicID("llvm.vector.reduce.or", 21);
+  LLVMValueRef reduce = LLVMGetIntrinsicDeclaration(m, reduce_id, &mty, 1);
+  LLVMValueRef any = LLVMBuildCall2(b, LLVMIntrinsicGetType(ctx, reduce_id, &mty, 1), reduce,
+                                    &mask, 1, "any");
+  LLVMBuildCondBr(b, any, loop, done);
+
+  LLVMPositionBuilderAtEnd(b, loop);
+  LLVMValueRef lane = LLVMBuildPhi(b, i32, "i"), acc = LLVMBuildPhi(b, vret, "acc");
+  LLVMValueRef on = LLVMBuildExtractElement(b, mask, lane, "");
+  LLVMBuildCondBr(b, on, active, next);
+
+  LLVMPositionBuilderAtEnd(b, active);
+  LLVMValueRef *args = calloc(np ? np : 1, sizeof *args);
+  if (!args) abort();
+  for (unsigned i = 0; i < np; i++) args[i] = LLVMBuildExtractElement(b, LLVMGetParam(f, i), lane, "");
+  LLVMValueRef r = LLVMBuildCall2(b, sty, scalar, args, np, "");
+  LLVMValueRef acc_set = LLVMBuildInsertElement(b, acc, r, lane, "");
+  LLVMBuildBr(b, next);
+
+  LLVMPositionBuilderAtEnd(b, next);
+  LLVMValueRef acc_next = LLVMBuildPhi(b, vret, "");
+  LLVMValueRef lane_next = LLVMBuildAdd(b, lane, LLVMConstInt(i32, 1, 0), "");
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntULT, lane_next, LLVMConstInt(i32, vf, 0), ""), loop,
+                  done);
+
+  LLVMValueRef in_lane[2] = {LLVMConstInt(i32, 0, 0), lane_next}, in_acc[2] = {zero, acc_next};
+  LLVMBasicBlockRef from_lane[2] = {entry, next};
+  LLVMAddIncoming(lane, in_lane, from_lane, 2);
+  LLVMAddIncoming(acc, in_acc, from_lane, 2);
+  LLVMValueRef in_next[2] = {acc, acc_set};
+  LLVMBasicBlockRef from_next[2] = {loop, active};
+  LLVMAddIncoming(acc_next, in_next, from_next, 2);
+
+  LLVMPositionBuilderAtEnd(b, done);
+  LLVMValueRef res = LLVMBuildPhi(b, vret, "");
+  LLVMValueRef in_done[2] = {zero, acc_next};
+  LLVMBasicBlockRef from_done[2] = {entry, next};
+  LLVMAddIncoming(res, in_done, from_done, 2);
+  LLVMBuildRet(b, res);
+  LLVMDisposeBuilder(b);
+  free(args);
+  free(sp);
+  free(vp);
+}
+
+static void mark_vector_variants(LLVMModuleRef m) {
+  static const unsigned widths[] = {4, 8, 16};
+  LLVMContextRef ctx = LLVMGetModuleContext(m);
+  LLVMValueRef next_f;
+  for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = next_f) {
+    next_f = LLVMGetNextFunction(f);
+    size_t len;
+    const char *name = LLVMGetValueName2(f, &len);
+    if (!is_vector_variant_name(name) || LLVMIsDeclaration(f)) continue;
+    LLVMTypeRef ret = LLVMGetReturnType(LLVMGlobalGetValueType(f));
+    if (LLVMGetTypeKind(ret) == LLVMVoidTypeKind || LLVMGetTypeKind(ret) == LLVMVectorTypeKind)
+      continue;
+    LLVMSetLinkage(f, LLVMExternalLinkage);
+    LLVMSetVisibility(f, LLVMHiddenVisibility);
+    unsigned np = LLVMCountParams(f);
+    struct strbuf value = {0};
+    for (size_t i = 0; i < sizeof widths / sizeof widths[0]; i++) {
+      char variant[256];
+      snprintf(variant, sizeof variant, "%s_m%u", name, widths[i]);
+      if (!LLVMGetNamedFunction(m, variant)) build_masked_variant(m, f, variant, widths[i]);
+      strbuf_printf(&value, "%s_ZGV_LLVM_M%u", value.len ? "," : "", widths[i]);
+      for (unsigned p = 0; p < np; p++) strbuf_append(&value, "v");
+      strbuf_printf(&value, "_%s(%s)", name, variant);
+    }
+    LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex,
+                            LLVMCreateStringAttribute(ctx, "vector-function-abi-variant", 27,
+                                                      value.data, (unsigned)value.len));
+    strbuf_free(&value);
+  }
+}
+
+int workgroup_inline_vector_variants(LLVMModuleRef m, struct strbuf *log) {
+  unsigned noinline = attr_kind("noinline");
+  int any = 0;
+  for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f)) {
+    size_t len;
+    if (LLVMIsDeclaration(f) || !is_vector_variant_name(LLVMGetValueName2(f, &len))) continue;
+    LLVMRemoveEnumAttributeAtIndex(f, LLVMAttributeFunctionIndex, noinline);
+    add_fn_attr(f, "alwaysinline");
+    LLVMSetLinkage(f, LLVMInternalLinkage);
+    any = 1;
+  }
+  if (!any) return 0;
+  return run_passes(m, "always-inline,globaldce,function(instcombine,simplifycfg)", log);
+}
+
 /* Clang marks everything noinline at -O0 and pins a CPU: undo both so the
  * work-group function can absorb the whole call tree and the target machine
  * chooses the instruction set. */
@@ -1078,18 +1238,18 @@ static void prepare_functions(LLVMModuleRef m) {
     int is_barrier = !strcmp(LLVMGetValueName2(f, &len), "__aquila_barrier");
     if (!is_barrier) LLVMRemoveEnumAttributeAtIndex(f, LLVMAttributeFunctionIndex, convergent);
     if (LLVMIsDeclaration(f)) continue;
-    if (!is_out_of_line(f)) LLVMRemoveEnumAttributeAtIndex(f, LLVMAttributeFunctionIndex, noinline);
+    if (!is_out_of_line(f) && !is_vector_variant_name(LLVMGetValueName2(f, &len)))
+      LLVMRemoveEnumAttributeAtIndex(f, LLVMAttributeFunctionIndex, noinline);
     LLVMRemoveEnumAttributeAtIndex(f, LLVMAttributeFunctionIndex, optnone);
     for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(f); bb; bb = LLVMGetNextBasicBlock(bb))
       for (LLVMValueRef in = LLVMGetFirstInstruction(bb); in; in = LLVMGetNextInstruction(in))
         if (LLVMIsACallInst(in)) {
           LLVMSetInstructionCallConv(in, LLVMCCallConv);
-          if (!LLVMGetCalledValue(in) || !LLVMIsAFunction(LLVMGetCalledValue(in)) ||
-              !is_out_of_line(LLVMGetCalledValue(in)))
-            LLVMRemoveCallSiteEnumAttribute(in, LLVMAttributeFunctionIndex, noinline);
           LLVMValueRef callee = LLVMGetCalledValue(in);
           size_t clen = 0;
           const char *cname = callee && LLVMIsAFunction(callee) ? LLVMGetValueName2(callee, &clen) : "";
+          if (!is_vector_variant_name(cname) && !(callee && LLVMIsAFunction(callee) && is_out_of_line(callee)))
+            LLVMRemoveCallSiteEnumAttribute(in, LLVMAttributeFunctionIndex, noinline);
           if (strcmp(cname, "__aquila_barrier") != 0)
             LLVMRemoveCallSiteEnumAttribute(in, LLVMAttributeFunctionIndex, convergent);
           /* OpenCL C's printf is the agent's printf service, not C's: the
@@ -1133,6 +1293,7 @@ int workgroup_compile(LLVMModuleRef m, struct aquila_fatbin_kernel *kernels,
     }
   }
   prepare_functions(m);
+  mark_vector_variants(m);
 
   int status = 0;
   for (unsigned i = 0; i < n && !status; i++) status = build_workitem_function(&t, m, &kbs[i], log);
@@ -1144,6 +1305,8 @@ int workgroup_compile(LLVMModuleRef m, struct aquila_fatbin_kernel *kernels,
     int is_wi = 0;
     for (unsigned i = 0; i < n; i++) is_wi |= kbs[i].wi == f;
     if (is_wi) continue;
+    size_t flen;
+    if (is_vector_variant_name(LLVMGetValueName2(f, &flen))) continue;
     LLVMSetLinkage(f, LLVMInternalLinkage);
     if (is_out_of_line(f)) continue;
     add_fn_attr(f, "alwaysinline");
@@ -1267,6 +1430,7 @@ int workgroup_compile(LLVMModuleRef m, struct aquila_fatbin_kernel *kernels,
      * with barriers, vectorized and not), each stays a function of its own. */
     const char *inline_attr = kb->wi && kb->wi_vec && kb->split_at_barriers ? "noinline"
                                                                             : "alwaysinline";
+    copy_fp_attributes(kb->wi ? kb->wi : kb->wi_vec, kb->wg);
     if (kb->split_at_barriers) {
       build_region_workgroup(&t, b, kb, kb->wi_vec ? kb->width : 1);
     } else if (kb->uses_barrier) {

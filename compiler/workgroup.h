@@ -16,4 +16,9 @@ int workgroup_compile(LLVMModuleRef m, struct aquila_fatbin_kernel *kernels,
                       unsigned num_kernels, const struct vectorize_target *vt,
                       struct strbuf *log);
 
+/* After the optimizer: inlines the builtins' out-of-line slow paths
+ * (__aquila_vv_*, kept as calls for the loop vectorizer). Returns 0, or -1
+ * with the reason in log. */
+int workgroup_inline_vector_variants(LLVMModuleRef m, struct strbuf *log);
+
 #endif

@@ -14,12 +14,13 @@ $(BUILD)/samples/%: samples/%/*.c $(SAMPLE_COMMON) | deps
 SAMPLES += $(SAMPLE_BINS)
 
 # `make bench`: the samples on Aquila and on pocl, plus this machine's limits
-# (bench/stream.c, bench/fmapeak.c), a runtime microbenchmark (bench/micro.c)
-# and what building programs costs (bench/buildtime.c); then real applications'
-# own benchmarks on both (bench/apps-bench.sh: CLBlast through
-# bench/clblast_sgemm.c, clpeak, hashcat, clFFT), installed if missing.
+# (bench/stream.c, bench/fmapeak.c), a runtime microbenchmark (bench/micro.c),
+# what building programs costs (bench/buildtime.c) and the float math builtins'
+# speed and accuracy (bench/mathbench.c); then real applications' own
+# benchmarks on both (bench/apps-bench.sh: CLBlast through bench/clblast_sgemm.c,
+# clpeak, hashcat, clFFT), installed if missing.
 BENCH_BINS := $(BUILD)/bench/stream $(BUILD)/bench/fmapeak $(BUILD)/bench/micro \
-              $(BUILD)/bench/buildtime $(BUILD)/bench/nbody_c
+              $(BUILD)/bench/buildtime $(BUILD)/bench/nbody_c $(BUILD)/bench/mathbench
 
 $(BUILD)/bench/stream $(BUILD)/bench/fmapeak: $(BUILD)/bench/%: bench/%.c | deps
 	@mkdir -p $(dir $@)
@@ -32,6 +33,9 @@ $(BUILD)/bench/nbody_c: bench/nbody_c.c | deps
 $(BUILD)/bench/micro: bench/micro.c $(SAMPLE_COMMON) | deps
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -O2 -g $(WARN) -D_GNU_SOURCE -o $@ $(filter %.c,$^) -lOpenCL -lm
+$(BUILD)/bench/mathbench: bench/mathbench.c $(SAMPLE_COMMON) | deps
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O2 -g $(WARN) -D_GNU_SOURCE -o $@ $(filter %.c,$^) -lOpenCL -lm -pthread
 $(BUILD)/bench/buildtime: bench/buildtime.c | deps
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -O2 -g $(WARN) -D_GNU_SOURCE -o $@ $< -lOpenCL

@@ -7,6 +7,8 @@
 #                      must be compiled with the same ones (plus -emit-llvm -c)
 #   BUILTINS_CPU_BCS   the same library for each -march in BUILTINS_CPUS
 #   BUILTINS_TEST      the test program (added to TESTS)
+#   MATH_DEVICE_TEST   the float math builtins end to end, through the ICD
+#                      loader (added to TESTS)
 #
 # Linking: -Xclang -mlink-builtin-bitcode works (the test uses it), but clang
 # then marks every linked function, the libm declarations included,
@@ -19,9 +21,14 @@
 BUILTINS_CL_EXT := +cl_khr_fp64,+cl_khr_int64_base_atomics,+cl_khr_int64_extended_atomics,+cl_khr_global_int32_base_atomics,+cl_khr_global_int32_extended_atomics,+cl_khr_local_int32_base_atomics,+cl_khr_local_int32_extended_atomics,+cl_khr_byte_addressable_store,+cl_khr_3d_image_writes
 # -cl-ext must go through -Xclang: the driver ignores it (clang 19 warns
 # "argument unused"). -Wno-psabi: see BUILTINS_CPUS below.
+# -fno-slp-vectorize: the SLP vectorizer would pack a scalar builtin's
+# independent halves (sin and cos of one argument, say) into <2 x float>
+# operations, and the loop vectorizer rejects a work-item loop holding any
+# vector-typed instruction ("instruction return type cannot be vectorized"):
+# vectorizing is left to the kernel's own optimization, after inlining.
 BUILTINS_CLFLAGS := -x cl -cl-std=CL1.2 -target x86_64-pc-linux-gnu -fPIC \
   -Xclang -finclude-default-header -Xclang -ffake-address-space-map \
-  -Xclang -cl-ext=$(BUILTINS_CL_EXT) -O2 -Wno-psabi
+  -Xclang -cl-ext=$(BUILTINS_CL_EXT) -O2 -fno-slp-vectorize -Wno-psabi
 BUILTINS_LLVM_LINK ?= $(LLVM_DIR)/bin/llvm-link
 
 BUILTINS_SRCS := $(wildcard compiler/builtins/*.cl)
@@ -99,3 +106,14 @@ $(IMAGES_TEST): test/builtins/test_images.c test/check.h hsa/include/aquila/cpu_
 	$(CC) $(CPPFLAGS) $(CFLAGS) -Itest -Ihsa/include -o $@ test/builtins/test_images.c -ldl -lm
 
 TESTS += $(IMAGES_TEST)
+
+# The same math builtins end to end: kernels built by Aquila for this CPU and
+# run through the ICD loader, against glibc's double-precision functions.
+MATH_DEVICE_TEST := $(BUILTINS_TEST_DIR)/test-math-device
+
+$(MATH_DEVICE_TEST): test/builtins/test_math_device.c test/api/api.h test/check.h \
+                     $(BUILD)/icd/aquila.icd | deps
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O2 -g $(WARN) -D_GNU_SOURCE -o $@ $< -lOpenCL -lm
+
+TESTS += $(MATH_DEVICE_TEST)

@@ -1,8 +1,10 @@
 /* Math functions (OpenCL 1.2 section 6.12.2) for float and double, scalar
  * and every vector width: LLVM intrinsics where LLVM has one, glibc's libm
- * (within the spec's ULP limits) for the transcendental functions, and the
- * *pi variants and edge cases done here. The native_* and half_* forms are
- * in native.cl. */
+ * (within the spec's ULP limits) for the double transcendental functions and
+ * the float ones fmath.cl does not compute itself, and the double *pi
+ * variants and edge cases done here. The float exponentials, logarithms,
+ * powers, trigonometric, hyperbolic and *pi functions are in fmath.cl; the
+ * native_* and half_* forms in native.cl. */
 #include "clc.h"
 
 /* libm, reached through the IR wrappers of libm.ll (which see): the
@@ -38,25 +40,26 @@ double __libm_lgamma_r(double, __private int *) __asm__("lgamma_r");
   CNST double F(double x, double y) { return __libm_##F(x, y); }              \
   VEC_BINARY(float, F, float, float) VEC_BINARY(double, F, double, double)
 
-WRAP1(acos) WRAP1(acosh) WRAP1(asin) WRAP1(asinh) WRAP1(atan) WRAP1(atanh)
-WRAP1(cos) WRAP1(cosh) WRAP1(erf) WRAP1(erfc) WRAP1(exp)
-WRAP1(exp2) WRAP1(exp10) WRAP1(expm1) WRAP1(log2) WRAP1(log10)
-WRAP1(log1p) WRAP1(logb) WRAP1(sin) WRAP1(sinh) WRAP1(tan) WRAP1(tanh)
-WRAP1(tgamma)
-WRAP2(atan2) WRAP2(pow) WRAP2(hypot) WRAP2(fdim) WRAP2(nextafter) WRAP2(remainder)
+/* Double only: fmath.cl has the float forms. */
+#define WRAP1D(F)                                                              \
+  CNST double F(double x) { return __libm_##F(x); }                           \
+  VEC_UNARY(double, F, double)
+#define WRAP2D(F)                                                              \
+  CNST double F(double x, double y) { return __libm_##F(x, y); }              \
+  VEC_BINARY(double, F, double, double)
 
-/* float log in double: the vector logf of libmvec, which the work-item
- * loops vectorize to, reaches 3.01 ulp (OpenCL allows 3); the double one
- * rounded to float is well inside. */
-CNST float log(float x) { return (float)__libm_log((double)x); }
-CNST double log(double x) { return __libm_log(x); }
-VEC_UNARY(float, log, float) VEC_UNARY(double, log, double)
+WRAP1(erf) WRAP1(erfc) WRAP1(logb) WRAP1(tgamma)
+WRAP2(fdim) WRAP2(nextafter) WRAP2(remainder)
+WRAP1D(acosh) WRAP1D(asinh) WRAP1D(atanh)
+WRAP1D(acos) WRAP1D(asin) WRAP1D(atan) WRAP1D(cos) WRAP1D(cosh) WRAP1D(exp) WRAP1D(exp2)
+WRAP1D(exp10) WRAP1D(expm1) WRAP1D(log) WRAP1D(log2) WRAP1D(log10) WRAP1D(log1p)
+WRAP1D(sin) WRAP1D(sinh) WRAP1D(tan) WRAP1D(tanh)
+WRAP2D(atan2) WRAP2D(pow) WRAP2D(hypot)
 
 /* glibc's double cbrt is off by up to 4 ulp, OpenCL allows 2: one Newton
  * step with y^3 - x evaluated exactly enough through FMA error terms (y^3
  * is within a few ulp of x, so y^3 - x itself subtracts exactly). Tiny
  * inputs are scaled by 2^150 so that y^3 stays normal. */
-CNST float cbrt(float x) { return __libm_cbrtf(x); }
 CNST double cbrt(double x) {
   double ax = __builtin_fabs(x), scale = 1;
   if (ax < 0x1p-900) {
@@ -71,7 +74,7 @@ CNST double cbrt(double x) {
   double r = (y3 - x) + y3e;
   return (y - r / (3 * p)) * scale;
 }
-VEC_UNARY(float, cbrt, float) VEC_UNARY(double, cbrt, double)
+VEC_UNARY(double, cbrt, double)
 
 /* ---- LLVM intrinsics, written once for all widths ---- */
 #define ELT1(N, T, F, B) CNST T##N F(T##N x) { return B(x); }
@@ -137,11 +140,8 @@ FOR_ALL_WIDTHS(NANF, 0) FOR_ALL_WIDTHS(NAND, 0)
 FOR_ALL_WIDTHS(MAGS, float) FOR_ALL_WIDTHS(MAGS, double)
 
 /* ---- powers and roots ---- */
-/* float: every int is exact in double, and double pow leaves the float
- * result correctly rounded in all but rare ties. */
-CNST float pown(float x, int n) { return (float)__libm_pow((double)x, (double)n); }
 CNST double pown(double x, int n) { return __libm_pow(x, (double)n); }
-VEC_BINARY(float, pown, float, int) VEC_BINARY(double, pown, double, int)
+VEC_BINARY(double, pown, double, int)
 
 /* powr is pow restricted to x >= 0, with its own NaN cases (spec 7.5.1). */
 #define POWR(T, LP)                                                            \
@@ -158,12 +158,11 @@ VEC_BINARY(float, pown, float, int) VEC_BINARY(double, pown, double, int)
     /* -0 is a zero here, not a negative base: powr(-0, -1) is +inf. */       \
     return LP(__builtin_elementwise_abs(x), y);                               \
   }
-POWR(float, __libm_powf) POWR(double, __libm_pow)
-VEC_BINARY(float, powr, float, float) VEC_BINARY(double, powr, double, double)
+POWR(double, __libm_pow)
+VEC_BINARY(double, powr, double, double)
 
-/* x^(1/n). The float form works in double, where 1/n and pow are accurate
- * enough; the double form corrects pow's result (1/n is rounded, which
- * costs up to ln(x)/n ulp) with one Newton step on y^n = x. */
+/* x^(1/n). pow's result is corrected (1/n is rounded, which costs up to
+ * ln(x)/n ulp) with one Newton step on y^n = x. */
 #define ROOTN_EDGES(T)                                                         \
   if (n == 0 || x != x)                                                       \
     return (T)NAN;                                                            \
@@ -175,12 +174,6 @@ VEC_BINARY(float, powr, float, float) VEC_BINARY(double, powr, double, double)
       return odd ? x : (T)0;                                                  \
     return odd ? __builtin_elementwise_copysign((T)INFINITY, x) : (T)INFINITY; \
   }
-CNST float rootn(float x, int n) {
-  ROOTN_EDGES(float)
-  double ax = __builtin_fabs((double)x);
-  double r = __libm_pow(ax, 1.0 / n);
-  return (float)__builtin_copysign(r, (double)x);
-}
 static double rootn_positive(double ax, int n) {
   double y = __libm_pow(ax, 1.0 / n);
   if (__builtin_isfinite(y) && y != 0 && n != 1 && n != -1) {
@@ -204,24 +197,15 @@ CNST double rootn(double x, int n) {
   }
   return __builtin_copysign(rootn_positive(ax, n), x);
 }
-VEC_BINARY(float, rootn, float, int) VEC_BINARY(double, rootn, double, int)
+VEC_BINARY(double, rootn, double, int)
 
-/* ---- the *pi family ---- */
-/* float: evaluate in double and round once. */
-CNST float acospi(float x) { return (float)(__libm_acos((double)x) * M_1_PI); }
-CNST float asinpi(float x) { return (float)(__libm_asin((double)x) * M_1_PI); }
-CNST float atanpi(float x) { return (float)(__libm_atan((double)x) * M_1_PI); }
-CNST float atan2pi(float y, float x) {
-  return (float)(__libm_atan2((double)y, (double)x) * M_1_PI);
-}
+/* ---- the *pi family (the float forms are in fmath.cl) ---- */
 CNST double acospi(double x) { return __libm_acos(x) * M_1_PI; }
 CNST double asinpi(double x) { return __libm_asin(x) * M_1_PI; }
 CNST double atanpi(double x) { return __libm_atan(x) * M_1_PI; }
 CNST double atan2pi(double y, double x) { return __libm_atan2(y, x) * M_1_PI; }
-VEC_UNARY(float, acospi, float) VEC_UNARY(double, acospi, double)
-VEC_UNARY(float, asinpi, float) VEC_UNARY(double, asinpi, double)
-VEC_UNARY(float, atanpi, float) VEC_UNARY(double, atanpi, double)
-VEC_BINARY(float, atan2pi, float, float) VEC_BINARY(double, atan2pi, double, double)
+VEC_UNARY(double, acospi, double) VEC_UNARY(double, asinpi, double)
+VEC_UNARY(double, atanpi, double) VEC_BINARY(double, atan2pi, double, double)
 
 /* sin(pi x) and cos(pi x): reduce |x| exactly to r = |x| mod 2, then to
  * f = r - k/2 in [-1/4, 1/4] (exact: f lies on r's grid), so pi*f never
@@ -274,15 +258,11 @@ static __attribute__((always_inline)) double aq_tanpi(double x) {
     return (r == 0.5 ? INFINITY : -INFINITY) * s;
   return aq_sinpi(x) / aq_cospi(x);
 }
-CNST float sinpi(float x) { return (float)aq_sinpi(x); }
-CNST float cospi(float x) { return (float)aq_cospi(x); }
-CNST float tanpi(float x) { return (float)aq_tanpi(x); }
 CNST double sinpi(double x) { return aq_sinpi(x); }
 CNST double cospi(double x) { return aq_cospi(x); }
 CNST double tanpi(double x) { return aq_tanpi(x); }
-VEC_UNARY(float, sinpi, float) VEC_UNARY(double, sinpi, double)
-VEC_UNARY(float, cospi, float) VEC_UNARY(double, cospi, double)
-VEC_UNARY(float, tanpi, float) VEC_UNARY(double, tanpi, double)
+VEC_UNARY(double, sinpi, double) VEC_UNARY(double, cospi, double)
+VEC_UNARY(double, tanpi, double)
 
 /* ---- functions with a second result through a pointer ---- */
 INL float frexp(float x, __private int *e) { return __builtin_frexpf(x, e); }
@@ -312,15 +292,11 @@ OUTPTR_ALL(float, modf, float, float) OUTPTR_ALL(double, modf, double, double)
 FRACT(float, 0x1.fffffep-1f) FRACT(double, 0x1.fffffffffffffp-1)
 OUTPTR_ALL(float, fract, float, float) OUTPTR_ALL(double, fract, double, double)
 
-INL float sincos(float x, __private float *c) {
-  *c = __libm_cosf(x);
-  return __libm_sinf(x);
-}
 INL double sincos(double x, __private double *c) {
   *c = __libm_cos(x);
   return __libm_sin(x);
 }
-OUTPTR_ALL(float, sincos, float, float) OUTPTR_ALL(double, sincos, double, double)
+OUTPTR_ALL(double, sincos, double, double)
 
 /* lgamma_r keeps the sign per call instead of in glibc's global signgam,
  * which concurrent work-items would race on. */

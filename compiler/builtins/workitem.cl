@@ -15,8 +15,10 @@ size_t __aquila_global_offset(uint dim);
 
 INL uint get_work_dim(void) { return __aquila_work_dim(); }
 
-/* Dimension 0 always exists: saying so keeps get_global_id(0) a plain sum
- * of the ids, which the vectorizer sees as consecutive across work-items. */
+/* Dimension 0 always exists (work_dim >= 1): saying so keeps
+ * get_global_id(0) a plain sum of the ids, which the vectorizer sees as
+ * consecutive across work-items, and leaves no branch in the work-item loop
+ * for kernels that are not vectorized. */
 #define AQ_DIM_OK(d) ((d) == 0 || (d) < __aquila_work_dim())
 
 INL size_t get_global_size(uint d) { return AQ_DIM_OK(d) ? __aquila_global_size(d) : 1; }

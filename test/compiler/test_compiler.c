@@ -4,6 +4,7 @@
  * kernels in both barrier modes. */
 #include <dirent.h>
 #include <fcntl.h>
+#include <math.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -901,6 +902,127 @@ static void check_loops(const char *mode) {
   clReleaseProgram(p);
 }
 
+/* a * b and + c in separate statements: only -cl-mad-enable (and the
+ * options that imply it) may fuse them, and then an FMA gives fmaf's result
+ * where the CPU has one. Without the option both roundings must stay. */
+static const char *mad_source =
+    "__kernel void mad2(__global float *o, __global const float *a, __global const float *b,\n"
+    "                   __global const float *c) {\n"
+    "  size_t i = get_global_id(0);\n"
+    "  float t = a[i] * b[i];\n"
+    "  o[i] = t + c[i];\n"
+    "}\n";
+
+static void run_mad2(const char *options, float *out, const float *a, const float *b,
+                     const float *c, size_t n) {
+  cl_int err;
+  cl_program p = build_source(mad_source, options, &err);
+  REQUIRE(p && err == CL_SUCCESS);
+  cl_kernel k = clCreateKernel(p, "mad2", &err);
+  REQUIRE(k);
+  cl_mem bo = clCreateBuffer(context, CL_MEM_WRITE_ONLY, n * 4, NULL, &err);
+  cl_mem ba = clCreateBuffer(context, CL_MEM_COPY_HOST_PTR, n * 4, (void *)a, &err);
+  cl_mem bb = clCreateBuffer(context, CL_MEM_COPY_HOST_PTR, n * 4, (void *)b, &err);
+  cl_mem bc = clCreateBuffer(context, CL_MEM_COPY_HOST_PTR, n * 4, (void *)c, &err);
+  clSetKernelArg(k, 0, sizeof bo, &bo);
+  clSetKernelArg(k, 1, sizeof ba, &ba);
+  clSetKernelArg(k, 2, sizeof bb, &bb);
+  clSetKernelArg(k, 3, sizeof bc, &bc);
+  CHECK_EQ_INT(clEnqueueNDRangeKernel(queue, k, 1, NULL, &n, NULL, 0, NULL, NULL), CL_SUCCESS);
+  CHECK_EQ_INT(clEnqueueReadBuffer(queue, bo, CL_TRUE, 0, n * 4, out, 0, NULL, NULL), CL_SUCCESS);
+  clReleaseMemObject(bo);
+  clReleaseMemObject(ba);
+  clReleaseMemObject(bb);
+  clReleaseMemObject(bc);
+  clReleaseKernel(k);
+  clReleaseProgram(p);
+}
+
+static void mad_enable_contracts(void) {
+  enum { N = 256 };
+  static float a[N], b[N], c[N], out[N];
+  /* (1 + e)(1 - e) - 1 = -e^2: lost by the rounded product, kept by an FMA. */
+  for (int i = 0; i < N; i++) {
+    float e = ldexpf(1.0f + (float)i / N, -13);
+    a[i] = 1.0f + e;
+    b[i] = 1.0f - e;
+    c[i] = -1.0f;
+  }
+  volatile float vol_a, vol_b;
+  int fused = 0, split = 0;
+  run_mad2("", out, a, b, c, N);
+  for (int i = 0; i < N; i++) {
+    vol_a = a[i];
+    vol_b = b[i];
+    float t = vol_a * vol_b; /* rounded here: -ffp-contract does not cross statements */
+    split += out[i] == t + c[i];
+  }
+  CHECK_EQ_INT(split, N);
+  int has_fma = __builtin_cpu_supports("fma");
+  static const char *const options[] = {"-cl-mad-enable", "-cl-fast-relaxed-math",
+                                        "-cl-unsafe-math-optimizations"};
+  for (int o = 0; o < 3; o++) {
+    run_mad2(options[o], out, a, b, c, N);
+    fused = 0;
+    for (int i = 0; i < N; i++) fused += out[i] == fmaf(a[i], b[i], c[i]);
+    if (has_fma) {
+      if (fused != N) printf("  %s: %d of %d results fused\n", options[o], fused, N);
+      CHECK_EQ_INT(fused, N);
+    }
+  }
+}
+
+/* sin, cos and tan keep their large-argument path out of line
+ * (__aquila_vv_*, workgroup.c): two compiled objects that both use them
+ * bring two copies, which clLinkProgram renames; arguments alternating
+ * small and huge send every vector through both paths. */
+static void math_rare_paths_across_link(void) {
+  const char *a = "float f1(float x) { return sin(x) + cos(x); }\n";
+  const char *b = "float f1(float x);\n"
+                  "__kernel void k(__global float *o, __global const float *in) {\n"
+                  "  size_t i = get_global_id(0);\n"
+                  "  o[i] = f1(in[i]) + sin(in[i]) * tan(in[i]);\n"
+                  "}\n";
+  cl_int err;
+  cl_program pa = clCreateProgramWithSource(context, 1, &a, NULL, &err);
+  cl_program pb = clCreateProgramWithSource(context, 1, &b, NULL, &err);
+  REQUIRE(pa && pb);
+  CHECK_EQ_INT(clCompileProgram(pa, 1, &device, "", 0, NULL, NULL, NULL, NULL), CL_SUCCESS);
+  CHECK_EQ_INT(clCompileProgram(pb, 1, &device, "", 0, NULL, NULL, NULL, NULL), CL_SUCCESS);
+  cl_program objs[2] = {pa, pb};
+  cl_program linked = clLinkProgram(context, 1, &device, "", 2, objs, NULL, NULL, &err);
+  CHECK_EQ_INT(err, CL_SUCCESS);
+  REQUIRE(linked);
+  cl_kernel k = clCreateKernel(linked, "k", &err);
+  REQUIRE(k);
+  enum { N = 1024 };
+  static float x[N], y[N];
+  for (int i = 0; i < N; i++) x[i] = i % 2 ? (float)i * 1e5f : (float)i * 0.01f;
+  cl_mem in = clCreateBuffer(context, CL_MEM_COPY_HOST_PTR, sizeof x, x, &err);
+  cl_mem out = clCreateBuffer(context, CL_MEM_WRITE_ONLY, sizeof y, NULL, &err);
+  clSetKernelArg(k, 0, sizeof out, &out);
+  clSetKernelArg(k, 1, sizeof in, &in);
+  size_t n = N;
+  CHECK_EQ_INT(clEnqueueNDRangeKernel(queue, k, 1, NULL, &n, NULL, 0, NULL, NULL), CL_SUCCESS);
+  CHECK_EQ_INT(clEnqueueReadBuffer(queue, out, CL_TRUE, 0, sizeof y, y, 0, NULL, NULL),
+               CL_SUCCESS);
+  int bad = 0;
+  for (int i = 0; i < N; i++) {
+    double r = sin(x[i]) + cos(x[i]) + sin(x[i]) * tan(x[i]);
+    /* each term within a few ulp: the sum within 2^-20 of its largest term */
+    double scale = 2 + fabs(sin(x[i]) * tan(x[i]));
+    if (!(fabs(y[i] - r) <= scale * 0x1p-20) && bad++ < 3)
+      printf("  x = %a: %a, want %.9g\n", x[i], y[i], r);
+  }
+  CHECK_EQ_INT(bad, 0);
+  clReleaseMemObject(in);
+  clReleaseMemObject(out);
+  clReleaseKernel(k);
+  clReleaseProgram(linked);
+  clReleaseProgram(pa);
+  clReleaseProgram(pb);
+}
+
 static void loops_split_at_implicit_barriers(void) {
   check_loops("1");
 }
@@ -936,6 +1058,8 @@ int main(void) {
   RUN(compiler_hang_is_stopped);
   RUN(compiler_diagnostics_reach_stderr);
   RUN(compiler_memory_is_clean);
+  RUN(mad_enable_contracts);
+  RUN(math_rare_paths_across_link);
   RUN(loops_split_at_implicit_barriers);
   RUN(loops_kept_whole);
   api_teardown();
