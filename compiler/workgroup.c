@@ -495,6 +495,10 @@ static int bind_workitem_builtins(struct wg_types *t, struct kernel_build *kb, L
 
 /* Builds K.wg for a kernel without barriers: a do-while nest over z, y, x
  * (every local size is at least 1) around a call of K.wi. */
+static void mark_loop_done(struct wg_types *t, LLVMValueRef br, unsigned jam);
+static unsigned jam_count(LLVMValueRef fn);
+static unsigned widest_vector_arithmetic(LLVMValueRef fn);
+
 static void build_loop_workgroup(struct wg_types *t, LLVMBuilderRef b, struct kernel_build *kb) {
   LLVMValueRef fn = kb->wg, kernarg = LLVMGetParam(fn, 0), wg = LLVMGetParam(fn, 1);
   LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(t->ctx, fn, "entry");
@@ -527,7 +531,15 @@ static void build_loop_workgroup(struct wg_types *t, LLVMBuilderRef b, struct ke
 
   LLVMPositionBuilderAtEnd(b, xl);
   LLVMValueRef xn = LLVMBuildNUWAdd(b, x, one, "x.next");
-  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntULT, xn, size[0], ""), xb, yl);
+  LLVMValueRef latch = LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntULT, xn, size[0], ""), xb, yl);
+  /* A kernel that computes with float8 or float16 itself is not vectorized
+   * across work-items, and the loop vectorizer has nothing to add: its
+   * loops' dependent chains are hidden by running several work-items side
+   * by side instead (clpeak's float16 kernel: 0.2 of the FMA peak alone). */
+  if (widest_vector_arithmetic(kb->wi) >= 8) {
+    unsigned jam = jam_count(kb->wi);
+    if (jam > 1) mark_loop_done(t, latch, jam);
+  }
   LLVMPositionBuilderAtEnd(b, yl);
   LLVMValueRef yn = LLVMBuildNUWAdd(b, y, one, "y.next");
   LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntULT, yn, size[1], ""), yh, zl);
@@ -830,15 +842,21 @@ static void mark_loop_done(struct wg_types *t, LLVMValueRef br, unsigned jam) {
  * FMA's latency, judged by the vector values the body's loops carry, and
  * no more, or the jammed body runs out of registers. */
 static unsigned jam_count(LLVMValueRef fn) {
-  unsigned carried = 0;
+  unsigned carried = 0, instructions = 0;
   for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(fn); bb; bb = LLVMGetNextBasicBlock(bb))
-    for (LLVMValueRef in = LLVMGetFirstInstruction(bb); in && LLVMIsAPHINode(in);
-         in = LLVMGetNextInstruction(in))
+    for (LLVMValueRef in = LLVMGetFirstInstruction(bb); in; in = LLVMGetNextInstruction(in)) {
+      instructions++;
       /* LCSSA phis (one incoming value) carry nothing around a loop. */
-      if (LLVMGetTypeKind(LLVMTypeOf(in)) == LLVMVectorTypeKind && LLVMCountIncoming(in) > 1)
+      if (LLVMIsAPHINode(in) && LLVMGetTypeKind(LLVMTypeOf(in)) == LLVMVectorTypeKind &&
+          LLVMCountIncoming(in) > 1)
         carried++;
+    }
   if (carried == 0) return 1; /* no loop inside: nothing to jam */
-  return carried <= 2 ? 4 : carried <= 4 ? 2 : 1;
+  unsigned jam = carried <= 2 ? 4 : carried <= 4 ? 2 : 1;
+  /* A large body, jammed, takes long to compile and gains little: its own
+   * operations already overlap. */
+  while (jam > 1 && instructions * jam > 4000) jam /= 2;
+  return jam;
 }
 
 /* K.wg for a vectorized kernel without barriers: along each row, K.wi.v<W>
@@ -1441,8 +1459,17 @@ int workgroup_compile(LLVMModuleRef m, struct aquila_fatbin_kernel *kernels,
     } else {
       build_loop_workgroup(&t, b, kb);
     }
-    if (kb->wi) add_fn_attr(kb->wi, inline_attr);
-    if (kb->wi_vec) add_fn_attr(kb->wi_vec, inline_attr);
+    LLVMValueRef wi_fns[2] = {kb->wi, kb->wi_vec};
+    for (unsigned f = 0; f < 2; f++) {
+      if (!wi_fns[f]) continue;
+      add_fn_attr(wi_fns[f], inline_attr);
+      /* Inlined, K.wi's pointers are K.wg's, noalias already. Kept, noalias
+       * leaves a noalias.scope.decl in every work-item loop, which stops
+       * LLVM from unrolling and jamming it. */
+      if (!strcmp(inline_attr, "alwaysinline"))
+        for (unsigned p = 0; p < 2; p++)
+          LLVMRemoveEnumAttributeAtIndex(wi_fns[f], p + 1, attr_kind("noalias"));
+    }
     if (vt && report_wanted()) report_kernel(kb, vt, use_fibers && kb->uses_barrier, log);
   }
   LLVMDisposeBuilder(b);
