@@ -193,8 +193,19 @@ int codegen_cpu_code_object(const void *bitcode, size_t bitcode_size, const char
 
   const char *dump = getenv("AQUILA_DUMP_IR");
   if (dump && *dump) {
+    /* FILE for the first program a compiler process builds, FILE.1, FILE.2,
+     * ... for the next: an application that builds several programs keeps
+     * them all. */
+    static _Atomic unsigned dumped;
+    unsigned n = dumped++;
+    struct strbuf path = {0};
+    if (n)
+      strbuf_printf(&path, "%s.%u", dump, n);
+    else
+      strbuf_append(&path, dump);
     char *err = NULL;
-    if (LLVMPrintModuleToFile(m, dump, &err)) LLVMDisposeMessage(err);
+    if (path.data && LLVMPrintModuleToFile(m, path.data, &err)) LLVMDisposeMessage(err);
+    strbuf_free(&path);
   }
   LLVMPassBuilderOptionsRef pbo = LLVMCreatePassBuilderOptions();
   LLVMPassBuilderOptionsSetLoopVectorization(pbo, 1);
