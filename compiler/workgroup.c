@@ -852,7 +852,7 @@ static unsigned jam_count(LLVMValueRef fn) {
         carried++;
     }
   if (carried == 0) return 1; /* no loop inside: nothing to jam */
-  unsigned jam = carried <= 2 ? 4 : carried <= 4 ? 2 : 1;
+  unsigned jam = carried <= 2 ? 8 : carried <= 4 ? 4 : carried <= 8 ? 2 : 1;
   /* A large body, jammed, takes long to compile and gains little: its own
    * operations already overlap. */
   while (jam > 1 && instructions * jam > 4000) jam /= 2;
