@@ -83,7 +83,7 @@ HLP float4 keep_channels(float4 v, uint n) {
  * functions lane by lane for the others. */
 #define OUTOFLINE __attribute__((noinline))
 
-OUTOFLINE float4 __outofline_fetch_f(img_t *im, __global const uchar *p) {
+HLP float4 fetch_any_f(img_t *im, __global const uchar *p) {
   uint n = im->num_channels;
   switch (im->channel_data_type) {
   case CLK_UNORM_INT8:
@@ -129,7 +129,7 @@ OUTOFLINE float4 __outofline_fetch_f(img_t *im, __global const uchar *p) {
 
 /* Integer reads: signed types sign-extend, the others zero-extend; the
  * bits are the same for read_imagei and read_imageui. */
-OUTOFLINE int4 __outofline_fetch_i(img_t *im, __global const uchar *p) {
+HLP int4 fetch_any_i(img_t *im, __global const uchar *p) {
   uint n = im->num_channels;
   switch (im->channel_data_type) {
   case CLK_SIGNED_INT8:
@@ -151,20 +151,6 @@ OUTOFLINE int4 __outofline_fetch_i(img_t *im, __global const uchar *p) {
   default:
     return as_int4(load_uint(p, n));
   }
-}
-
-HLP float4 fetch_f(img_t *im, __global const uchar *p) {
-  uint t = im->channel_data_type, n = im->num_channels;
-  if (t == CLK_UNORM_INT8) return convert_float4(load_uchar(p, n)) / 255.0f;
-  if (t == CLK_FLOAT) return load_float(p, n);
-  return __outofline_fetch_f(im, p);
-}
-
-HLP int4 fetch_i(img_t *im, __global const uchar *p) {
-  uint t = im->channel_data_type, n = im->num_channels;
-  if (t == CLK_UNSIGNED_INT8) return as_int4(load_uchar(p, n));
-  if (t == CLK_SIGNED_INT32 || t == CLK_UNSIGNED_INT32) return as_int4(load_uint(p, n));
-  return __outofline_fetch_i(im, p);
 }
 
 /* Missing channels read as 0, a missing alpha as 1 (section 8.3). */
@@ -216,15 +202,32 @@ ORDER(float, 1.0f)
 ORDER(int, 1)
 ORDER(uint, 1u)
 
+/* A texel of any format, decoded and in RGBA order, out of line. */
+OUTOFLINE float4 __outofline_texel_f(img_t *im, __global const uchar *p) {
+  return order_float(im->channel_order, fetch_any_f(im, p));
+}
+OUTOFLINE int4 __outofline_texel_i(img_t *im, __global const uchar *p) {
+  return order_int(im->channel_order, fetch_any_i(im, p));
+}
+
+/* Inline, the formats kernels use most (RGBA 8-bit and float, R float):
+ * one test of the image's format per read, the same for every work-item, and
+ * a load that a row of work-items turns into one vector load. */
 HLP float4 texel_float(img_t *im, __global const uchar *p) {
-  return order_float(im->channel_order, fetch_f(im, p));
+  uint t = im->channel_data_type, order = im->channel_order;
+  if (order == CLK_RGBA && t == CLK_UNORM_INT8) return convert_float4(vload4(0, p)) / 255.0f;
+  if (order == CLK_RGBA && t == CLK_FLOAT) return vload4(0, (__global const float *)p);
+  if (order == CLK_R && t == CLK_FLOAT) return (float4)(*(__global const float *)p, 0, 0, 1);
+  return __outofline_texel_f(im, p);
 }
 HLP int4 texel_int(img_t *im, __global const uchar *p) {
-  return order_int(im->channel_order, fetch_i(im, p));
+  uint t = im->channel_data_type, order = im->channel_order;
+  if (order == CLK_RGBA && t == CLK_UNSIGNED_INT8) return as_int4(convert_uint4(vload4(0, p)));
+  if (order == CLK_RGBA && (t == CLK_SIGNED_INT32 || t == CLK_UNSIGNED_INT32))
+    return vload4(0, (__global const int *)p);
+  return __outofline_texel_i(im, p);
 }
-HLP uint4 texel_uint(img_t *im, __global const uchar *p) {
-  return order_uint(im->channel_order, as_uint4(fetch_i(im, p)));
-}
+HLP uint4 texel_uint(img_t *im, __global const uchar *p) { return as_uint4(texel_int(im, p)); }
 
 /* ---- addressing (section 8.2) ---- */
 
@@ -280,11 +283,16 @@ HLP int layer_of(float l, img_t *im) {
 /* One texel of a dims-dimensional image (z is the layer of an array), or
  * the border color where the index is outside. */
 #define TEXEL_AT(T)                                                            \
-  HLP T##4 tex_##T(img_t *im, int x, int y, int z, int dims) {                \
-    bool out = x < 0 || x >= (int)im->width;                                  \
-    if (dims > 1) out |= y < 0 || y >= (int)im->height;                       \
-    if (dims > 2) out |= z < 0 || z >= (int)im->depth;                        \
-    if (out) return border_##T(im->channel_order);                            \
+  /* Only CLK_ADDRESS_CLAMP leaves an index outside (-1 or the size): with */ \
+  /* the other modes (a constant sampler, nearly always) the test and the */  \
+  /* border color fold away, and a row of reads stays one vector load. */    \
+  HLP T##4 tex_##T(img_t *im, uint smp, int x, int y, int z, int dims) {      \
+    if (ADDR_MODE(smp) == CLK_ADDRESS_CLAMP) {                                \
+      bool out = x < 0 || x >= (int)im->width;                                \
+      if (dims > 1) out |= y < 0 || y >= (int)im->height;                     \
+      if (dims > 2) out |= z < 0 || z >= (int)im->depth;                      \
+      if (out) return border_##T(im->channel_order);                          \
+    }                                                                         \
     return texel_##T(im, texel_ptr(im, x, y, z));                             \
   }                                                                           \
   /* Nearest sampling with float coordinates c (x, y, z or layer). */        \
@@ -293,7 +301,7 @@ HLP int layer_of(float l, img_t *im) {
     if (dims > 1) y = nearest_index(c.y, im->height, smp);                    \
     if (dims > 2) z = nearest_index(c.z, im->depth, smp);                     \
     if (layered) z = layer_of(dims == 1 ? c.y : c.z, im);                     \
-    return tex_##T(im, x, y, z, dims);                                        \
+    return tex_##T(im, smp, x, y, z, dims);                                   \
   }                                                                           \
   /* Integer coordinates: unnormalized, nearest, clamp / clamp to edge / */   \
   /* none (the only modes 1.2 allows with them). */                           \
@@ -303,7 +311,7 @@ HLP int layer_of(float l, img_t *im) {
     if (dims > 1) y = clamp(c.y, lo, (int)im->height - d);                    \
     if (dims > 2) z = clamp(c.z, lo, (int)im->depth - d);                     \
     if (layered) z = clamp(dims == 1 ? c.y : c.z, 0, (int)im->array_size - 1); \
-    return tex_##T(im, x, y, z, dims);                                        \
+    return tex_##T(im, smp, x, y, z, dims);                                   \
   }
 TEXEL_AT(float)
 TEXEL_AT(int)
@@ -318,14 +326,14 @@ HLP float4 sample_float(img_t *im, uint smp, float4 c, int dims, bool layered) {
   if (dims > 1) y0 = linear_index(c.y, im->height, smp, &y1, &b);
   if (dims > 2) z0 = linear_index(c.z, im->depth, smp, &z1, &g);
   if (layered) z0 = z1 = layer_of(dims == 1 ? c.y : c.z, im);
-  float4 r = (1 - a) * tex_float(im, x0, y0, z0, dims) + a * tex_float(im, x1, y0, z0, dims);
+  float4 r = (1 - a) * tex_float(im, smp, x0, y0, z0, dims) + a * tex_float(im, smp, x1, y0, z0, dims);
   if (dims == 1) return r;
   r = (1 - b) * r +
-      b * ((1 - a) * tex_float(im, x0, y1, z0, dims) + a * tex_float(im, x1, y1, z0, dims));
+      b * ((1 - a) * tex_float(im, smp, x0, y1, z0, dims) + a * tex_float(im, smp, x1, y1, z0, dims));
   if (dims == 2) return r;
-  float4 r1 = (1 - b) * ((1 - a) * tex_float(im, x0, y0, z1, dims) +
-                         a * tex_float(im, x1, y0, z1, dims)) +
-              b * ((1 - a) * tex_float(im, x0, y1, z1, dims) + a * tex_float(im, x1, y1, z1, dims));
+  float4 r1 = (1 - b) * ((1 - a) * tex_float(im, smp, x0, y0, z1, dims) +
+                         a * tex_float(im, smp, x1, y0, z1, dims)) +
+              b * ((1 - a) * tex_float(im, smp, x0, y1, z1, dims) + a * tex_float(im, smp, x1, y1, z1, dims));
   return (1 - g) * r + g * r1;
 }
 /* Linear filtering of integer formats is undefined: nearest. */
@@ -463,24 +471,27 @@ OUTOFLINE void __outofline_store_l(img_t *im, __global uchar *p, long4 color) {
   }
 }
 
+/* Inline, as for reads, the most common formats; the others out of line. */
 HLP void store_f(img_t *im, __global uchar *p, float4 color) {
-  uint t = im->channel_data_type, n = im->num_channels, order = im->channel_order;
-  if (t == CLK_UNORM_INT8 && (order == CLK_RGBA || order == CLK_R))
-    store_uchar(p, unorm_enc4(color, 255.0f), n);
-  else if (t == CLK_FLOAT && (order == CLK_RGBA || order == CLK_R))
-    store_float(p, color, n);
+  uint t = im->channel_data_type, order = im->channel_order;
+  if (order == CLK_RGBA && t == CLK_UNORM_INT8)
+    vstore4(convert_uchar4(unorm_enc4(color, 255.0f)), 0, p);
+  else if (order == CLK_RGBA && t == CLK_FLOAT)
+    vstore4(color, 0, (__global float *)p);
+  else if (order == CLK_R && t == CLK_FLOAT)
+    *(__global float *)p = color.x;
   else
     __outofline_store_f(im, p, color);
 }
 
 HLP void store_l(img_t *im, __global uchar *p, long4 color) {
-  uint t = im->channel_data_type, n = im->num_channels, order = im->channel_order;
-  if (t == CLK_UNSIGNED_INT8 && (order == CLK_RGBA || order == CLK_R))
-    store_uchar(p, convert_uint4(clamp(color, 0l, (long)UCHAR_MAX)), n);
-  else if (t == CLK_SIGNED_INT32 && (order == CLK_RGBA || order == CLK_R))
-    store_int(p, convert_int4(clamp(color, (long)INT_MIN, (long)INT_MAX)), n);
-  else if (t == CLK_UNSIGNED_INT32 && (order == CLK_RGBA || order == CLK_R))
-    store_uint(p, convert_uint4(clamp(color, 0l, (long)UINT_MAX)), n);
+  uint t = im->channel_data_type, order = im->channel_order;
+  if (order == CLK_RGBA && t == CLK_UNSIGNED_INT8)
+    vstore4(convert_uchar4(clamp(color, 0l, (long)UCHAR_MAX)), 0, p);
+  else if (order == CLK_RGBA && t == CLK_SIGNED_INT32)
+    vstore4(convert_int4(clamp(color, (long)INT_MIN, (long)INT_MAX)), 0, (__global int *)p);
+  else if (order == CLK_RGBA && t == CLK_UNSIGNED_INT32)
+    vstore4(convert_uint4(clamp(color, 0l, (long)UINT_MAX)), 0, (__global uint *)p);
   else
     __outofline_store_l(im, p, color);
 }
