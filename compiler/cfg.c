@@ -56,7 +56,8 @@ static void dominators(unsigned n, const unsigned *pstart, const unsigned *preds
     number[i] = -1;
     idom[i] = -1;
   }
-  for (unsigned i = 0; i < num_rpo; i++) number[rpo[i]] = (int)i;
+  for (unsigned i = 0; i < num_rpo; i++)
+    number[rpo[i]] = (int)i;
   int root = rpo[0];
   idom[root] = root;
   for (int changed = 1; changed;) {
@@ -72,8 +73,10 @@ static void dominators(unsigned n, const unsigned *pstart, const unsigned *preds
         }
         int x = p, y = best;
         while (x != y) {
-          while (number[x] > number[y]) x = idom[x];
-          while (number[y] > number[x]) y = idom[y];
+          while (number[x] > number[y])
+            x = idom[x];
+          while (number[y] > number[x])
+            y = idom[y];
         }
         best = x;
       }
@@ -121,7 +124,8 @@ int cfg_build(struct cfg *g, LLVMValueRef fn) {
   g->succ_start[n] = e;
   g->pred_start = xcalloc(n + 1, sizeof *g->pred_start);
   g->pred = xcalloc(num_edges, sizeof *g->pred);
-  for (unsigned b = 0; b < n; b++) g->pred_start[b + 1] = g->pred_start[b] + pred_count[b];
+  for (unsigned b = 0; b < n; b++)
+    g->pred_start[b + 1] = g->pred_start[b] + pred_count[b];
   memset(pred_count, 0, (n + 1) * sizeof *pred_count);
   for (unsigned b = 0; b < n; b++)
     for (unsigned i = g->succ_start[b]; i < g->succ_start[b + 1]; i++) {
@@ -135,7 +139,8 @@ int cfg_build(struct cfg *g, LLVMValueRef fn) {
   g->num_rpo = post_order(n, g->succ_start, g->succ, 0, order);
   g->rpo = xcalloc(n, sizeof *g->rpo);
   g->rpo_number = xcalloc(n, sizeof *g->rpo_number);
-  for (unsigned b = 0; b < n; b++) g->rpo_number[b] = -1;
+  for (unsigned b = 0; b < n; b++)
+    g->rpo_number[b] = -1;
   for (unsigned i = 0; i < g->num_rpo; i++) {
     g->rpo[i] = order[g->num_rpo - 1 - i];
     g->rpo_number[g->rpo[i]] = (int)i;
@@ -156,7 +161,8 @@ int cfg_build(struct cfg *g, LLVMValueRef fn) {
   e = 0;
   for (unsigned b = 0; b < n; b++) {
     rstart[b] = e;
-    for (unsigned i = g->pred_start[b]; i < g->pred_start[b + 1]; i++) redges[e++] = g->pred[i];
+    for (unsigned i = g->pred_start[b]; i < g->pred_start[b + 1]; i++)
+      redges[e++] = g->pred[i];
   }
   rstart[n] = e;
   for (unsigned b = 0; b < n; b++)
@@ -167,16 +173,19 @@ int cfg_build(struct cfg *g, LLVMValueRef fn) {
   for (unsigned b = 0; b < n; b++) {
     rpstart[b] = e;
     if (g->succ_start[b] == g->succ_start[b + 1]) rpreds[e++] = n;
-    for (unsigned i = g->succ_start[b]; i < g->succ_start[b + 1]; i++) rpreds[e++] = g->succ[i];
+    for (unsigned i = g->succ_start[b]; i < g->succ_start[b + 1]; i++)
+      rpreds[e++] = g->succ[i];
   }
   rpstart[n] = rpstart[n + 1] = e;
   int *rorder = xcalloc(n + 1, sizeof *rorder), *rrpo = xcalloc(n + 1, sizeof *rrpo);
   unsigned rcount = post_order(n + 1, rstart, redges, n, rorder);
-  for (unsigned i = 0; i < rcount; i++) rrpo[i] = rorder[rcount - 1 - i];
+  for (unsigned i = 0; i < rcount; i++)
+    rrpo[i] = rorder[rcount - 1 - i];
   int *ridom = xcalloc(n + 1, sizeof *ridom);
   dominators(n + 1, rpstart, rpreds, rrpo, rcount, ridom);
   g->ipdom = xcalloc(n, sizeof *g->ipdom);
-  for (unsigned b = 0; b < n; b++) g->ipdom[b] = ridom[b] == (int)n ? CFG_EXIT : ridom[b];
+  for (unsigned b = 0; b < n; b++)
+    g->ipdom[b] = ridom[b] == (int)n ? CFG_EXIT : ridom[b];
   free(rstart);
   free(redges);
   free(rpstart);
@@ -190,7 +199,8 @@ int cfg_build(struct cfg *g, LLVMValueRef fn) {
   g->loop = xcalloc(n, sizeof *g->loop);
   g->loops = xcalloc(n, sizeof *g->loops);
   int *loop_of_header = xcalloc(n, sizeof *loop_of_header);
-  for (unsigned b = 0; b < n; b++) loop_of_header[b] = -1;
+  for (unsigned b = 0; b < n; b++)
+    loop_of_header[b] = -1;
   int *work = xcalloc(n, sizeof *work);
   for (unsigned i = 0; i < g->num_rpo; i++) {
     int h = g->rpo[i];
@@ -228,11 +238,13 @@ int cfg_build(struct cfg *g, LLVMValueRef fn) {
   }
   unsigned *size = xcalloc(g->num_loops, sizeof *size);
   for (unsigned i = 0; i < g->num_loops; i++)
-    for (unsigned b = 0; b < n; b++) size[i] += g->loops[i].member[b];
+    for (unsigned b = 0; b < n; b++)
+      size[i] += g->loops[i].member[b];
   for (unsigned b = 0; b < n; b++) {
     g->loop[b] = -1;
     for (unsigned i = 0; i < g->num_loops; i++)
-      if (g->loops[i].member[b] && (g->loop[b] < 0 || size[i] < size[g->loop[b]])) g->loop[b] = (int)i;
+      if (g->loops[i].member[b] && (g->loop[b] < 0 || size[i] < size[g->loop[b]]))
+        g->loop[b] = (int)i;
   }
   for (unsigned i = 0; i < g->num_loops; i++) {
     struct cfg_loop *l = &g->loops[i];
@@ -273,7 +285,8 @@ int cfg_in_loop(const struct cfg *g, int l, int b) {
 }
 
 void cfg_free(struct cfg *g) {
-  for (unsigned i = 0; i < g->num_loops; i++) free(g->loops[i].member);
+  for (unsigned i = 0; i < g->num_loops; i++)
+    free(g->loops[i].member);
   free(g->loops);
   free(g->loop);
   free(g->blocks);

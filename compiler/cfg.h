@@ -11,22 +11,22 @@
 
 struct cfg_loop {
   int header;
-  int latch;         /* the single block with a back edge to the header, -1 if several */
-  int preheader;     /* the single predecessor outside the loop, if it has only the header as
-                        successor; else -1 */
-  int parent;        /* enclosing loop, -1 for none */
-  unsigned num_exits; /* edges leaving the loop */
+  int latch;             /* the single block with a back edge to the header, -1 if several */
+  int preheader;         /* the single predecessor outside the loop, if it has only the header as
+                            successor; else -1 */
+  int parent;            /* enclosing loop, -1 for none */
+  unsigned num_exits;    /* edges leaving the loop */
   unsigned char *member; /* member[b]: block b belongs to the loop (or to one inside it) */
 };
 
 struct cfg {
   LLVMValueRef fn;
-  unsigned n;                 /* blocks */
-  LLVMBasicBlockRef *blocks;  /* by number */
-  struct ptr_map number;      /* block -> number + 1 */
+  unsigned n;                  /* blocks */
+  LLVMBasicBlockRef *blocks;   /* by number */
+  struct ptr_map number;       /* block -> number + 1 */
   unsigned *succ_start, *succ; /* successors of b: succ[succ_start[b] .. succ_start[b + 1]) */
   unsigned *pred_start, *pred;
-  int *rpo;        /* reachable blocks in reverse post-order */
+  int *rpo; /* reachable blocks in reverse post-order */
   unsigned num_rpo;
   int *rpo_number; /* position in rpo, -1 when unreachable */
   int *idom;       /* immediate dominator, -1 for the entry and unreachable blocks */

@@ -38,9 +38,8 @@ static void init_llvm(void) {
 }
 
 int codegen_supports_target(const char *target) {
-  return !strncmp(target, NATIVE_PREFIX, strlen(NATIVE_PREFIX)) ||
-         !strcmp(target, "x86-64-v2") || !strcmp(target, "x86-64-v3") ||
-         !strcmp(target, "x86-64-v4");
+  return !strncmp(target, NATIVE_PREFIX, strlen(NATIVE_PREFIX)) || !strcmp(target, "x86-64-v2") ||
+         !strcmp(target, "x86-64-v3") || !strcmp(target, "x86-64-v4");
 }
 
 /* How wide work-item vectors are for a target: one register's worth of
@@ -58,8 +57,10 @@ static struct vectorize_target vector_target(const char *target) {
     avx512 = !strcmp(target, "x86-64-v4");
     avx2 = avx512 || !strcmp(target, "x86-64-v3");
   }
-  if (avx512) vt = (struct vectorize_target){16, 'e'};
-  else if (avx2) vt = (struct vectorize_target){8, 'd'};
+  if (avx512)
+    vt = (struct vectorize_target){16, 'e'};
+  else if (avx2)
+    vt = (struct vectorize_target){8, 'd'};
   return vt;
 }
 
@@ -86,8 +87,8 @@ static LLVMTargetMachineRef create_target_machine(const char *target, struct str
     cpu = LLVMCreateMessage(target);
     features = LLVMCreateMessage("");
   }
-  LLVMTargetMachineRef tm = LLVMCreateTargetMachine(t, triple, cpu, features, LLVMCodeGenLevelAggressive,
-                                                    LLVMRelocPIC, LLVMCodeModelDefault);
+  LLVMTargetMachineRef tm = LLVMCreateTargetMachine(
+      t, triple, cpu, features, LLVMCodeGenLevelAggressive, LLVMRelocPIC, LLVMCodeModelDefault);
   LLVMDisposeMessage(cpu);
   LLVMDisposeMessage(features);
   if (!tm) strbuf_printf(log, "error: cannot create a target machine for %s\n", target);
@@ -124,8 +125,9 @@ static int check_undefined_functions(LLVMModuleRef m, struct strbuf *log) {
     size_t len;
     const char *name = LLVMGetValueName2(f, &len);
     if (external_allowed(name)) continue;
-    strbuf_printf(log, "error: undefined function '%s': neither defined by the program nor a "
-                       "builtin this device provides\n",
+    strbuf_printf(log,
+                  "error: undefined function '%s': neither defined by the program nor a "
+                  "builtin this device provides\n",
                   name);
     missing++;
   }
@@ -164,8 +166,8 @@ int codegen_kernel_layout(const void *bitcode, size_t bitcode_size,
 
 int codegen_cpu_code_object(const void *bitcode, size_t bitcode_size, const char *target,
                             int opt_disable, struct aquila_fatbin_kernel *kernels,
-                            unsigned num_kernels, const char *dir, void **code,
-                            size_t *code_size, struct strbuf *log) {
+                            unsigned num_kernels, const char *dir, void **code, size_t *code_size,
+                            struct strbuf *log) {
   pthread_once(&llvm_once, init_llvm);
   *code = NULL;
   *code_size = 0;
@@ -237,9 +239,20 @@ int codegen_cpu_code_object(const void *bitcode, size_t bitcode_size, const char
   LLVMDisposeMemoryBuffer(obj);
   if (wrote == 0) {
     const char *lld = getenv("AQUILA_LLD");
-    char *argv[] = {(char *)(lld ? lld : "ld.lld-19"), "-shared", "--hash-style=gnu", "-O1",
-                    "-z", "now", "-o", so_path.data, obj_path.data,
-                    "-L/lib/x86_64-linux-gnu", "-L/usr/lib/x86_64-linux-gnu", "-lm", "-lmvec", NULL};
+    char *argv[] = {(char *)(lld ? lld : "ld.lld-19"),
+                    "-shared",
+                    "--hash-style=gnu",
+                    "-O1",
+                    "-z",
+                    "now",
+                    "-o",
+                    so_path.data,
+                    obj_path.data,
+                    "-L/lib/x86_64-linux-gnu",
+                    "-L/usr/lib/x86_64-linux-gnu",
+                    "-lm",
+                    "-lmvec",
+                    NULL};
     struct strbuf out = {0};
     int rc = spawn_and_wait(argv, &out);
     if (rc != 0) {

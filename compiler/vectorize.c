@@ -49,10 +49,10 @@ struct vinfo {
   unsigned char drop;    /* emits nothing (lifetime markers, assumptions) */
   unsigned char packet;  /* a varying OpenCL vector: its elements apart (is_packet) */
   unsigned num_elems;
-  LLVMValueRef *elems;   /* a packet's elements, each a <W x T> */
-  int64_t stride;        /* affine: per-lane step, in bytes for pointers */
-  LLVMValueRef scalar;   /* uniform: the clone; affine: lane 0's value */
-  LLVMValueRef vector;   /* varying: the value; others: their vector form, once built */
+  LLVMValueRef *elems; /* a packet's elements, each a <W x T> */
+  int64_t stride;      /* affine: per-lane step, in bytes for pointers */
+  LLVMValueRef scalar; /* uniform: the clone; affine: lane 0's value */
+  LLVMValueRef vector; /* varying: the value; others: their vector form, once built */
 };
 
 /* Loads (or stores) in one block of the parts of one element of memory:
@@ -64,13 +64,13 @@ struct vinfo {
 struct access_group {
   LLVMValueRef root;
   int is_store;
-  int64_t stride;       /* bytes per lane's element */
-  int64_t size;         /* bytes per member */
-  LLVMTypeRef type;     /* members' type */
-  unsigned members;     /* stride / size */
+  int64_t stride;                   /* bytes per lane's element */
+  int64_t size;                     /* bytes per member */
+  LLVMTypeRef type;                 /* members' type */
+  unsigned members;                 /* stride / size */
   LLVMValueRef member[MAX_MEMBERS]; /* the access at each slot, NULL for a gap */
-  LLVMValueRef last;    /* the last member in program order (stores are made there) */
-  int element_known;    /* root indexes elements of exactly stride bytes: gaps may be read */
+  LLVMValueRef last;                /* the last member in program order (stores are made there) */
+  int element_known; /* root indexes elements of exactly stride bytes: gaps may be read */
   unsigned align;
   int emitted;
   LLVMValueRef result[MAX_MEMBERS];
@@ -107,7 +107,7 @@ struct vec {
   int *join_of;                  /* for a join: the block of its varying branch, else -1 */
   int *region_entry;             /* for a join: the first block of the masked region */
   LLVMBasicBlockRef *vblock, *vlast;
-  LLVMValueRef *mask;       /* lanes on at the block's start; NULL: all of them */
+  LLVMValueRef *mask; /* lanes on at the block's start; NULL: all of them */
   unsigned char *mask_done;
   LLVMValueRef *entry_mask; /* for a region's first block: the mask its branch computed */
   /* Per loop. */
@@ -201,10 +201,10 @@ static int block_of(struct vec *v, LLVMValueRef in) {
 /* ---- libm and intrinsics ------------------------------------------------------------ */
 
 /* glibc's libmvec (2.35 and later) has vector variants of these. */
-static const char *const libmvec_unary[] = {
-    "acos", "acosh", "asin", "asinh", "atan", "atanh", "cbrt",  "cos",   "cosh",  "erf",  "erfc",
-    "exp",  "exp10", "exp2", "expm1", "log",  "log10", "log1p", "log2",  "sin",   "sinh", "tan",
-    "tanh", NULL};
+static const char *const libmvec_unary[] = {"acos",  "acosh", "asin",  "asinh", "atan",  "atanh",
+                                            "cbrt",  "cos",   "cosh",  "erf",   "erfc",  "exp",
+                                            "exp10", "exp2",  "expm1", "log",   "log10", "log1p",
+                                            "log2",  "sin",   "sinh",  "tan",   "tanh",  NULL};
 static const char *const libmvec_binary[] = {"atan2", "hypot", "pow", NULL};
 
 /* Returns 1 or 2 (arguments) when name is a libm function with vector
@@ -234,27 +234,61 @@ struct vector_intrinsic {
   enum overload overload;
   unsigned scalar_args; /* bit i: argument i stays scalar (and must be uniform) */
 };
-static const struct vector_intrinsic vector_intrinsics[] = {
-    {"llvm.fabs", OV_RET, 0},        {"llvm.sqrt", OV_RET, 0},       {"llvm.sin", OV_RET, 0},
-    {"llvm.cos", OV_RET, 0},         {"llvm.tan", OV_RET, 0},        {"llvm.exp", OV_RET, 0},
-    {"llvm.exp2", OV_RET, 0},        {"llvm.exp10", OV_RET, 0},      {"llvm.log", OV_RET, 0},
-    {"llvm.log2", OV_RET, 0},        {"llvm.log10", OV_RET, 0},      {"llvm.pow", OV_RET, 0},
-    {"llvm.floor", OV_RET, 0},       {"llvm.ceil", OV_RET, 0},       {"llvm.trunc", OV_RET, 0},
-    {"llvm.rint", OV_RET, 0},        {"llvm.nearbyint", OV_RET, 0},  {"llvm.round", OV_RET, 0},
-    {"llvm.roundeven", OV_RET, 0},   {"llvm.fma", OV_RET, 0},        {"llvm.fmuladd", OV_RET, 0},
-    {"llvm.minnum", OV_RET, 0},      {"llvm.maxnum", OV_RET, 0},     {"llvm.minimum", OV_RET, 0},
-    {"llvm.maximum", OV_RET, 0},     {"llvm.copysign", OV_RET, 0},   {"llvm.canonicalize", OV_RET, 0},
-    {"llvm.ctpop", OV_RET, 0},       {"llvm.bswap", OV_RET, 0},      {"llvm.bitreverse", OV_RET, 0},
-    {"llvm.fshl", OV_RET, 0},        {"llvm.fshr", OV_RET, 0},       {"llvm.smin", OV_RET, 0},
-    {"llvm.smax", OV_RET, 0},        {"llvm.umin", OV_RET, 0},       {"llvm.umax", OV_RET, 0},
-    {"llvm.sadd.sat", OV_RET, 0},    {"llvm.uadd.sat", OV_RET, 0},   {"llvm.ssub.sat", OV_RET, 0},
-    {"llvm.usub.sat", OV_RET, 0},    {"llvm.sshl.sat", OV_RET, 0},   {"llvm.ushl.sat", OV_RET, 0},
-    {"llvm.ctlz", OV_RET, 2},        {"llvm.cttz", OV_RET, 2},       {"llvm.abs", OV_RET, 2},
-    {"llvm.powi", OV_RET_ARG1, 2},   {"llvm.ldexp", OV_RET_ARG1, 0}, {"llvm.is.fpclass", OV_ARG0, 2},
-    {"llvm.fptosi.sat", OV_RET_ARG0, 0}, {"llvm.fptoui.sat", OV_RET_ARG0, 0},
-    {"llvm.lrint", OV_RET_ARG0, 0},  {"llvm.llrint", OV_RET_ARG0, 0},
-    {"llvm.lround", OV_RET_ARG0, 0}, {"llvm.llround", OV_RET_ARG0, 0},
-    {NULL, OV_RET, 0}};
+static const struct vector_intrinsic vector_intrinsics[] = {{"llvm.fabs", OV_RET, 0},
+                                                            {"llvm.sqrt", OV_RET, 0},
+                                                            {"llvm.sin", OV_RET, 0},
+                                                            {"llvm.cos", OV_RET, 0},
+                                                            {"llvm.tan", OV_RET, 0},
+                                                            {"llvm.exp", OV_RET, 0},
+                                                            {"llvm.exp2", OV_RET, 0},
+                                                            {"llvm.exp10", OV_RET, 0},
+                                                            {"llvm.log", OV_RET, 0},
+                                                            {"llvm.log2", OV_RET, 0},
+                                                            {"llvm.log10", OV_RET, 0},
+                                                            {"llvm.pow", OV_RET, 0},
+                                                            {"llvm.floor", OV_RET, 0},
+                                                            {"llvm.ceil", OV_RET, 0},
+                                                            {"llvm.trunc", OV_RET, 0},
+                                                            {"llvm.rint", OV_RET, 0},
+                                                            {"llvm.nearbyint", OV_RET, 0},
+                                                            {"llvm.round", OV_RET, 0},
+                                                            {"llvm.roundeven", OV_RET, 0},
+                                                            {"llvm.fma", OV_RET, 0},
+                                                            {"llvm.fmuladd", OV_RET, 0},
+                                                            {"llvm.minnum", OV_RET, 0},
+                                                            {"llvm.maxnum", OV_RET, 0},
+                                                            {"llvm.minimum", OV_RET, 0},
+                                                            {"llvm.maximum", OV_RET, 0},
+                                                            {"llvm.copysign", OV_RET, 0},
+                                                            {"llvm.canonicalize", OV_RET, 0},
+                                                            {"llvm.ctpop", OV_RET, 0},
+                                                            {"llvm.bswap", OV_RET, 0},
+                                                            {"llvm.bitreverse", OV_RET, 0},
+                                                            {"llvm.fshl", OV_RET, 0},
+                                                            {"llvm.fshr", OV_RET, 0},
+                                                            {"llvm.smin", OV_RET, 0},
+                                                            {"llvm.smax", OV_RET, 0},
+                                                            {"llvm.umin", OV_RET, 0},
+                                                            {"llvm.umax", OV_RET, 0},
+                                                            {"llvm.sadd.sat", OV_RET, 0},
+                                                            {"llvm.uadd.sat", OV_RET, 0},
+                                                            {"llvm.ssub.sat", OV_RET, 0},
+                                                            {"llvm.usub.sat", OV_RET, 0},
+                                                            {"llvm.sshl.sat", OV_RET, 0},
+                                                            {"llvm.ushl.sat", OV_RET, 0},
+                                                            {"llvm.ctlz", OV_RET, 2},
+                                                            {"llvm.cttz", OV_RET, 2},
+                                                            {"llvm.abs", OV_RET, 2},
+                                                            {"llvm.powi", OV_RET_ARG1, 2},
+                                                            {"llvm.ldexp", OV_RET_ARG1, 0},
+                                                            {"llvm.is.fpclass", OV_ARG0, 2},
+                                                            {"llvm.fptosi.sat", OV_RET_ARG0, 0},
+                                                            {"llvm.fptoui.sat", OV_RET_ARG0, 0},
+                                                            {"llvm.lrint", OV_RET_ARG0, 0},
+                                                            {"llvm.llrint", OV_RET_ARG0, 0},
+                                                            {"llvm.lround", OV_RET_ARG0, 0},
+                                                            {"llvm.llround", OV_RET_ARG0, 0},
+                                                            {NULL, OV_RET, 0}};
 
 static const struct vector_intrinsic *find_vector_intrinsic(const char *name) {
   for (int i = 0; vector_intrinsics[i].name; i++) {
@@ -267,9 +301,13 @@ static const struct vector_intrinsic *find_vector_intrinsic(const char *name) {
 
 /* Intrinsics that only inform the optimizer: not carried over. */
 static int is_dropped_intrinsic(const char *name) {
-  static const char *const prefixes[] = {"llvm.lifetime.", "llvm.dbg.", "llvm.assume",
+  static const char *const prefixes[] = {"llvm.lifetime.",
+                                         "llvm.dbg.",
+                                         "llvm.assume",
                                          "llvm.experimental.noalias.scope.decl",
-                                         "llvm.invariant.", "llvm.var.annotation", NULL};
+                                         "llvm.invariant.",
+                                         "llvm.var.annotation",
+                                         NULL};
   for (int i = 0; prefixes[i]; i++)
     if (!strncmp(name, prefixes[i], strlen(prefixes[i]))) return 1;
   return 0;
@@ -278,25 +316,30 @@ static int is_dropped_intrinsic(const char *name) {
 /* Intrinsics without side effects besides those with a vector form. */
 static int is_pure_intrinsic(const char *name) {
   if (find_vector_intrinsic(name)) return 1;
-  static const char *const prefixes[] = {"llvm.umul.with.overflow", "llvm.smul.with.overflow",
-                                         "llvm.uadd.with.overflow", "llvm.sadd.with.overflow",
-                                         "llvm.usub.with.overflow", "llvm.ssub.with.overflow",
-                                         "llvm.frexp", "llvm.vector.reduce", NULL};
+  static const char *const prefixes[] = {"llvm.umul.with.overflow",
+                                         "llvm.smul.with.overflow",
+                                         "llvm.uadd.with.overflow",
+                                         "llvm.sadd.with.overflow",
+                                         "llvm.usub.with.overflow",
+                                         "llvm.ssub.with.overflow",
+                                         "llvm.frexp",
+                                         "llvm.vector.reduce",
+                                         NULL};
   for (int i = 0; prefixes[i]; i++)
     if (!strncmp(name, prefixes[i], strlen(prefixes[i]))) return 1;
   return 0;
 }
 
 enum call_class {
-  CALL_LOCAL_ID,   /* __aquila_local_id */
-  CALL_WORKITEM,   /* another __aquila_* query: uniform */
-  CALL_BARRIER,    /* __aquila_barrier */
-  CALL_DROP,       /* an optimizer hint */
-  CALL_VECTOR,     /* an intrinsic with a vector form */
-  CALL_LIBM,       /* a libm function with a libmvec variant */
-  CALL_PURE,       /* no side effects: vector calls lane by lane, every lane */
-  CALL_PER_LANE,   /* side effects: once per active lane */
-  CALL_UNKNOWN,    /* an indirect call or a function with a body */
+  CALL_LOCAL_ID, /* __aquila_local_id */
+  CALL_WORKITEM, /* another __aquila_* query: uniform */
+  CALL_BARRIER,  /* __aquila_barrier */
+  CALL_DROP,     /* an optimizer hint */
+  CALL_VECTOR,   /* an intrinsic with a vector form */
+  CALL_LIBM,     /* a libm function with a libmvec variant */
+  CALL_PURE,     /* no side effects: vector calls lane by lane, every lane */
+  CALL_PER_LANE, /* side effects: once per active lane */
+  CALL_UNKNOWN,  /* an indirect call or a function with a body */
 };
 
 static enum call_class classify_call(LLVMValueRef call) {
@@ -437,7 +480,8 @@ static int is_private_array_ptr(struct vec *v, LLVMValueRef p) {
   if (!ptr_set_has(&v->soa_ptrs, p)) return 0;
   /* A GEP counts only when the alloca it comes from qualified. */
   LLVMValueRef root = p;
-  for (int depth = 0; depth < 32 && LLVMIsAGetElementPtrInst(root); depth++) root = LLVMGetOperand(root, 0);
+  for (int depth = 0; depth < 32 && LLVMIsAGetElementPtrInst(root); depth++)
+    root = LLVMGetOperand(root, 0);
   return ptr_map_get(&v->soa_size, root) != NULL;
 }
 
@@ -554,7 +598,8 @@ static struct shape transfer(struct vec *v, LLVMValueRef in) {
     LLVMValueRef shl = LLVMGetOperand(in, 0), c2 = LLVMGetOperand(in, 1);
     if (LLVMIsAInstruction(shl) && LLVMGetInstructionOpcode(shl) == LLVMShl &&
         LLVMIsAConstantInt(c2) && LLVMIsAConstantInt(LLVMGetOperand(shl, 1))) {
-      uint64_t a1 = LLVMConstIntGetZExtValue(LLVMGetOperand(shl, 1)), a2 = LLVMConstIntGetZExtValue(c2);
+      uint64_t a1 = LLVMConstIntGetZExtValue(LLVMGetOperand(shl, 1)),
+               a2 = LLVMConstIntGetZExtValue(c2);
       struct shape x = shape_of_value(v, LLVMGetOperand(shl, 0));
       if (a1 >= a2 && a1 - a2 < 16 && x.kind == K_AFFINE)
         return affine(x.stride * ((int64_t)1 << (a1 - a2)), 1);
@@ -688,8 +733,10 @@ static void note_varying_branch(struct vec *v, int b) {
 
 static int terminator_condition_varying(struct vec *v, LLVMValueRef term) {
   LLVMValueRef cond = NULL;
-  if (LLVMIsABranchInst(term) && LLVMIsConditional(term)) cond = LLVMGetCondition(term);
-  else if (LLVMIsASwitchInst(term)) cond = LLVMGetOperand(term, 0);
+  if (LLVMIsABranchInst(term) && LLVMIsConditional(term))
+    cond = LLVMGetCondition(term);
+  else if (LLVMIsASwitchInst(term))
+    cond = LLVMGetOperand(term, 0);
   if (!cond) return 0;
   return shape_of_value(v, cond).kind != K_UNIFORM;
 }
@@ -702,7 +749,8 @@ static void analyze(struct vec *v) {
       LLVMBasicBlockRef bb = v->g.blocks[b];
       for (LLVMValueRef in = LLVMGetFirstInstruction(bb); in; in = LLVMGetNextInstruction(in)) {
         struct shape s = transfer(v, in);
-        if (s.kind == K_AFFINE && LLVMGetTypeKind(LLVMTypeOf(in)) == LLVMVectorTypeKind) s = varying();
+        if (s.kind == K_AFFINE && LLVMGetTypeKind(LLVMTypeOf(in)) == LLVMVectorTypeKind)
+          s = varying();
         struct vinfo *i = info_of(v, in);
         /* Shapes only rise: undef, uniform, affine, varying. */
         if (i->kind == K_VARYING) continue;
@@ -711,8 +759,10 @@ static void analyze(struct vec *v) {
           s.stride = i->stride;
           s.assumed = i->assumed;
         } else if (i->kind == K_AFFINE && s.kind == K_AFFINE) {
-          if (s.stride != i->stride) s = varying();
-          else s.assumed |= i->assumed;
+          if (s.stride != i->stride)
+            s = varying();
+          else
+            s.assumed |= i->assumed;
         }
         if (s.kind != i->kind || s.stride != i->stride || s.assumed != i->assumed) {
           i->kind = s.kind;
@@ -723,8 +773,10 @@ static void analyze(struct vec *v) {
       }
       LLVMValueRef term = LLVMGetBasicBlockTerminator(bb);
       if (!v->varying_branch[b] && !v->barrier_branch[b] && terminator_condition_varying(v, term)) {
-        if (branch_guards_barrier(v, b)) v->barrier_branch[b] = 1;
-        else note_varying_branch(v, b);
+        if (branch_guards_barrier(v, b))
+          v->barrier_branch[b] = 1;
+        else
+          note_varying_branch(v, b);
         changed = 1;
       }
     }
@@ -849,7 +901,8 @@ static void check_shapes(struct vec *v) {
     }
     int l = g->loop[d];
     if (l >= 0 && v->loop_divergent[l] && g->loops[l].latch == d) continue;
-    int s0 = cfg_number(g, LLVMGetSuccessor(term, 0)), s1 = cfg_number(g, LLVMGetSuccessor(term, 1));
+    int s0 = cfg_number(g, LLVMGetSuccessor(term, 0)),
+        s1 = cfg_number(g, LLVMGetSuccessor(term, 1));
     int join = g->ipdom[d];
     int entry = join == s0 ? s1 : join == s1 ? s0 : -1;
     if (join < 0 || entry < 0 || entry == join ||
@@ -912,7 +965,8 @@ static void check_shapes(struct vec *v) {
               fail(v, VECTORIZE_UNSUPPORTED, "a call with a varying argument of vector type", in);
           }
         if ((cc == CALL_PURE || cc == CALL_PER_LANE) && i->kind != K_UNIFORM &&
-            LLVMGetTypeKind(t) != LLVMVoidTypeKind && !is_scalar_type(t) && !is_scalar_vector_type(t))
+            LLVMGetTypeKind(t) != LLVMVoidTypeKind && !is_scalar_type(t) &&
+            !is_scalar_vector_type(t))
           fail(v, VECTORIZE_UNSUPPORTED, "a call with a result of vector or aggregate type", in);
       }
       if ((op == LLVMExtractValue || op == LLVMInsertValue || op == LLVMInsertElement ||
@@ -922,7 +976,8 @@ static void check_shapes(struct vec *v) {
       if (op == LLVMExtractElement && i->kind != K_UNIFORM &&
           LLVMGetVectorSize(LLVMTypeOf(LLVMGetOperand(in, 0))) > MAX_MEMBERS)
         fail(v, VECTORIZE_UNSUPPORTED, "an element of a long varying vector", in);
-      if (op == LLVMStore && LLVMGetTypeKind(LLVMTypeOf(LLVMGetOperand(in, 0))) == LLVMVectorTypeKind &&
+      if (op == LLVMStore &&
+          LLVMGetTypeKind(LLVMTypeOf(LLVMGetOperand(in, 0))) == LLVMVectorTypeKind &&
           (shape_of_value(v, LLVMGetOperand(in, 0)).kind != K_UNIFORM ||
            shape_of_value(v, LLVMGetOperand(in, 1)).kind != K_UNIFORM)) {
         LLVMValueRef val = LLVMGetOperand(in, 0);
@@ -952,7 +1007,8 @@ static void check_shapes(struct vec *v) {
       }
       if (op == LLVMVAArg || op == LLVMLandingPad || op == LLVMResume)
         fail(v, VECTORIZE_UNSUPPORTED, "an unsupported instruction", in);
-      if ((op == LLVMLoad || op == LLVMStore) && LLVMGetOrdering(in) != LLVMAtomicOrderingNotAtomic &&
+      if ((op == LLVMLoad || op == LLVMStore) &&
+          LLVMGetOrdering(in) != LLVMAtomicOrderingNotAtomic &&
           shape_of_value(v, LLVMGetOperand(in, op == LLVMLoad ? 0 : 1)).kind != K_UNIFORM)
         fail(v, VECTORIZE_UNSUPPORTED, "an atomic load or store at a varying address", in);
       /* Values of a divergent loop used outside it: only through the phis of
@@ -962,7 +1018,8 @@ static void check_shapes(struct vec *v) {
         for (int k = 0; k < n; k++) {
           LLVMValueRef o = LLVMGetOperand(in, (unsigned)k);
           if (o && LLVMIsAInstruction(o) && divergent_loop_left(v, block_of(v, o), b) >= 0)
-            fail(v, VECTORIZE_UNSUPPORTED, "a value leaving a divergent loop outside LCSSA form", in);
+            fail(v, VECTORIZE_UNSUPPORTED, "a value leaving a divergent loop outside LCSSA form",
+                 in);
         }
       } else {
         unsigned count = LLVMCountIncoming(in);
@@ -974,7 +1031,8 @@ static void check_shapes(struct vec *v) {
             fail(v, VECTORIZE_NEEDS_STRUCTURE, "a phi after a divergent loop", in);
           if (o && LLVMIsAInstruction(o) && p >= 0 &&
               divergent_loop_left(v, block_of(v, o), p) >= 0)
-            fail(v, VECTORIZE_UNSUPPORTED, "a value leaving a divergent loop outside LCSSA form", in);
+            fail(v, VECTORIZE_UNSUPPORTED, "a value leaving a divergent loop outside LCSSA form",
+                 in);
         }
       }
     }
@@ -985,7 +1043,8 @@ static void check_shapes(struct vec *v) {
 
 static LLVMValueRef const_splat(struct vec *v, LLVMValueRef c) {
   LLVMValueRef elems[64];
-  for (unsigned i = 0; i < v->W; i++) elems[i] = c;
+  for (unsigned i = 0; i < v->W; i++)
+    elems[i] = c;
   return LLVMConstVector(elems, v->W);
 }
 
@@ -995,7 +1054,8 @@ static LLVMValueRef splat(struct vec *v, LLVMBuilderRef b, LLVMValueRef s) {
     return const_splat(v, s);
   }
   LLVMTypeRef vt = vector_of(v, LLVMTypeOf(s));
-  LLVMValueRef one = LLVMBuildInsertElement(b, LLVMGetPoison(vt), s, LLVMConstInt(v->i32, 0, 0), "");
+  LLVMValueRef one =
+      LLVMBuildInsertElement(b, LLVMGetPoison(vt), s, LLVMConstInt(v->i32, 0, 0), "");
   return LLVMBuildShuffleVector(b, one, LLVMGetPoison(vt), LLVMConstNull(vector_of(v, v->i32)),
                                 "splat");
 }
@@ -1024,9 +1084,12 @@ static void position_after(struct vec *v, LLVMValueRef s) {
     bb = LLVMGetEntryBasicBlock(v->vfn);
     next = LLVMGetFirstInstruction(bb);
   }
-  while (next && LLVMIsAPHINode(next)) next = LLVMGetNextInstruction(next);
-  if (next) LLVMPositionBuilderBefore(v->mb, next);
-  else LLVMPositionBuilderAtEnd(v->mb, bb);
+  while (next && LLVMIsAPHINode(next))
+    next = LLVMGetNextInstruction(next);
+  if (next)
+    LLVMPositionBuilderBefore(v->mb, next);
+  else
+    LLVMPositionBuilderAtEnd(v->mb, bb);
 }
 
 static LLVMValueRef scalar_of(struct vec *v, LLVMValueRef val);
@@ -1099,8 +1162,8 @@ static LLVMValueRef vector_of_value(struct vec *v, LLVMValueRef val) {
     LLVMTypeRef t = LLVMTypeOf(s);
     LLVMValueRef base = splat(v, v->mb, s);
     if (LLVMGetTypeKind(t) == LLVMPointerTypeKind)
-      i->vector = LLVMBuildGEP2(v->mb, v->i8, base, (LLVMValueRef[]){step_vector(v, v->i64, i->stride)},
-                                1, "lanes");
+      i->vector = LLVMBuildGEP2(v->mb, v->i8, base,
+                                (LLVMValueRef[]){step_vector(v, v->i64, i->stride)}, 1, "lanes");
     else
       i->vector = LLVMBuildAdd(v->mb, base, step_vector(v, t, i->stride), "lanes");
   } else if (i->kind == K_AFFINE) {
@@ -1198,7 +1261,8 @@ static LLVMValueRef widen_pure(struct vec *v, LLVMBuilderRef b, LLVMValueRef in)
   case LLVMIntToPtr:
   case LLVMBitCast:
   case LLVMAddrSpaceCast:
-    if (op == LLVMBitCast && LLVMGetTypeKind(LLVMTypeOf(LLVMGetOperand(in, 0))) == LLVMVectorTypeKind) {
+    if (op == LLVMBitCast &&
+        LLVMGetTypeKind(LLVMTypeOf(LLVMGetOperand(in, 0))) == LLVMVectorTypeKind) {
       /* An OpenCL vector's elements joined into one scalar (<2 x float>
        * passed as a double). */
       if (b != v->b) {
@@ -1281,7 +1345,8 @@ static LLVMValueRef last_lane(struct vec *v, LLVMBuilderRef b, LLVMValueRef m) {
   if (!m) return LLVMConstInt(v->i32, v->W - 1, 0);
   LLVMTypeRef it = LLVMIntTypeInContext(v->ctx, v->W);
   LLVMValueRef bits = LLVMBuildBitCast(b, m, it, "");
-  LLVMValueRef ctlz = LLVMGetIntrinsicDeclaration(v->m, LLVMLookupIntrinsicID("llvm.ctlz", 9), &it, 1);
+  LLVMValueRef ctlz =
+      LLVMGetIntrinsicDeclaration(v->m, LLVMLookupIntrinsicID("llvm.ctlz", 9), &it, 1);
   LLVMValueRef args[2] = {bits, LLVMConstInt(v->i1, 1, 0)};
   LLVMValueRef lz = LLVMBuildCall2(b, LLVMGlobalGetValueType(ctlz), ctlz, args, 2, "");
   lz = LLVMBuildZExtOrBitCast(b, lz, v->i32, "");
@@ -1292,7 +1357,8 @@ static LLVMValueRef first_lane(struct vec *v, LLVMBuilderRef b, LLVMValueRef m) 
   if (!m) return LLVMConstInt(v->i32, 0, 0);
   LLVMTypeRef it = LLVMIntTypeInContext(v->ctx, v->W);
   LLVMValueRef bits = LLVMBuildBitCast(b, m, it, "");
-  LLVMValueRef cttz = LLVMGetIntrinsicDeclaration(v->m, LLVMLookupIntrinsicID("llvm.cttz", 9), &it, 1);
+  LLVMValueRef cttz =
+      LLVMGetIntrinsicDeclaration(v->m, LLVMLookupIntrinsicID("llvm.cttz", 9), &it, 1);
   LLVMValueRef args[2] = {bits, LLVMConstInt(v->i1, 1, 0)};
   LLVMValueRef tz = LLVMBuildCall2(b, LLVMGlobalGetValueType(cttz), cttz, args, 2, "");
   return LLVMBuildZExtOrBitCast(b, tz, v->i32, "first");
@@ -1310,7 +1376,8 @@ static LLVMValueRef call_intrinsic(struct vec *v, LLVMBuilderRef b, const char *
 
 static LLVMValueRef reverse(struct vec *v, LLVMBuilderRef b, LLVMValueRef x) {
   LLVMValueRef idx[64];
-  for (unsigned i = 0; i < v->W; i++) idx[i] = LLVMConstInt(v->i32, v->W - 1 - i, 0);
+  for (unsigned i = 0; i < v->W; i++)
+    idx[i] = LLVMConstInt(v->i32, v->W - 1 - i, 0);
   return LLVMBuildShuffleVector(b, x, LLVMGetPoison(LLVMTypeOf(x)), LLVMConstVector(idx, v->W), "");
 }
 
@@ -1343,8 +1410,10 @@ static void copy_memory_metadata(struct vec *v, LLVMValueRef from, LLVMValueRef 
 static LLVMValueRef expand_mask(struct vec *v, LLVMBuilderRef b, LLVMValueRef m, unsigned n) {
   if (n == 1) return m;
   LLVMValueRef idx[MAX_MEMBERS * 64];
-  for (unsigned i = 0; i < v->W * n; i++) idx[i] = LLVMConstInt(v->i32, i / n, 0);
-  return LLVMBuildShuffleVector(b, m, LLVMGetPoison(LLVMTypeOf(m)), LLVMConstVector(idx, v->W * n), "");
+  for (unsigned i = 0; i < v->W * n; i++)
+    idx[i] = LLVMConstInt(v->i32, i / n, 0);
+  return LLVMBuildShuffleVector(b, m, LLVMGetPoison(LLVMTypeOf(m)), LLVMConstVector(idx, v->W * n),
+                                "");
 }
 
 /* Lanes' member k out of a vector holding n members per lane, lane by lane. */
@@ -1352,8 +1421,10 @@ static LLVMValueRef deinterleave(struct vec *v, LLVMBuilderRef b, LLVMValueRef w
                                  unsigned k) {
   if (n == 1) return wide;
   LLVMValueRef idx[64];
-  for (unsigned i = 0; i < v->W; i++) idx[i] = LLVMConstInt(v->i32, i * n + k, 0);
-  return LLVMBuildShuffleVector(b, wide, LLVMGetPoison(LLVMTypeOf(wide)), LLVMConstVector(idx, v->W), "");
+  for (unsigned i = 0; i < v->W; i++)
+    idx[i] = LLVMConstInt(v->i32, i * n + k, 0);
+  return LLVMBuildShuffleVector(b, wide, LLVMGetPoison(LLVMTypeOf(wide)),
+                                LLVMConstVector(idx, v->W), "");
 }
 
 /* The n member vectors (NULL: poison) laid out lane by lane, n per lane. */
@@ -1362,20 +1433,25 @@ static LLVMValueRef interleave(struct vec *v, LLVMBuilderRef b, LLVMValueRef *pa
   LLVMTypeRef vt = vector_of(v, t);
   if (n == 1) return parts[0] ? parts[0] : LLVMGetPoison(vt);
   unsigned p2 = 1;
-  while (p2 < n) p2 *= 2;
+  while (p2 < n)
+    p2 *= 2;
   LLVMValueRef level[MAX_MEMBERS];
-  for (unsigned k = 0; k < p2; k++) level[k] = k < n && parts[k] ? parts[k] : LLVMGetPoison(vt);
+  for (unsigned k = 0; k < p2; k++)
+    level[k] = k < n && parts[k] ? parts[k] : LLVMGetPoison(vt);
   /* Concatenate pairwise: p2 vectors of W become one of p2 * W. */
   unsigned width = v->W;
   for (unsigned count = p2; count > 1; count /= 2, width *= 2) {
     LLVMValueRef idx[MAX_MEMBERS * 64];
-    for (unsigned i = 0; i < 2 * width; i++) idx[i] = LLVMConstInt(v->i32, i, 0);
+    for (unsigned i = 0; i < 2 * width; i++)
+      idx[i] = LLVMConstInt(v->i32, i, 0);
     for (unsigned k = 0; k < count / 2; k++)
-      level[k] = LLVMBuildShuffleVector(b, level[2 * k], level[2 * k + 1], LLVMConstVector(idx, 2 * width), "");
+      level[k] = LLVMBuildShuffleVector(b, level[2 * k], level[2 * k + 1],
+                                        LLVMConstVector(idx, 2 * width), "");
   }
   LLVMValueRef idx[MAX_MEMBERS * 64];
   for (unsigned lane = 0; lane < v->W; lane++)
-    for (unsigned k = 0; k < n; k++) idx[lane * n + k] = LLVMConstInt(v->i32, k * v->W + lane, 0);
+    for (unsigned k = 0; k < n; k++)
+      idx[lane * n + k] = LLVMConstInt(v->i32, k * v->W + lane, 0);
   return LLVMBuildShuffleVector(b, level[0], LLVMGetPoison(LLVMTypeOf(level[0])),
                                 LLVMConstVector(idx, v->W * n), "interleaved");
 }
@@ -1411,7 +1487,8 @@ static void split_two_ways(struct vec *v, LLVMValueRef cond, struct two_ways *w)
   LLVMPositionBuilderAtEnd(v->b, w->fast);
 }
 
-static LLVMValueRef join_value(struct vec *v, struct two_ways *w, LLVMValueRef fast, LLVMValueRef slow) {
+static LLVMValueRef join_value(struct vec *v, struct two_ways *w, LLVMValueRef fast,
+                               LLVMValueRef slow) {
   LLVMValueRef phi = LLVMBuildPhi(v->b, LLVMTypeOf(fast), "");
   LLVMValueRef vals[2] = {fast, slow};
   LLVMBasicBlockRef from[2] = {w->fast_end, w->slow_end};
@@ -1419,7 +1496,8 @@ static LLVMValueRef join_value(struct vec *v, struct two_ways *w, LLVMValueRef f
   return phi;
 }
 
-static LLVMValueRef wide_load(struct vec *v, struct access_group *g, LLVMValueRef base, LLVMValueRef mask) {
+static LLVMValueRef wide_load(struct vec *v, struct access_group *g, LLVMValueRef base,
+                              LLVMValueRef mask) {
   LLVMTypeRef wt = LLVMVectorType(g->type, v->W * g->members);
   if (!mask) {
     LLVMValueRef r = LLVMBuildLoad2(v->b, wt, base, "");
@@ -1432,19 +1510,22 @@ static LLVMValueRef wide_load(struct vec *v, struct access_group *g, LLVMValueRe
     return r;
   }
   LLVMTypeRef types[2] = {wt, LLVMTypeOf(base)};
-  LLVMValueRef args[4] = {base, LLVMConstInt(v->i32, g->align, 0), expand_mask(v, v->b, mask, g->members),
-                          LLVMGetPoison(wt)};
+  LLVMValueRef args[4] = {base, LLVMConstInt(v->i32, g->align, 0),
+                          expand_mask(v, v->b, mask, g->members), LLVMGetPoison(wt)};
   return call_intrinsic(v, v->b, "llvm.masked.load", types, 2, args, 4);
 }
 
-static LLVMValueRef gather(struct vec *v, LLVMTypeRef t, LLVMValueRef ptrs, unsigned align, LLVMValueRef mask) {
+static LLVMValueRef gather(struct vec *v, LLVMTypeRef t, LLVMValueRef ptrs, unsigned align,
+                           LLVMValueRef mask) {
   LLVMTypeRef vt = vector_of(v, t);
   LLVMTypeRef types[2] = {vt, LLVMTypeOf(ptrs)};
-  LLVMValueRef args[4] = {ptrs, LLVMConstInt(v->i32, align, 0), mask_value(v, mask), LLVMGetPoison(vt)};
+  LLVMValueRef args[4] = {ptrs, LLVMConstInt(v->i32, align, 0), mask_value(v, mask),
+                          LLVMGetPoison(vt)};
   return call_intrinsic(v, v->b, "llvm.masked.gather", types, 2, args, 4);
 }
 
-static void scatter(struct vec *v, LLVMValueRef data, LLVMValueRef ptrs, unsigned align, LLVMValueRef mask) {
+static void scatter(struct vec *v, LLVMValueRef data, LLVMValueRef ptrs, unsigned align,
+                    LLVMValueRef mask) {
   LLVMTypeRef types[2] = {LLVMTypeOf(data), LLVMTypeOf(ptrs)};
   LLVMValueRef args[4] = {data, ptrs, LLVMConstInt(v->i32, align, 0), mask_value(v, mask)};
   call_intrinsic(v, v->b, "llvm.masked.scatter", types, 2, args, 4);
@@ -1554,7 +1635,8 @@ static LLVMValueRef emit_load(struct vec *v, LLVMValueRef in, LLVMValueRef mask)
   if (s.kind == K_AFFINE && s.stride == -size && (int64_t)LLVMStoreSizeOfType(v->td, t) == size &&
       !LLVMGetVolatile(in)) {
     /* Lanes walking down: one load, reversed. */
-    LLVMValueRef back = LLVMConstInt(v->i64, (unsigned long long)((int64_t)(v->W - 1) * s.stride), 1);
+    LLVMValueRef back =
+        LLVMConstInt(v->i64, (unsigned long long)((int64_t)(v->W - 1) * s.stride), 1);
     LLVMValueRef base = LLVMBuildGEP2(v->b, v->i8, affine_base(v, addr, mask), &back, 1, "");
     LLVMValueRef r;
     if (!mask) {
@@ -1563,7 +1645,8 @@ static LLVMValueRef emit_load(struct vec *v, LLVMValueRef in, LLVMValueRef mask)
       copy_memory_metadata(v, in, r);
     } else {
       LLVMTypeRef types[2] = {vt, LLVMTypeOf(base)};
-      LLVMValueRef args[4] = {base, LLVMConstInt(v->i32, align, 0), reverse(v, v->b, mask), LLVMGetPoison(vt)};
+      LLVMValueRef args[4] = {base, LLVMConstInt(v->i32, align, 0), reverse(v, v->b, mask),
+                              LLVMGetPoison(vt)};
       r = call_intrinsic(v, v->b, "llvm.masked.load", types, 2, args, 4);
     }
     return reverse(v, v->b, r);
@@ -1580,10 +1663,9 @@ static void emit_store(struct vec *v, LLVMValueRef in, LLVMValueRef mask) {
   if (s.kind == K_UNIFORM) {
     /* Every active lane writes here: the last one's value stays, as when
      * the work-items run in order. */
-    LLVMValueRef x = is_uniform(v, val)
-                         ? scalar_of(v, val)
-                         : LLVMBuildExtractElement(v->b, vector_of_value(v, val),
-                                                   last_lane(v, v->b, mask), "");
+    LLVMValueRef x = is_uniform(v, val) ? scalar_of(v, val)
+                                        : LLVMBuildExtractElement(v->b, vector_of_value(v, val),
+                                                                  last_lane(v, v->b, mask), "");
     LLVMValueRef st = LLVMBuildStore(v->b, x, scalar_of(v, addr));
     LLVMSetAlignment(st, align);
     LLVMSetVolatile(st, LLVMGetVolatile(in));
@@ -1603,7 +1685,8 @@ static void emit_store(struct vec *v, LLVMValueRef in, LLVMValueRef mask) {
   LLVMValueRef data = vector_of_value(v, val);
   int64_t size = alloc_size(v, t);
   if (s.kind == K_AFFINE && s.stride == -size && (int64_t)LLVMStoreSizeOfType(v->td, t) == size) {
-    LLVMValueRef back = LLVMConstInt(v->i64, (unsigned long long)((int64_t)(v->W - 1) * s.stride), 1);
+    LLVMValueRef back =
+        LLVMConstInt(v->i64, (unsigned long long)((int64_t)(v->W - 1) * s.stride), 1);
     LLVMValueRef base = LLVMBuildGEP2(v->b, v->i8, affine_base(v, addr, mask), &back, 1, "");
     data = reverse(v, v->b, data);
     if (!mask) {
@@ -1675,7 +1758,8 @@ static LLVMValueRef packet_bitcast(struct vec *v, LLVMValueRef x, LLVMTypeRef et
   int from_vector = LLVMGetTypeKind(from) == LLVMVectorTypeKind;
   LLVMTypeRef ft = from_vector ? LLVMGetElementType(from) : from;
   unsigned m = from_vector ? LLVMGetVectorSize(from) : 1;
-  unsigned fbits = (unsigned)LLVMSizeOfTypeInBits(v->td, ft), tbits = (unsigned)LLVMSizeOfTypeInBits(v->td, et);
+  unsigned fbits = (unsigned)LLVMSizeOfTypeInBits(v->td, ft),
+           tbits = (unsigned)LLVMSizeOfTypeInBits(v->td, et);
   if (m == n) return LLVMBuildBitCast(v->b, source_element(v, x, k), vector_of(v, et), "");
   LLVMTypeRef fi = vector_of(v, LLVMIntTypeInContext(v->ctx, fbits));
   LLVMTypeRef ti = vector_of(v, LLVMIntTypeInContext(v->ctx, tbits));
@@ -1686,7 +1770,9 @@ static LLVMValueRef packet_bitcast(struct vec *v, LLVMValueRef x, LLVMTypeRef et
     for (unsigned j = 0; j < r; j++) {
       LLVMValueRef part = LLVMBuildBitCast(v->b, source_element(v, x, k * r + j), fi, "");
       part = LLVMBuildZExt(v->b, part, ti, "");
-      if (j) part = LLVMBuildShl(v->b, part, const_splat(v, LLVMConstInt(LLVMGetElementType(ti), j * fbits, 0)), "");
+      if (j)
+        part = LLVMBuildShl(v->b, part,
+                            const_splat(v, LLVMConstInt(LLVMGetElementType(ti), j * fbits, 0)), "");
       acc = acc ? LLVMBuildOr(v->b, acc, part, "") : part;
     }
     return LLVMBuildBitCast(v->b, acc, vector_of(v, et), "");
@@ -1695,7 +1781,8 @@ static LLVMValueRef packet_bitcast(struct vec *v, LLVMValueRef x, LLVMTypeRef et
   unsigned r = n / m;
   LLVMValueRef whole = LLVMBuildBitCast(v->b, source_element(v, x, k / r), fi, "");
   if (k % r)
-    whole = LLVMBuildLShr(v->b, whole, const_splat(v, LLVMConstInt(LLVMGetElementType(fi), (k % r) * tbits, 0)), "");
+    whole = LLVMBuildLShr(
+        v->b, whole, const_splat(v, LLVMConstInt(LLVMGetElementType(fi), (k % r) * tbits, 0)), "");
   return LLVMBuildBitCast(v->b, LLVMBuildTrunc(v->b, whole, ti, ""), vector_of(v, et), "");
 }
 
@@ -1728,9 +1815,12 @@ static void emit_packet(struct vec *v, LLVMValueRef in, struct vinfo *i) {
     case LLVMShuffleVector: {
       int m = LLVMGetMaskValue(in, k);
       unsigned na = LLVMGetVectorSize(LLVMTypeOf(LLVMGetOperand(in, 0)));
-      if (m < 0) r = LLVMGetPoison(vector_of(v, et));
-      else if ((unsigned)m < na) r = packet_element(v, LLVMGetOperand(in, 0), (unsigned)m);
-      else r = packet_element(v, LLVMGetOperand(in, 1), (unsigned)m - na);
+      if (m < 0)
+        r = LLVMGetPoison(vector_of(v, et));
+      else if ((unsigned)m < na)
+        r = packet_element(v, LLVMGetOperand(in, 0), (unsigned)m);
+      else
+        r = packet_element(v, LLVMGetOperand(in, 1), (unsigned)m - na);
       break;
     }
     case LLVMSelect:
@@ -1772,7 +1862,8 @@ static void emit_packet(struct vec *v, LLVMValueRef in, struct vinfo *i) {
     case LLVMSIToFP:
     case LLVMFPTrunc:
     case LLVMFPExt:
-      r = LLVMBuildCast(v->b, op, packet_element(v, LLVMGetOperand(in, 0), k), vector_of(v, et), "");
+      r = LLVMBuildCast(v->b, op, packet_element(v, LLVMGetOperand(in, 0), k), vector_of(v, et),
+                        "");
       break;
     case LLVMCall:
       r = emit_vector_intrinsic_on(v, in, (int)k);
@@ -1807,7 +1898,8 @@ static struct access_group *emit_packet_load(struct vec *v, LLVMValueRef in, LLV
       (stride == (int64_t)n * g->size || element_known)) {
     g->stride = stride;
     g->members = (unsigned)(stride / g->size);
-    for (unsigned k = 0; k < n; k++) g->member[k] = in;
+    for (unsigned k = 0; k < n; k++)
+      g->member[k] = in;
     emit_group_load(v, g, mask);
     return g;
   }
@@ -1817,7 +1909,8 @@ static struct access_group *emit_packet_load(struct vec *v, LLVMValueRef in, LLV
   LLVMValueRef ptrs = vector_of_value(v, addr);
   for (unsigned k = 0; k < n; k++) {
     LLVMValueRef off = LLVMConstInt(v->i64, (unsigned long long)(k * g->size), 0);
-    g->result[k] = gather(v, et, k ? LLVMBuildGEP2(v->b, v->i8, ptrs, &off, 1, "") : ptrs, g->align, mask);
+    g->result[k] =
+        gather(v, et, k ? LLVMBuildGEP2(v->b, v->i8, ptrs, &off, 1, "") : ptrs, g->align, mask);
   }
   return g;
 }
@@ -1828,7 +1921,8 @@ static void emit_packet_store(struct vec *v, LLVMValueRef in, LLVMValueRef mask)
   unsigned n = LLVMGetVectorSize(vt);
   unsigned align = LLVMGetAlignment(in) ? LLVMGetAlignment(in) : 1;
   LLVMValueRef parts[MAX_MEMBERS] = {0};
-  for (unsigned k = 0; k < n; k++) parts[k] = packet_element(v, val, k);
+  for (unsigned k = 0; k < n; k++)
+    parts[k] = packet_element(v, val, k);
   struct shape s = shape_of_value(v, addr);
   if (s.kind == K_UNIFORM) {
     /* One place for all lanes: the last active lane's vector stays. */
@@ -1853,7 +1947,8 @@ static void emit_packet_store(struct vec *v, LLVMValueRef in, LLVMValueRef mask)
       (stride == (int64_t)n * g->size || v->isa == 'e')) {
     g->stride = stride;
     g->members = (unsigned)(stride / g->size);
-    for (unsigned k = 0; k < n; k++) g->member[k] = in;
+    for (unsigned k = 0; k < n; k++)
+      g->member[k] = in;
     emit_group_store(v, g, mask, parts);
     return;
   }
@@ -1898,7 +1993,8 @@ static int groupable(struct vec *v, LLVMValueRef in) {
   return 1;
 }
 
-static void close_groups(struct vec *v, struct access_group **open, unsigned *num_open, int stores) {
+static void close_groups(struct vec *v, struct access_group **open, unsigned *num_open,
+                         int stores) {
   unsigned k = 0;
   for (unsigned i = 0; i < *num_open; i++)
     if (open[i]->is_store != stores) open[k++] = open[i];
@@ -1925,7 +2021,8 @@ static void find_groups(struct vec *v, int b) {
     LLVMOpcode op = LLVMGetInstructionOpcode(in);
     int is_load = op == LLVMLoad, is_store = op == LLVMStore;
     if (!groupable(v, in)) {
-      if (is_load) close_groups(v, open, &num_open, 1);
+      if (is_load)
+        close_groups(v, open, &num_open, 1);
       else if (is_store || op == LLVMAtomicRMW || op == LLVMAtomicCmpXchg || op == LLVMFence)
         num_open = 0;
       else if (op == LLVMCall) {
@@ -1998,7 +2095,8 @@ static void settle_groups(struct vec *v, size_t from) {
       g->element_known = element == g->stride;
     }
     unsigned present = 0;
-    for (unsigned k = 0; k < g->members; k++) present += g->member[k] != NULL;
+    for (unsigned k = 0; k < g->members; k++)
+      present += g->member[k] != NULL;
     int keep = present == g->members || (!g->is_store && g->element_known);
     /* Stores with gaps leave them out by mask: cheap with AVX-512 only. */
     if (g->is_store && present * 2 >= g->members && v->isa == 'e') keep = 1;
@@ -2055,7 +2153,8 @@ static LLVMValueRef emit_per_lane(struct vec *v, LLVMValueRef in, LLVMValueRef m
   LLVMPositionBuilderAtEnd(v->b, head);
   LLVMValueRef lane = LLVMBuildPhi(v->b, v->i32, "lane");
   LLVMValueRef acc[MAX_MEMBERS] = {0};
-  for (unsigned e = 0; has_result && e < nres; e++) acc[e] = LLVMBuildPhi(v->b, vt, "lanes");
+  for (unsigned e = 0; has_result && e < nres; e++)
+    acc[e] = LLVMBuildPhi(v->b, vt, "lanes");
   LLVMValueRef on = all_lanes || !mask ? LLVMConstInt(v->i1, 1, 0)
                                        : LLVMBuildExtractElement(v->b, mask, lane, "");
   LLVMBuildCondBr(v->b, on, body, next);
@@ -2080,7 +2179,8 @@ static LLVMValueRef emit_per_lane(struct vec *v, LLVMValueRef in, LLVMValueRef m
   LLVMInsertIntoBuilder(v->b, c);
   LLVMValueRef acc_on[MAX_MEMBERS] = {0};
   for (unsigned e = 0; has_result && e < nres; e++) {
-    LLVMValueRef x = vec_result ? LLVMBuildExtractElement(v->b, c, LLVMConstInt(v->i32, e, 0), "") : c;
+    LLVMValueRef x =
+        vec_result ? LLVMBuildExtractElement(v->b, c, LLVMConstInt(v->i32, e, 0), "") : c;
     acc_on[e] = LLVMBuildInsertElement(v->b, acc[e], x, lane, "");
   }
   LLVMBuildBr(v->b, next);
@@ -2094,7 +2194,8 @@ static LLVMValueRef emit_per_lane(struct vec *v, LLVMValueRef in, LLVMValueRef m
     LLVMAddIncoming(acc_next[e], in_vals, in_blocks, 2);
   }
   LLVMValueRef lane_next = LLVMBuildAdd(v->b, lane, LLVMConstInt(v->i32, 1, 0), "");
-  LLVMBuildCondBr(v->b, LLVMBuildICmp(v->b, LLVMIntULT, lane_next, LLVMConstInt(v->i32, v->W, 0), ""),
+  LLVMBuildCondBr(v->b,
+                  LLVMBuildICmp(v->b, LLVMIntULT, lane_next, LLVMConstInt(v->i32, v->W, 0), ""),
                   head, done);
   LLVMValueRef lane_in[2] = {LLVMConstInt(v->i32, 0, 0), lane_next};
   LLVMBasicBlockRef lane_from[2] = {from, next};
@@ -2104,11 +2205,13 @@ static LLVMValueRef emit_per_lane(struct vec *v, LLVMValueRef in, LLVMValueRef m
     LLVMAddIncoming(acc[e], acc_in, lane_from, 2);
   }
   LLVMPositionBuilderAtEnd(v->b, done);
-  for (int k = 0; k < n; k++) free(ops[k]);
+  for (int k = 0; k < n; k++)
+    free(ops[k]);
   free(ops);
   free(per_lane);
   if (vec_result) {
-    for (unsigned e = 0; e < nres; e++) elems[e] = acc_next[e];
+    for (unsigned e = 0; e < nres; e++)
+      elems[e] = acc_next[e];
     return NULL;
   }
   return has_result ? acc_next[0] : NULL;
@@ -2130,10 +2233,12 @@ static LLVMValueRef emit_vector_intrinsic_on(struct vec *v, LLVMValueRef in, int
   }
   for (unsigned k = 0; k < nargs; k++) {
     LLVMValueRef o = LLVMGetOperand(in, k);
-    if (vi->scalar_args >> k & 1) args[k] = scalar_of(v, o);
+    if (vi->scalar_args >> k & 1)
+      args[k] = scalar_of(v, o);
     else if (element >= 0 && LLVMGetTypeKind(LLVMTypeOf(o)) == LLVMVectorTypeKind)
       args[k] = packet_element(v, o, (unsigned)element);
-    else args[k] = vector_of_value(v, o);
+    else
+      args[k] = vector_of_value(v, o);
   }
   LLVMTypeRef types[2];
   unsigned nt = 0;
@@ -2173,7 +2278,8 @@ static LLVMValueRef emit_libm(struct vec *v, LLVMValueRef in) {
   unsigned elem_bits = is_float ? 32 : 64;
   /* The widest variant the ISA has, but no wider than the vector: a
    * narrower vector on an AVX-512 machine takes the AVX2 or SSE one. */
-  while (bits > 128 && bits / elem_bits > v->W) bits /= 2;
+  while (bits > 128 && bits / elem_bits > v->W)
+    bits /= 2;
   unsigned piece = bits / elem_bits;
   if (piece > v->W) piece = v->W;
   char isa = bits == 512 ? 'e' : bits == 256 ? 'd' : 'b';
@@ -2188,31 +2294,38 @@ static LLVMValueRef emit_libm(struct vec *v, LLVMValueRef in) {
   LLVMValueRef f = LLVMGetNamedFunction(v->m, name);
   if (!f) {
     f = LLVMAddFunction(v->m, name, ft);
-    LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex,
-                            LLVMCreateEnumAttribute(v->ctx, LLVMGetEnumAttributeKindForName("nounwind", 8), 0));
+    LLVMAddAttributeAtIndex(
+        f, LLVMAttributeFunctionIndex,
+        LLVMCreateEnumAttribute(v->ctx, LLVMGetEnumAttributeKindForName("nounwind", 8), 0));
   }
   LLVMValueRef x[2];
-  for (int k = 0; k < arity; k++) x[k] = vector_of_value(v, LLVMGetOperand(in, (unsigned)k));
+  for (int k = 0; k < arity; k++)
+    x[k] = vector_of_value(v, LLVMGetOperand(in, (unsigned)k));
   LLVMValueRef result = NULL;
   for (unsigned at = 0; at < v->W; at += piece) {
     LLVMValueRef idx[64];
-    for (unsigned i = 0; i < piece; i++) idx[i] = LLVMConstInt(v->i32, at + i, 0);
+    for (unsigned i = 0; i < piece; i++)
+      idx[i] = LLVMConstInt(v->i32, at + i, 0);
     LLVMValueRef sel = LLVMConstVector(idx, piece);
     LLVMValueRef args[2];
     for (int k = 0; k < arity; k++)
-      args[k] = piece == v->W ? x[k] : LLVMBuildShuffleVector(v->b, x[k], LLVMGetPoison(LLVMTypeOf(x[k])), sel, "");
+      args[k] = piece == v->W
+                    ? x[k]
+                    : LLVMBuildShuffleVector(v->b, x[k], LLVMGetPoison(LLVMTypeOf(x[k])), sel, "");
     LLVMValueRef r = LLVMBuildCall2(v->b, ft, f, args, (unsigned)arity, "");
     if (piece == v->W) return r;
     /* Put the piece in place: widen it, then blend. */
     LLVMValueRef widen_idx[64], blend_idx[64];
     for (unsigned i = 0; i < v->W; i++) {
-      widen_idx[i] = i >= at && i < at + piece ? LLVMConstInt(v->i32, i - at, 0)
-                                                : LLVMGetPoison(v->i32);
+      widen_idx[i] =
+          i >= at && i < at + piece ? LLVMConstInt(v->i32, i - at, 0) : LLVMGetPoison(v->i32);
       blend_idx[i] = LLVMConstInt(v->i32, i >= at && i < at + piece ? v->W + i : i, 0);
     }
-    LLVMValueRef wide = LLVMBuildShuffleVector(v->b, r, LLVMGetPoison(pt), LLVMConstVector(widen_idx, v->W), "");
-    result = result ? LLVMBuildShuffleVector(v->b, result, wide, LLVMConstVector(blend_idx, v->W), "")
-                    : wide;
+    LLVMValueRef wide =
+        LLVMBuildShuffleVector(v->b, r, LLVMGetPoison(pt), LLVMConstVector(widen_idx, v->W), "");
+    result = result
+                 ? LLVMBuildShuffleVector(v->b, result, wide, LLVMConstVector(blend_idx, v->W), "")
+                 : wide;
   }
   return result;
 }
@@ -2249,8 +2362,9 @@ static LLVMValueRef gep_byte_offset(struct vec *v, LLVMBuilderRef b, LLVMValueRe
       if (LLVMGetTypeKind(t) == LLVMStructTypeKind) {
         unsigned field = (unsigned)LLVMConstIntGetZExtValue(idx);
         unsigned long long at = LLVMOffsetOfElement(v->td, t, field);
-        off = LLVMBuildAdd(b, off, vec ? const_splat(v, LLVMConstInt(v->i64, at, 0))
-                                       : LLVMConstInt(v->i64, at, 0), "");
+        off = LLVMBuildAdd(
+            b, off, vec ? const_splat(v, LLVMConstInt(v->i64, at, 0)) : LLVMConstInt(v->i64, at, 0),
+            "");
         t = LLVMStructGetTypeAtIndex(t, field);
         continue;
       }
@@ -2288,7 +2402,8 @@ static LLVMValueRef private_array_gep(struct vec *v, LLVMBuilderRef b, LLVMValue
     last = const_splat(v, last);
     w = const_splat(v, w);
   }
-  total = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntULE, total, last, ""), total, last, "in.array");
+  total =
+      LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntULE, total, last, ""), total, last, "in.array");
   total = LLVMBuildMul(b, total, w, "");
   return LLVMBuildGEP2(b, v->i8, vec ? vector_of_value(v, root) : scalar_of(v, root), &total, 1,
                        "lane.elem");
@@ -2324,12 +2439,14 @@ static LLVMValueRef affine_scalar(struct vec *v, LLVMValueRef in) {
       fail(v, VECTORIZE_UNSUPPORTED, "a GEP with too many indices", in);
       return LLVMGetPoison(LLVMTypeOf(in));
     }
-    for (unsigned k = 0; k < n; k++) ops[k] = scalar_of(v, LLVMGetOperand(in, k));
+    for (unsigned k = 0; k < n; k++)
+      ops[k] = scalar_of(v, LLVMGetOperand(in, k));
     return LLVMBuildGEP2(v->b, LLVMGetGEPSourceElementType(in), ops[0], ops + 1, n - 1, "");
   }
   case LLVMSelect:
-    return LLVMBuildSelect(v->b, scalar_of(v, LLVMGetOperand(in, 0)), scalar_of(v, LLVMGetOperand(in, 1)),
-                           scalar_of(v, LLVMGetOperand(in, 2)), "");
+    return LLVMBuildSelect(v->b, scalar_of(v, LLVMGetOperand(in, 0)),
+                           scalar_of(v, LLVMGetOperand(in, 1)), scalar_of(v, LLVMGetOperand(in, 2)),
+                           "");
   case LLVMFreeze:
     return LLVMBuildFreeze(v->b, scalar_of(v, LLVMGetOperand(in, 0)), "");
   case LLVMTrunc:
@@ -2345,13 +2462,15 @@ static LLVMValueRef affine_scalar(struct vec *v, LLVMValueRef in) {
   case LLVMMul:
   case LLVMShl:
   case LLVMOr:
-    r = LLVMBuildBinOp(v->b, op, scalar_of(v, LLVMGetOperand(in, 0)), scalar_of(v, LLVMGetOperand(in, 1)), "");
+    r = LLVMBuildBinOp(v->b, op, scalar_of(v, LLVMGetOperand(in, 0)),
+                       scalar_of(v, LLVMGetOperand(in, 1)), "");
     return r;
   case LLVMAShr:
   case LLVMLShr: {
     /* The shift pair of an extension: lane 0's value from x's. */
     LLVMValueRef shl = LLVMGetOperand(in, 0);
-    LLVMValueRef x = LLVMBuildShl(v->b, scalar_of(v, LLVMGetOperand(shl, 0)), LLVMGetOperand(shl, 1), "");
+    LLVMValueRef x =
+        LLVMBuildShl(v->b, scalar_of(v, LLVMGetOperand(shl, 0)), LLVMGetOperand(shl, 1), "");
     return LLVMBuildBinOp(v->b, op, x, LLVMGetOperand(in, 1), "");
   }
   default:
@@ -2406,14 +2525,17 @@ static void emit_instruction(struct vec *v, int b, LLVMValueRef in) {
         i->num_elems = LLVMGetVectorSize(t);
         i->elems = xcalloc(i->num_elems, sizeof *i->elems);
         for (unsigned k = 0; k < d->num_live_outs; k++)
-          if (d->live_out[k] == val && d->live_elem[k] >= 0) i->elems[d->live_elem[k]] = d->acc_next[k];
+          if (d->live_out[k] == val && d->live_elem[k] >= 0)
+            i->elems[d->live_elem[k]] = d->acc_next[k];
         for (unsigned e = 0; e < i->num_elems; e++)
-          if (!i->elems[e]) fail(v, VECTORIZE_UNSUPPORTED, "internal: a live-out without accumulator", in);
+          if (!i->elems[e])
+            fail(v, VECTORIZE_UNSUPPORTED, "internal: a live-out without accumulator", in);
         return;
       }
       for (unsigned k = 0; k < d->num_live_outs; k++)
         if (d->live_out[k] == val) i->vector = d->acc_next[k];
-      if (!i->vector) fail(v, VECTORIZE_UNSUPPORTED, "internal: a live-out without accumulator", in);
+      if (!i->vector)
+        fail(v, VECTORIZE_UNSUPPORTED, "internal: a live-out without accumulator", in);
       return;
     }
     LLVMTypeRef t = LLVMTypeOf(in);
@@ -2440,7 +2562,8 @@ static void emit_instruction(struct vec *v, int b, LLVMValueRef in) {
     struct access_group *g = emit_packet_load(v, in, mask);
     i->num_elems = LLVMGetVectorSize(LLVMTypeOf(in));
     i->elems = xcalloc(i->num_elems, sizeof *i->elems);
-    for (unsigned k = 0; k < i->num_elems; k++) i->elems[k] = g->result[k];
+    for (unsigned k = 0; k < i->num_elems; k++)
+      i->elems[k] = g->result[k];
     return;
   }
   if (i->packet && op != LLVMPHI && (op != LLVMCall || classify_call(in) == CALL_VECTOR)) {
@@ -2452,7 +2575,8 @@ static void emit_instruction(struct vec *v, int b, LLVMValueRef in) {
     unsigned n = LLVMGetVectorSize(LLVMTypeOf(vec));
     if (LLVMIsAConstantInt(idx)) {
       uint64_t k = LLVMConstIntGetZExtValue(idx);
-      i->vector = k < n ? packet_element(v, vec, (unsigned)k) : LLVMGetPoison(vector_of(v, LLVMTypeOf(in)));
+      i->vector =
+          k < n ? packet_element(v, vec, (unsigned)k) : LLVMGetPoison(vector_of(v, LLVMTypeOf(in)));
       return;
     }
     /* An index known at run time only: a select per element. */
@@ -2463,7 +2587,8 @@ static void emit_instruction(struct vec *v, int b, LLVMValueRef in) {
       LLVMValueRef kk = LLVMGetTypeKind(it) == LLVMVectorTypeKind
                             ? const_splat(v, LLVMConstInt(LLVMGetElementType(it), k, 0))
                             : LLVMConstInt(it, k, 0);
-      r = LLVMBuildSelect(v->b, LLVMBuildICmp(v->b, LLVMIntEQ, at, kk, ""), packet_element(v, vec, k), r, "");
+      r = LLVMBuildSelect(v->b, LLVMBuildICmp(v->b, LLVMIntEQ, at, kk, ""),
+                          packet_element(v, vec, k), r, "");
     }
     i->vector = r;
     return;
@@ -2474,8 +2599,10 @@ static void emit_instruction(struct vec *v, int b, LLVMValueRef in) {
     return;
   }
   if (op == LLVMLoad) {
-    if (i->kind == K_UNIFORM) i->scalar = clone_uniform(v, in);
-    else i->vector = emit_load(v, in, mask);
+    if (i->kind == K_UNIFORM)
+      i->scalar = clone_uniform(v, in);
+    else
+      i->vector = emit_load(v, in, mask);
     return;
   }
   if (op == LLVMStore) {
@@ -2499,7 +2626,8 @@ static void emit_instruction(struct vec *v, int b, LLVMValueRef in) {
       /* A dimension only known at run time. */
       LLVMValueRef d = scalar_of(v, LLVMGetOperand(in, 0));
       LLVMValueRef id = clone_uniform(v, in);
-      LLVMValueRef lanes = LLVMBuildAdd(v->b, splat(v, v->b, id), step_vector(v, LLVMTypeOf(id), 1), "");
+      LLVMValueRef lanes =
+          LLVMBuildAdd(v->b, splat(v, v->b, id), step_vector(v, LLVMTypeOf(id), 1), "");
       LLVMValueRef is_x = LLVMBuildICmp(v->b, LLVMIntEQ, d, LLVMConstNull(LLVMTypeOf(d)), "");
       i->vector = LLVMBuildSelect(v->b, is_x, lanes, splat(v, v->b, id), "");
       return;
@@ -2614,14 +2742,15 @@ static void emit_terminator(struct vec *v, int b) {
                          ? LLVMBuildExtractElement(v->b, vector_of_value(v, cond),
                                                    first_lane(v, v->b, v->mask[b]), "")
                          : scalar_of(v, cond);
-    LLVMValueRef sw = LLVMBuildSwitch(v->b, c,
-                                      v->vblock[cfg_number(g, LLVMGetSwitchDefaultDest(term))],
-                                      LLVMGetNumSuccessors(term) - 1);
+    LLVMValueRef sw =
+        LLVMBuildSwitch(v->b, c, v->vblock[cfg_number(g, LLVMGetSwitchDefaultDest(term))],
+                        LLVMGetNumSuccessors(term) - 1);
     /* Operands: condition, default, then (value, destination) pairs. */
     int n = LLVMGetNumOperands(term);
     for (int k = 2; k + 1 < n; k += 2)
-      LLVMAddCase(sw, LLVMGetOperand(term, (unsigned)k),
-                  v->vblock[cfg_number(g, LLVMValueAsBasicBlock(LLVMGetOperand(term, (unsigned)k + 1)))]);
+      LLVMAddCase(
+          sw, LLVMGetOperand(term, (unsigned)k),
+          v->vblock[cfg_number(g, LLVMValueAsBasicBlock(LLVMGetOperand(term, (unsigned)k + 1)))]);
     return;
   }
   if (!LLVMIsConditional(term)) {
@@ -2655,13 +2784,15 @@ static void emit_terminator(struct vec *v, int b) {
     LLVMValueRef stay = mask_and(v, v->b, mask, exit_on_true ? not_c : c);
     LLVMBasicBlockRef here = LLVMGetInsertBlock(v->b);
     for (unsigned k = 0; k < d->num_live_outs; k++) {
-      LLVMValueRef now = d->live_elem[k] < 0 ? vector_of_value(v, d->live_out[k])
-                                             : packet_element(v, d->live_out[k], (unsigned)d->live_elem[k]);
+      LLVMValueRef now = d->live_elem[k] < 0
+                             ? vector_of_value(v, d->live_out[k])
+                             : packet_element(v, d->live_out[k], (unsigned)d->live_elem[k]);
       here = LLVMGetInsertBlock(v->b);
       d->acc_next[k] = LLVMBuildSelect(v->b, leave, now, d->acc_phi[k], "");
     }
     here = LLVMGetInsertBlock(v->b);
-    for (unsigned k = 0; k < d->num_live_outs; k++) LLVMAddIncoming(d->acc_phi[k], &d->acc_next[k], &here, 1);
+    for (unsigned k = 0; k < d->num_live_outs; k++)
+      LLVMAddIncoming(d->acc_phi[k], &d->acc_next[k], &here, 1);
     LLVMAddIncoming(d->mask_phi, &stay, &here, 1);
     LLVMBuildCondBr(v->b, any_lane(v, v->b, stay), v->vblock[g->loops[l].header],
                     v->vblock[v->exit_block[l]]);
@@ -2693,7 +2824,8 @@ static void fill_phis(struct vec *v) {
     unsigned count = LLVMCountIncoming(orig);
     if (d >= 0 && vec)
       for (unsigned j = 0; j < count; j++)
-        if (cfg_number(g, LLVMGetIncomingBlock(orig, j)) == d) from_d = LLVMGetIncomingValue(orig, j);
+        if (cfg_number(g, LLVMGetIncomingBlock(orig, j)) == d)
+          from_d = LLVMGetIncomingValue(orig, j);
     for (unsigned e = 0; e < parts; e++) {
       LLVMValueRef target = phi ? phi : info->elems[e];
       for (unsigned j = 0; j < count; j++) {
@@ -2723,7 +2855,8 @@ static void emit_function(struct vec *v) {
   struct cfg *g = &v->g;
   for (unsigned r = 0; r < g->num_rpo; r++) {
     int b = g->rpo[r];
-    v->vblock[b] = LLVMAppendBasicBlockInContext(v->ctx, v->vfn, LLVMGetBasicBlockName(g->blocks[b]));
+    v->vblock[b] =
+        LLVMAppendBasicBlockInContext(v->ctx, v->vfn, LLVMGetBasicBlockName(g->blocks[b]));
   }
   for (unsigned r = 0; r < g->num_rpo && v->status == VECTORIZE_OK; r++) {
     int b = g->rpo[r];
@@ -2736,8 +2869,8 @@ static void emit_function(struct vec *v) {
     find_groups(v, b);
     settle_groups(v, first_group);
     LLVMValueRef term = LLVMGetBasicBlockTerminator(g->blocks[b]);
-    for (LLVMValueRef in = LLVMGetFirstInstruction(g->blocks[b]); in != term && v->status == VECTORIZE_OK;
-         in = LLVMGetNextInstruction(in))
+    for (LLVMValueRef in = LLVMGetFirstInstruction(g->blocks[b]);
+         in != term && v->status == VECTORIZE_OK; in = LLVMGetNextInstruction(in))
       emit_instruction(v, b, in);
     if (v->status != VECTORIZE_OK) break;
     emit_terminator(v, b);
@@ -2756,11 +2889,13 @@ static void print_shapes(struct vec *v) {
     int b = v->g.rpo[r];
     fprintf(stderr, "%s:%s%s\n", LLVMGetBasicBlockName(v->g.blocks[b]),
             v->varying_branch[b] ? " varying-branch" : "", v->partial[b] ? " partial" : "");
-    for (LLVMValueRef in = LLVMGetFirstInstruction(v->g.blocks[b]); in; in = LLVMGetNextInstruction(in)) {
+    for (LLVMValueRef in = LLVMGetFirstInstruction(v->g.blocks[b]); in;
+         in = LLVMGetNextInstruction(in)) {
       struct vinfo *i = ptr_map_get(&v->info, in);
       char *txt = LLVMPrintValueToString(in);
       if (i && i->kind == K_AFFINE)
-        fprintf(stderr, "  [affine %" PRId64 "%s] %s\n", i->stride, i->assumed ? " assumed" : "", txt);
+        fprintf(stderr, "  [affine %" PRId64 "%s] %s\n", i->stride, i->assumed ? " assumed" : "",
+                txt);
       else
         fprintf(stderr, "  [%s] %s\n", names[i ? i->kind : 0], txt);
       LLVMDisposeMessage(txt);
@@ -2768,7 +2903,8 @@ static void print_shapes(struct vec *v) {
   }
 }
 
-/* ---- entry point ------------------------------------------------------------------------------ */
+/* ---- entry point ------------------------------------------------------------------------------
+ */
 
 static void cleanup(struct vec *v) {
   for (size_t k = 0; k < v->num_info; k++) {
@@ -2801,7 +2937,8 @@ static void cleanup(struct vec *v) {
   free(v->phi_new);
   ptr_map_free(&v->soa_size);
   ptr_set_free(&v->soa_ptrs);
-  for (size_t k = 0; k < v->num_groups; k++) free(v->groups[k]);
+  for (size_t k = 0; k < v->num_groups; k++)
+    free(v->groups[k]);
   free(v->groups);
   ptr_map_free(&v->group_of);
   if (v->b) LLVMDisposeBuilder(v->b);
@@ -2837,7 +2974,8 @@ enum vectorize_status vectorize_workitem_function(LLVMModuleRef m, LLVMValueRef 
   v.partial = xcalloc(n, 1);
   v.join_of = xcalloc(n, sizeof *v.join_of);
   v.region_entry = xcalloc(n, sizeof *v.region_entry);
-  for (unsigned i = 0; i < n; i++) v.join_of[i] = v.region_entry[i] = -1;
+  for (unsigned i = 0; i < n; i++)
+    v.join_of[i] = v.region_entry[i] = -1;
   v.vblock = xcalloc(n, sizeof *v.vblock);
   v.vlast = xcalloc(n, sizeof *v.vlast);
   v.mask = xcalloc(n, sizeof *v.mask);
@@ -2845,7 +2983,8 @@ enum vectorize_status vectorize_workitem_function(LLVMModuleRef m, LLVMValueRef 
   v.entry_mask = xcalloc(n, sizeof *v.entry_mask);
   v.loop_divergent = xcalloc(v.g.num_loops, 1);
   v.exit_block = xcalloc(v.g.num_loops, sizeof *v.exit_block);
-  for (unsigned l = 0; l < v.g.num_loops; l++) v.exit_block[l] = -1;
+  for (unsigned l = 0; l < v.g.num_loops; l++)
+    v.exit_block[l] = -1;
   v.dl = xcalloc(v.g.num_loops, sizeof *v.dl);
   v.i1 = LLVMInt1TypeInContext(v.ctx);
   v.i8 = LLVMInt8TypeInContext(v.ctx);
@@ -2890,7 +3029,8 @@ enum vectorize_status vectorize_workitem_function(LLVMModuleRef m, LLVMValueRef 
     unsigned count = LLVMGetAttributeCountAtIndex(fn, p + 1);
     LLVMAttributeRef *pa = xcalloc(count, sizeof *pa);
     LLVMGetAttributesAtIndex(fn, p + 1, pa);
-    for (unsigned i = 0; i < count; i++) LLVMAddAttributeAtIndex(v.vfn, p + 1, pa[i]);
+    for (unsigned i = 0; i < count; i++)
+      LLVMAddAttributeAtIndex(v.vfn, p + 1, pa[i]);
     free(pa);
   }
   v.b = LLVMCreateBuilderInContext(v.ctx);

@@ -8,13 +8,13 @@
 #include "strbuf.h"
 
 struct vectorize_target {
-  unsigned width;  /* work-items per vector: 4, 8 or 16 */
+  unsigned width;   /* work-items per vector: 4, 8 or 16 */
   char libmvec_isa; /* glibc libmvec variant letter: 'b' SSE4, 'd' AVX2, 'e' AVX-512 */
 };
 
 enum vectorize_status {
   VECTORIZE_OK,
-  VECTORIZE_UNSUPPORTED, /* something the vectorizer does not handle: keep the scalar path */
+  VECTORIZE_UNSUPPORTED,     /* something the vectorizer does not handle: keep the scalar path */
   VECTORIZE_NEEDS_STRUCTURE, /* divergent control flow of a shape it does not handle; may
                                 work once the function's control flow is structurized */
 };

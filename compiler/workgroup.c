@@ -56,16 +56,16 @@ struct wg_types {
 struct kernel_build {
   char *name;
   LLVMValueRef kernel, wi, wg;
-  LLVMValueRef wi_vec; /* K.wi.v<W>: W work-items along x at once (vectorize.c), or NULL */
-  unsigned width;      /* that W */
-  int vec_only;        /* the required local size along x is a multiple of W: no scalar path */
+  LLVMValueRef wi_vec;   /* K.wi.v<W>: W work-items along x at once (vectorize.c), or NULL */
+  unsigned width;        /* that W */
+  int vec_only;          /* the required local size along x is a multiple of W: no scalar path */
   struct strbuf vec_why; /* why K.wi was not vectorized */
   struct aquila_fatbin_kernel *meta;
   uint32_t hidden_offset, kernarg_size, kernarg_align;
   uint32_t reqd[3];
   int uses_barrier;
-  int split_at_barriers; /* work-item loops split at barriers (regions.c), else fibers */
-  int scalar_used;       /* K.wi runs some work-items (no vectorized version, or a tail) */
+  int split_at_barriers;         /* work-item loops split at barriers (regions.c), else fibers */
+  int scalar_used;               /* K.wi runs some work-items (no vectorized version, or a tail) */
   struct regions_report regions; /* what the split function became, for the report */
   uint64_t local_mem;
 };
@@ -133,7 +133,8 @@ static void read_function_md_ints(LLVMContextRef ctx, LLVMValueRef f, const char
   LLVMValueMetadataEntry *entries = LLVMGlobalCopyAllMetadata(f, &n);
   for (size_t i = 0; i < n; i++) {
     if (LLVMValueMetadataEntriesGetKind(entries, (unsigned)i) != kind) continue;
-    LLVMValueRef node = LLVMMetadataAsValue(ctx, LLVMValueMetadataEntriesGetMetadata(entries, (unsigned)i));
+    LLVMValueRef node =
+        LLVMMetadataAsValue(ctx, LLVMValueMetadataEntriesGetMetadata(entries, (unsigned)i));
     unsigned num = LLVMGetMDNodeNumOperands(node);
     LLVMValueRef ops[8];
     if (num > 8) num = 8;
@@ -152,7 +153,8 @@ static char *read_vec_type_hint(LLVMContextRef ctx, LLVMValueRef f) {
   LLVMValueMetadataEntry *entries = LLVMGlobalCopyAllMetadata(f, &n);
   for (size_t i = 0; i < n && !result; i++) {
     if (LLVMValueMetadataEntriesGetKind(entries, (unsigned)i) != kind) continue;
-    LLVMValueRef node = LLVMMetadataAsValue(ctx, LLVMValueMetadataEntriesGetMetadata(entries, (unsigned)i));
+    LLVMValueRef node =
+        LLVMMetadataAsValue(ctx, LLVMValueMetadataEntriesGetMetadata(entries, (unsigned)i));
     if (LLVMGetMDNodeNumOperands(node) != 2) continue;
     LLVMValueRef ops[2];
     LLVMGetMDNodeOperands(node, ops);
@@ -166,22 +168,39 @@ static char *read_vec_type_hint(LLVMContextRef ctx, LLVMValueRef f) {
     }
     const char *base = "int";
     switch (LLVMGetTypeKind(t)) {
-    case LLVMHalfTypeKind: base = "half"; break;
-    case LLVMFloatTypeKind: base = "float"; break;
-    case LLVMDoubleTypeKind: base = "double"; break;
+    case LLVMHalfTypeKind:
+      base = "half";
+      break;
+    case LLVMFloatTypeKind:
+      base = "float";
+      break;
+    case LLVMDoubleTypeKind:
+      base = "double";
+      break;
     case LLVMIntegerTypeKind:
       switch (LLVMGetIntTypeWidth(t)) {
-      case 8: base = is_signed ? "char" : "uchar"; break;
-      case 16: base = is_signed ? "short" : "ushort"; break;
-      case 64: base = is_signed ? "long" : "ulong"; break;
-      default: base = is_signed ? "int" : "uint"; break;
+      case 8:
+        base = is_signed ? "char" : "uchar";
+        break;
+      case 16:
+        base = is_signed ? "short" : "ushort";
+        break;
+      case 64:
+        base = is_signed ? "long" : "ulong";
+        break;
+      default:
+        base = is_signed ? "int" : "uint";
+        break;
       }
       break;
-    default: break;
+    default:
+      break;
     }
     struct strbuf sb = {0};
-    if (lanes > 1) strbuf_printf(&sb, "%s%u", base, lanes);
-    else strbuf_append(&sb, base);
+    if (lanes > 1)
+      strbuf_printf(&sb, "%s%u", base, lanes);
+    else
+      strbuf_append(&sb, base);
     result = strbuf_take(&sb);
   }
   if (entries) LLVMDisposeValueMetadataEntries(entries);
@@ -257,7 +276,8 @@ static int build_workitem_function(struct wg_types *t, LLVMModuleRef m, struct k
     LLVMTypeRef pt = LLVMTypeOf(p);
     LLVMAttributeRef byval = LLVMGetEnumAttributeAtIndex(k, i + 1, byval_kind);
     uint32_t size, align;
-    int is_local_ptr = LLVMGetTypeKind(pt) == LLVMPointerTypeKind && LLVMGetPointerAddressSpace(pt) == 3;
+    int is_local_ptr =
+        LLVMGetTypeKind(pt) == LLVMPointerTypeKind && LLVMGetPointerAddressSpace(pt) == 3;
     LLVMTypeRef value_type = byval ? LLVMGetTypeAttributeValue(byval) : pt;
     if (is_local_ptr) {
       size = align = 8; /* a byte offset into the group segment */
@@ -333,7 +353,8 @@ static LLVMValueRef splat_int(LLVMTypeRef t, unsigned long long v) {
   unsigned n = LLVMGetVectorSize(t);
   LLVMValueRef elems[64];
   LLVMValueRef e = LLVMConstInt(LLVMGetElementType(t), v, 0);
-  for (unsigned i = 0; i < n && i < 64; i++) elems[i] = e;
+  for (unsigned i = 0; i < n && i < 64; i++)
+    elems[i] = e;
   return LLVMConstVector(elems, n);
 }
 
@@ -375,7 +396,8 @@ static char *kernel_attributes(const struct aquila_fatbin_kernel *k) {
   if (r[0] || r[1] || r[2]) strbuf_printf(&sb, "reqd_work_group_size(%u,%u,%u)", r[0], r[1], r[2]);
   if (h[0] || h[1] || h[2])
     strbuf_printf(&sb, "%swork_group_size_hint(%u,%u,%u)", sb.len ? " " : "", h[0], h[1], h[2]);
-  if (k->vec_type_hint) strbuf_printf(&sb, "%svec_type_hint(%s)", sb.len ? " " : "", k->vec_type_hint);
+  if (k->vec_type_hint)
+    strbuf_printf(&sb, "%svec_type_hint(%s)", sb.len ? " " : "", k->vec_type_hint);
   return strbuf_take(&sb);
 }
 
@@ -416,8 +438,10 @@ static int bind_workitem_builtins(struct wg_types *t, struct kernel_build *kb, L
         unsigned nargs = (unsigned)LLVMGetNumArgOperands(inst);
         LLVMValueRef *args = calloc(nargs ? nargs : 1, sizeof *args);
         if (!args) abort();
-        for (unsigned i = 0; i < nargs; i++) args[i] = LLVMGetOperand(inst, i);
-        LLVMValueRef call = LLVMBuildCall2(b, LLVMGetCalledFunctionType(inst), fn_ptr, args, nargs, "");
+        for (unsigned i = 0; i < nargs; i++)
+          args[i] = LLVMGetOperand(inst, i);
+        LLVMValueRef call =
+            LLVMBuildCall2(b, LLVMGetCalledFunctionType(inst), fn_ptr, args, nargs, "");
         free(args);
         LLVMReplaceAllUsesWith(inst, call);
         LLVMInstructionEraseFromParent(inst);
@@ -450,8 +474,8 @@ static int bind_workitem_builtins(struct wg_types *t, struct kernel_build *kb, L
       } else if (!strcmp(what, "local_size") && dim) {
         v = LLVMBuildZExt(b, load_wg_field(t, b, wg, WG_LOCAL_SIZE, dim64, t->i32), t->i64, "");
       } else if (!strcmp(what, "enqueued_local_size") && dim) {
-        v = LLVMBuildZExt(b, load_wg_field(t, b, wg, WG_ENQUEUED_LOCAL_SIZE, dim64, t->i32),
-                          t->i64, "");
+        v = LLVMBuildZExt(b, load_wg_field(t, b, wg, WG_ENQUEUED_LOCAL_SIZE, dim64, t->i32), t->i64,
+                          "");
       } else if (!strcmp(what, "num_groups") && dim) {
         v = LLVMBuildZExt(b, load_wg_field(t, b, wg, WG_NUM_GROUPS, dim64, t->i32), t->i64, "");
       } else if (!strcmp(what, "global_size") && dim) {
@@ -459,9 +483,8 @@ static int bind_workitem_builtins(struct wg_types *t, struct kernel_build *kb, L
       } else if (!strcmp(what, "work_dim")) {
         v = load_wg_field(t, b, wg, WG_WORK_DIM, NULL, t->i32);
       } else if (!strcmp(what, "global_offset") && dim) {
-        LLVMValueRef off = LLVMBuildAdd(
-            b, LLVMConstInt(t->i64, kb->hidden_offset, 0),
-            LLVMBuildMul(b, dim64, LLVMConstInt(t->i64, 8, 0), ""), "");
+        LLVMValueRef off = LLVMBuildAdd(b, LLVMConstInt(t->i64, kb->hidden_offset, 0),
+                                        LLVMBuildMul(b, dim64, LLVMConstInt(t->i64, 8, 0), ""), "");
         LLVMValueRef slot = LLVMBuildInBoundsGEP2(b, t->i8, kernarg, &off, 1, "");
         v = LLVMBuildLoad2(b, t->i64, slot, "");
         LLVMSetAlignment(v, 8);
@@ -597,8 +620,8 @@ static int uses_only_in(LLVMValueRef v, LLVMValueRef fn, LLVMValueRef fn2, int d
       if (parent != fn && (!fn2 || parent != fn2)) return 0;
     } else if (LLVMIsAConstantExpr(user)) {
       LLVMOpcode op = LLVMGetConstOpcode(user);
-      int rebuildable = op == LLVMGetElementPtr || op == LLVMAddrSpaceCast ||
-                        op == LLVMBitCast || op == LLVMPtrToInt;
+      int rebuildable = op == LLVMGetElementPtr || op == LLVMAddrSpaceCast || op == LLVMBitCast ||
+                        op == LLVMPtrToInt;
       if (!rebuildable || depth >= 8 || !uses_only_in(user, fn, fn2, depth + 1)) return 0;
     } else {
       return 0;
@@ -613,14 +636,16 @@ static int uses_only_in(LLVMValueRef v, LLVMValueRef fn, LLVMValueRef fn2, int d
 static void replace_uses_in(LLVMBuilderRef b, LLVMValueRef old, LLVMValueRef repl,
                             LLVMValueRef fn) {
   unsigned count = 0;
-  for (LLVMUseRef u = LLVMGetFirstUse(old); u; u = LLVMGetNextUse(u)) count++;
+  for (LLVMUseRef u = LLVMGetFirstUse(old); u; u = LLVMGetNextUse(u))
+    count++;
   LLVMValueRef *users = calloc(count ? count : 1, sizeof *users);
   if (!users) abort();
   unsigned n = 0;
   for (LLVMUseRef u = LLVMGetFirstUse(old); u; u = LLVMGetNextUse(u)) {
     LLVMValueRef user = LLVMGetUser(u);
     unsigned k = 0;
-    while (k < n && users[k] != user) k++;
+    while (k < n && users[k] != user)
+      k++;
     if (k == n) users[n++] = user;
   }
   for (unsigned i = 0; i < n; i++) {
@@ -725,7 +750,8 @@ static LLVMValueRef const_string(struct wg_types *t, LLVMModuleRef m, const char
 static void emit_kernel_table(struct wg_types *t, LLVMModuleRef m, struct kernel_build *kbs,
                               unsigned n) {
   LLVMTypeRef a3i32 = LLVMArrayType2(t->i32, 3);
-  LLVMTypeRef dfields[] = {t->i32, t->i32, t->i32, t->i32, t->i32, t->i32, t->i32, a3i32, t->ptr, t->ptr};
+  LLVMTypeRef dfields[] = {t->i32, t->i32, t->i32, t->i32, t->i32,
+                           t->i32, t->i32, a3i32,  t->ptr, t->ptr};
   LLVMTypeRef desc_type = LLVMStructTypeInContext(t->ctx, dfields, 10, 0);
   LLVMValueRef *descs = calloc(n ? n : 1, sizeof *descs);
   if (!descs) abort();
@@ -733,7 +759,8 @@ static void emit_kernel_table(struct wg_types *t, LLVMModuleRef m, struct kernel
     struct kernel_build *kb = &kbs[i];
     const char *name = kb->name;
     LLVMValueRef reqd[3];
-    for (int d = 0; d < 3; d++) reqd[d] = LLVMConstInt(t->i32, kb->reqd[d], 0);
+    for (int d = 0; d < 3; d++)
+      reqd[d] = LLVMConstInt(t->i32, kb->reqd[d], 0);
     LLVMValueRef fields[] = {
         LLVMConstInt(t->i32, AQUILA_CPU_ABI_VERSION, 0),
         LLVMConstInt(t->i32, kb->uses_barrier ? AQUILA_KERNEL_USES_BARRIER : 0, 0),
@@ -834,7 +861,8 @@ static void mark_loop_done(struct wg_types *t, LLVMValueRef br, unsigned jam) {
   }
   LLVMMetadataRef loop = LLVMMDNodeInContext2(ctx, loop_ops, n);
   LLVMMetadataReplaceAllUsesWith(self, loop);
-  LLVMSetMetadata(br, LLVMGetMDKindIDInContext(ctx, "llvm.loop", 9), LLVMMetadataAsValue(ctx, loop));
+  LLVMSetMetadata(br, LLVMGetMDKindIDInContext(ctx, "llvm.loop", 9),
+                  LLVMMetadataAsValue(ctx, loop));
 }
 
 /* How many vectors of work-items a row loop should run side by side
@@ -855,15 +883,16 @@ static unsigned jam_count(LLVMValueRef fn) {
   unsigned jam = carried <= 2 ? 8 : carried <= 4 ? 4 : carried <= 8 ? 2 : 1;
   /* A large body, jammed, takes long to compile and gains little: its own
    * operations already overlap. */
-  while (jam > 1 && instructions * jam > 4000) jam /= 2;
+  while (jam > 1 && instructions * jam > 4000)
+    jam /= 2;
   return jam;
 }
 
 /* K.wg for a vectorized kernel without barriers: along each row, K.wi.v<W>
  * for every W work-items, then K.wi for the rest (none when the required
  * local size is a multiple of W). */
-static void build_vector_loop_workgroup(struct wg_types *t, LLVMBuilderRef b, struct kernel_build *kb,
-                                        unsigned width) {
+static void build_vector_loop_workgroup(struct wg_types *t, LLVMBuilderRef b,
+                                        struct kernel_build *kb, unsigned width) {
   LLVMValueRef fn = kb->wg, kernarg = LLVMGetParam(fn, 0), wg = LLVMGetParam(fn, 1);
   LLVMContextRef ctx = t->ctx;
   LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(ctx, fn, "entry");
@@ -881,8 +910,9 @@ static void build_vector_loop_workgroup(struct wg_types *t, LLVMBuilderRef b, st
   LLVMPositionBuilderAtEnd(b, entry);
   LLVMValueRef size[3];
   for (unsigned d = 0; d < 3; d++)
-    size[d] = kb->reqd[d] ? LLVMConstInt(t->i32, kb->reqd[d], 0)
-                          : load_wg_field(t, b, wg, WG_LOCAL_SIZE, LLVMConstInt(t->i64, d, 0), t->i32);
+    size[d] = kb->reqd[d]
+                  ? LLVMConstInt(t->i32, kb->reqd[d], 0)
+                  : load_wg_field(t, b, wg, WG_LOCAL_SIZE, LLVMConstInt(t->i64, d, 0), t->i32);
   LLVMValueRef vec_end = LLVMBuildAnd(b, size[0], LLVMConstInt(t->i32, ~(width - 1), 0), "vec.end");
   LLVMBuildBr(b, zh);
 
@@ -912,7 +942,8 @@ static void build_vector_loop_workgroup(struct wg_types *t, LLVMBuilderRef b, st
     LLVMValueRef sargs[5] = {kernarg, wg, xs, y, z};
     LLVMBuildCall2(b, t->wi_fn, kb->wi, sargs, 5, "");
     LLVMValueRef xsn = LLVMBuildNUWAdd(b, xs, one, "");
-    mark_loop_done(t, LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntULT, xsn, size[0], ""), sb, yl), 1);
+    mark_loop_done(t, LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntULT, xsn, size[0], ""), sb, yl),
+                   1);
     LLVMValueRef sin[2] = {vec_end, xsn};
     LLVMBasicBlockRef sfrom[2] = {rest, sb};
     LLVMAddIncoming(xs, sin, sfrom, 2);
@@ -945,19 +976,23 @@ static int vectorizing(const struct vectorize_target *vt) {
 
 /* Runs the structurizer on the listed functions only: the others are
  * marked optnone (which passes skip) for the time of the run. */
-static int structurize_functions(LLVMModuleRef m, LLVMValueRef *fns, unsigned n, struct strbuf *log) {
+static int structurize_functions(LLVMModuleRef m, LLVMValueRef *fns, unsigned n,
+                                 struct strbuf *log) {
   unsigned optnone = attr_kind("optnone"), noinline = attr_kind("noinline");
   LLVMContextRef ctx = LLVMGetModuleContext(m);
   struct ptr_set marked = {0}, marked_noinline = {0};
   for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f)) {
     if (LLVMIsDeclaration(f)) continue;
     int target = 0;
-    for (unsigned i = 0; i < n; i++) target |= fns[i] == f;
+    for (unsigned i = 0; i < n; i++)
+      target |= fns[i] == f;
     if (target || LLVMGetEnumAttributeAtIndex(f, LLVMAttributeFunctionIndex, optnone)) continue;
     ptr_set_add(&marked, f);
-    LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(ctx, optnone, 0));
+    LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex,
+                            LLVMCreateEnumAttribute(ctx, optnone, 0));
     if (!LLVMGetEnumAttributeAtIndex(f, LLVMAttributeFunctionIndex, noinline)) {
-      LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(ctx, noinline, 0));
+      LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex,
+                              LLVMCreateEnumAttribute(ctx, noinline, 0));
       ptr_set_add(&marked_noinline, f);
     }
   }
@@ -1020,7 +1055,8 @@ static void vectorize_kernels(LLVMModuleRef m, struct kernel_build *kbs, unsigne
       struct kernel_build *kb = &kbs[i];
       if (round == 1) {
         int listed = 0;
-        for (unsigned k = 0; k < num_retry; k++) listed |= retry[k] == kb->wi;
+        for (unsigned k = 0; k < num_retry; k++)
+          listed |= retry[k] == kb->wi;
         if (!listed) continue;
       } else if (kernel_listed(getenv("AQUILA_VECTORIZE_SKIP"), kb->name)) {
         strbuf_append(&kb->vec_why, "AQUILA_VECTORIZE_SKIP");
@@ -1037,11 +1073,12 @@ static void vectorize_kernels(LLVMModuleRef m, struct kernel_build *kbs, unsigne
         /* A required size along x that the widest vector does not divide:
          * a narrower vector (8 or 4 work-items) that does. */
         kb->width = vt->width;
-        while (kb->reqd[0] && kb->reqd[0] % kb->width && kb->width > 4) kb->width /= 2;
+        while (kb->reqd[0] && kb->reqd[0] % kb->width && kb->width > 4)
+          kb->width /= 2;
         if (kb->reqd[0] && kb->reqd[0] % kb->width) {
           strbuf_printf(&kb->vec_why,
-                        "its required local size along x, %u, is not a multiple of %u",
-                        kb->reqd[0], kb->width);
+                        "its required local size along x, %u, is not a multiple of %u", kb->reqd[0],
+                        kb->width);
           continue;
         }
       }
@@ -1078,22 +1115,26 @@ static void report_kernel(const struct kernel_build *kb, const struct vectorize_
   if (kb->wi_vec) {
     strbuf_printf(&sb, "vectorized, %u work-items along x per vector", kb->width);
     if (kb->uses_barrier)
-      strbuf_printf(&sb, ", barriers: %u regions, %u values in context arrays (%u bytes per "
-                         "work-item), %u kept once per group",
+      strbuf_printf(&sb,
+                    ", barriers: %u regions, %u values in context arrays (%u bytes per "
+                    "work-item), %u kept once per group",
                     kb->regions.regions, kb->regions.context_arrays, kb->regions.context_bytes,
                     kb->regions.uniform_slots);
     if (kb->scalar_used)
-      strbuf_printf(&sb, kb->uses_barrier ? "; scalar version for groups whose x size is not a "
-                                            "multiple of %u"
-                                          : "; scalar loop for the last x %% %u work-items of a row",
+      strbuf_printf(&sb,
+                    kb->uses_barrier ? "; scalar version for groups whose x size is not a "
+                                       "multiple of %u"
+                                     : "; scalar loop for the last x %% %u work-items of a row",
                     kb->width);
   } else {
-    strbuf_printf(&sb, "not vectorized (%s)", kb->vec_why.len ? kb->vec_why.data : "AQUILA_VECTORIZE=0");
+    strbuf_printf(&sb, "not vectorized (%s)",
+                  kb->vec_why.len ? kb->vec_why.data : "AQUILA_VECTORIZE=0");
     if (kb->uses_barrier && fibers)
       strbuf_append(&sb, "; barriers: fibers");
     else if (kb->uses_barrier)
-      strbuf_printf(&sb, "; barriers: %u regions, %u values in context arrays (%u bytes per "
-                         "work-item), %u kept once per group",
+      strbuf_printf(&sb,
+                    "; barriers: %u regions, %u values in context arrays (%u bytes per "
+                    "work-item), %u kept once per group",
                     kb->regions.regions, kb->regions.context_arrays, kb->regions.context_bytes,
                     kb->regions.uniform_slots);
   }
@@ -1121,7 +1162,8 @@ static void build_masked_variant(LLVMModuleRef m, LLVMValueRef scalar, const cha
   LLVMTypeRef *sp = calloc(np + 1, sizeof *sp), *vp = calloc(np + 1, sizeof *vp);
   if (!sp || !vp) abort();
   LLVMGetParamTypes(sty, sp);
-  for (unsigned i = 0; i < np; i++) vp[i] = LLVMVectorType(sp[i], vf);
+  for (unsigned i = 0; i < np; i++)
+    vp[i] = LLVMVectorType(sp[i], vf);
   LLVMTypeRef i1 = LLVMInt1TypeInContext(ctx), i32 = LLVMInt32TypeInContext(ctx);
   vp[np] = LLVMVectorType(i1, vf);
   LLVMTypeRef vret = LLVMVectorType(LLVMGetReturnType(sty), vf);
@@ -1145,8 +1187,8 @@ static void build_masked_variant(LLVMModuleRef m, LLVMValueRef scalar, const cha
   LLVMTypeRef mty = vp[np];
   unsigned reduce_id = LLVMLookupIntrinsicID("llvm.vector.reduce.or", 21);
   LLVMValueRef reduce = LLVMGetIntrinsicDeclaration(m, reduce_id, &mty, 1);
-  LLVMValueRef any = LLVMBuildCall2(b, LLVMIntrinsicGetType(ctx, reduce_id, &mty, 1), reduce,
-                                    &mask, 1, "any");
+  LLVMValueRef any =
+      LLVMBuildCall2(b, LLVMIntrinsicGetType(ctx, reduce_id, &mty, 1), reduce, &mask, 1, "any");
   LLVMBuildCondBr(b, any, loop, done);
 
   LLVMPositionBuilderAtEnd(b, loop);
@@ -1157,7 +1199,8 @@ static void build_masked_variant(LLVMModuleRef m, LLVMValueRef scalar, const cha
   LLVMPositionBuilderAtEnd(b, active);
   LLVMValueRef *args = calloc(np ? np : 1, sizeof *args);
   if (!args) abort();
-  for (unsigned i = 0; i < np; i++) args[i] = LLVMBuildExtractElement(b, LLVMGetParam(f, i), lane, "");
+  for (unsigned i = 0; i < np; i++)
+    args[i] = LLVMBuildExtractElement(b, LLVMGetParam(f, i), lane, "");
   LLVMValueRef r = LLVMBuildCall2(b, sty, scalar, args, np, "");
   LLVMValueRef acc_set = LLVMBuildInsertElement(b, acc, r, lane, "");
   LLVMBuildBr(b, next);
@@ -1209,7 +1252,8 @@ static void mark_vector_variants(LLVMModuleRef m) {
       snprintf(variant, sizeof variant, "%s_m%u", name, widths[i]);
       if (!LLVMGetNamedFunction(m, variant)) build_masked_variant(m, f, variant, widths[i]);
       strbuf_printf(&value, "%s_ZGV_LLVM_M%u", value.len ? "," : "", widths[i]);
-      for (unsigned p = 0; p < np; p++) strbuf_append(&value, "v");
+      for (unsigned p = 0; p < np; p++)
+        strbuf_append(&value, "v");
       strbuf_printf(&value, "_%s(%s)", name, variant);
     }
     LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex,
@@ -1265,23 +1309,25 @@ static void prepare_functions(LLVMModuleRef m) {
           LLVMSetInstructionCallConv(in, LLVMCCallConv);
           LLVMValueRef callee = LLVMGetCalledValue(in);
           size_t clen = 0;
-          const char *cname = callee && LLVMIsAFunction(callee) ? LLVMGetValueName2(callee, &clen) : "";
-          if (!is_vector_variant_name(cname) && !(callee && LLVMIsAFunction(callee) && is_out_of_line(callee)))
+          const char *cname =
+              callee && LLVMIsAFunction(callee) ? LLVMGetValueName2(callee, &clen) : "";
+          if (!is_vector_variant_name(cname) &&
+              !(callee && LLVMIsAFunction(callee) && is_out_of_line(callee)))
             LLVMRemoveCallSiteEnumAttribute(in, LLVMAttributeFunctionIndex, noinline);
           if (strcmp(cname, "__aquila_barrier") != 0)
             LLVMRemoveCallSiteEnumAttribute(in, LLVMAttributeFunctionIndex, convergent);
           /* OpenCL C's printf is the agent's printf service, not C's: the
            * optimizer must not turn printf("%s\n", s) into puts(s). */
           if (!strcmp(cname, "printf"))
-            LLVMAddCallSiteAttribute(in, LLVMAttributeFunctionIndex,
-                                     LLVMCreateEnumAttribute(LLVMGetModuleContext(m),
-                                                             attr_kind("nobuiltin"), 0));
+            LLVMAddCallSiteAttribute(
+                in, LLVMAttributeFunctionIndex,
+                LLVMCreateEnumAttribute(LLVMGetModuleContext(m), attr_kind("nobuiltin"), 0));
         }
   }
 }
 
-int workgroup_compile(LLVMModuleRef m, struct aquila_fatbin_kernel *kernels,
-                      unsigned num_kernels, const struct vectorize_target *vt, struct strbuf *log) {
+int workgroup_compile(LLVMModuleRef m, struct aquila_fatbin_kernel *kernels, unsigned num_kernels,
+                      const struct vectorize_target *vt, struct strbuf *log) {
   struct wg_types t;
   init_types(&t, m);
   unsigned n = 0;
@@ -1314,14 +1360,16 @@ int workgroup_compile(LLVMModuleRef m, struct aquila_fatbin_kernel *kernels,
   mark_vector_variants(m);
 
   int status = 0;
-  for (unsigned i = 0; i < n && !status; i++) status = build_workitem_function(&t, m, &kbs[i], log);
+  for (unsigned i = 0; i < n && !status; i++)
+    status = build_workitem_function(&t, m, &kbs[i], log);
   if (status) goto out;
 
   /* Inline the whole call tree of each kernel into its K.wi. */
   for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f)) {
     if (LLVMIsDeclaration(f)) continue;
     int is_wi = 0;
-    for (unsigned i = 0; i < n; i++) is_wi |= kbs[i].wi == f;
+    for (unsigned i = 0; i < n; i++)
+      is_wi |= kbs[i].wi == f;
     if (is_wi) continue;
     size_t flen;
     if (is_vector_variant_name(LLVMGetValueName2(f, &flen))) continue;
@@ -1340,7 +1388,8 @@ int workgroup_compile(LLVMModuleRef m, struct aquila_fatbin_kernel *kernels,
     goto out;
   }
 
-  for (unsigned i = 0; i < n; i++) guard_integer_division(&t, kbs[i].wi);
+  for (unsigned i = 0; i < n; i++)
+    guard_integer_division(&t, kbs[i].wi);
   /* Static __local variables become addresses in the group segment before
    * anything copies or vectorizes the functions that use them. */
   localize_group_variables(&t, m, kbs, n);
@@ -1354,8 +1403,8 @@ int workgroup_compile(LLVMModuleRef m, struct aquila_fatbin_kernel *kernels,
    * and the barrier transformation work on. OpenCL vectors stay whole: the
    * vectorizer takes them apart itself, and the scalar version of a kernel
    * keeps them (applications that run one work-item per group, hashcat
-   * among them, rely on them for SIMD). The vectorizer wants loops rotated (the exit test at the latch) and
-   * values leaving loops in LCSSA phis; loops with few, constant iterations
+   * among them, rely on them for SIMD). The vectorizer wants loops rotated (the exit test at the
+   * latch) and values leaving loops in LCSSA phis; loops with few, constant iterations
    * (#pragma unroll ones among them) are unrolled first, so that private
    * arrays indexed by their counters become registers. */
   if (run_passes(m,
@@ -1424,8 +1473,8 @@ int workgroup_compile(LLVMModuleRef m, struct aquila_fatbin_kernel *kernels,
       struct kernel_build *kb = &kbs[i];
       if (!kb->split_at_barriers) continue;
       if (kb->wi)
-        status = regions_transform(t.ctx, kb->wi, t.workgroup, LLVMGetParam(kb->wi, 1), 1,
-                                   kb->reqd, kb->wi_vec ? NULL : &kb->regions, log);
+        status = regions_transform(t.ctx, kb->wi, t.workgroup, LLVMGetParam(kb->wi, 1), 1, kb->reqd,
+                                   kb->wi_vec ? NULL : &kb->regions, log);
       if (!status && kb->wi_vec)
         status = regions_transform(t.ctx, kb->wi_vec, t.workgroup, LLVMGetParam(kb->wi_vec, 1),
                                    kb->width, kb->reqd, &kb->regions, log);
@@ -1446,8 +1495,8 @@ int workgroup_compile(LLVMModuleRef m, struct aquila_fatbin_kernel *kernels,
     add_fn_attr(kb->wg, "nounwind");
     /* One function called from K.wg is inlined into it; of two (a kernel
      * with barriers, vectorized and not), each stays a function of its own. */
-    const char *inline_attr = kb->wi && kb->wi_vec && kb->split_at_barriers ? "noinline"
-                                                                            : "alwaysinline";
+    const char *inline_attr =
+        kb->wi && kb->wi_vec && kb->split_at_barriers ? "noinline" : "alwaysinline";
     copy_fp_attributes(kb->wi ? kb->wi : kb->wi_vec, kb->wg);
     if (kb->split_at_barriers) {
       build_region_workgroup(&t, b, kb, kb->wi_vec ? kb->width : 1);
