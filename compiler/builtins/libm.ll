@@ -69,12 +69,12 @@ define double @__aquila_libm_atanh(double %x) #1 {
 }
 declare float @cbrtf(float) #0
 define float @__aquila_libm_cbrtf(float %x) #1 {
-  %r = tail call float @cbrtf(float %x) #0
+  %r = tail call float @cbrtf(float %x) #2
   ret float %r
 }
 declare double @cbrt(double) #0
 define double @__aquila_libm_cbrt(double %x) #1 {
-  %r = tail call double @cbrt(double %x) #0
+  %r = tail call double @cbrt(double %x) #2
   ret double %r
 }
 declare float @cosf(float) #0
@@ -119,82 +119,82 @@ define double @__aquila_libm_erfc(double %x) #1 {
 }
 declare float @expf(float) #0
 define float @__aquila_libm_expf(float %x) #1 {
-  %r = tail call float @expf(float %x) #0
+  %r = tail call float @expf(float %x) #2
   ret float %r
 }
 declare double @exp(double) #0
 define double @__aquila_libm_exp(double %x) #1 {
-  %r = tail call double @exp(double %x) #0
+  %r = tail call double @exp(double %x) #2
   ret double %r
 }
 declare float @exp2f(float) #0
 define float @__aquila_libm_exp2f(float %x) #1 {
-  %r = tail call float @exp2f(float %x) #0
+  %r = tail call float @exp2f(float %x) #2
   ret float %r
 }
 declare double @exp2(double) #0
 define double @__aquila_libm_exp2(double %x) #1 {
-  %r = tail call double @exp2(double %x) #0
+  %r = tail call double @exp2(double %x) #2
   ret double %r
 }
 declare float @exp10f(float) #0
 define float @__aquila_libm_exp10f(float %x) #1 {
-  %r = tail call float @exp10f(float %x) #0
+  %r = tail call float @exp10f(float %x) #2
   ret float %r
 }
 declare double @exp10(double) #0
 define double @__aquila_libm_exp10(double %x) #1 {
-  %r = tail call double @exp10(double %x) #0
+  %r = tail call double @exp10(double %x) #2
   ret double %r
 }
 declare float @expm1f(float) #0
 define float @__aquila_libm_expm1f(float %x) #1 {
-  %r = tail call float @expm1f(float %x) #0
+  %r = tail call float @expm1f(float %x) #2
   ret float %r
 }
 declare double @expm1(double) #0
 define double @__aquila_libm_expm1(double %x) #1 {
-  %r = tail call double @expm1(double %x) #0
+  %r = tail call double @expm1(double %x) #2
   ret double %r
 }
 declare float @logf(float) #0
 define float @__aquila_libm_logf(float %x) #1 {
-  %r = tail call float @logf(float %x) #0
+  %r = tail call float @logf(float %x) #2
   ret float %r
 }
 declare double @log(double) #0
 define double @__aquila_libm_log(double %x) #1 {
-  %r = tail call double @log(double %x) #0
+  %r = tail call double @log(double %x) #2
   ret double %r
 }
 declare float @log2f(float) #0
 define float @__aquila_libm_log2f(float %x) #1 {
-  %r = tail call float @log2f(float %x) #0
+  %r = tail call float @log2f(float %x) #2
   ret float %r
 }
 declare double @log2(double) #0
 define double @__aquila_libm_log2(double %x) #1 {
-  %r = tail call double @log2(double %x) #0
+  %r = tail call double @log2(double %x) #2
   ret double %r
 }
 declare float @log10f(float) #0
 define float @__aquila_libm_log10f(float %x) #1 {
-  %r = tail call float @log10f(float %x) #0
+  %r = tail call float @log10f(float %x) #2
   ret float %r
 }
 declare double @log10(double) #0
 define double @__aquila_libm_log10(double %x) #1 {
-  %r = tail call double @log10(double %x) #0
+  %r = tail call double @log10(double %x) #2
   ret double %r
 }
 declare float @log1pf(float) #0
 define float @__aquila_libm_log1pf(float %x) #1 {
-  %r = tail call float @log1pf(float %x) #0
+  %r = tail call float @log1pf(float %x) #2
   ret float %r
 }
 declare double @log1p(double) #0
 define double @__aquila_libm_log1p(double %x) #1 {
-  %r = tail call double @log1p(double %x) #0
+  %r = tail call double @log1p(double %x) #2
   ret double %r
 }
 declare float @logbf(float) #0
@@ -328,5 +328,11 @@ define i32 @__aquila_libm_ilogb(double %x) #1 {
   ret i32 %r
 }
 
+; #2: calls that LLVM must not replace by a vector variant from glibc's
+; libmvec, whose errors (up to 4 ulp) exceed OpenCL's limits for these
+; functions (3 ulp; 2 for log1p and cbrt): measured, double exp at 3.008
+; ulp in test_bruteforce. nobuiltin hides them from the loop vectorizer's
+; vector-library mapping and from the conversion to LLVM intrinsics.
 attributes #0 = { nounwind willreturn memory(none) }
 attributes #1 = { alwaysinline nounwind willreturn memory(none) }
+attributes #2 = { nobuiltin nounwind willreturn memory(none) }
