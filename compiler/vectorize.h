@@ -30,4 +30,8 @@ enum vectorize_status vectorize_workitem_function(LLVMModuleRef m, LLVMValueRef 
                                                   const struct vectorize_target *target,
                                                   LLVMValueRef *out, struct strbuf *why);
 
+/* With AVX-512, 1 / sqrt(x) on 16 floats, where OpenCL allows it, becomes
+ * the hardware estimate and one Newton step (every function of m). */
+void vectorize_reciprocal_sqrt(LLVMModuleRef m, const struct vectorize_target *target);
+
 #endif

@@ -1419,7 +1419,10 @@ int workgroup_compile(LLVMModuleRef m, struct aquila_fatbin_kernel *kernels, uns
     goto fail;
   for (unsigned i = 0; i < n; i++)
     kbs[i].uses_barrier = calls_function(kbs[i].wi, "__aquila_barrier");
-  if (vectorize) vectorize_kernels(m, kbs, n, vt, use_fibers);
+  if (vectorize) {
+    vectorize_kernels(m, kbs, n, vt, use_fibers);
+    vectorize_reciprocal_sqrt(m, vt);
+  }
   for (unsigned i = 0; i < n; i++) {
     struct kernel_build *kb = &kbs[i];
     kb->vec_only = kb->wi_vec && kb->reqd[0] && kb->reqd[0] % kb->width == 0;
