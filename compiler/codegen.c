@@ -223,6 +223,7 @@ int codegen_cpu_code_object(const void *bitcode, size_t bitcode_size, const char
     goto out;
   }
   if (workgroup_inline_vector_variants(m, log)) goto out;
+  if (workgroup_record_private_sizes(m, log)) goto out;
   if (check_undefined_functions(m, log)) goto out;
 
   char *emit_err = NULL;

@@ -1263,6 +1263,57 @@ static void mark_vector_variants(LLVMModuleRef m) {
   }
 }
 
+/* Bytes of the allocas of constant size in fn. */
+static uint64_t frame_bytes(LLVMTargetDataRef td, LLVMValueRef fn) {
+  uint64_t total = 0;
+  for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(fn); bb; bb = LLVMGetNextBasicBlock(bb))
+    for (LLVMValueRef in = LLVMGetFirstInstruction(bb); in; in = LLVMGetNextInstruction(in)) {
+      if (!LLVMIsAAllocaInst(in)) continue;
+      LLVMValueRef count = LLVMGetOperand(in, 0);
+      if (!LLVMIsAConstantInt(count)) continue; /* sized by the work-group at run time */
+      uint64_t bytes = LLVMABISizeOfType(td, LLVMGetAllocatedType(in));
+      uint64_t n = LLVMConstIntGetZExtValue(count);
+      total += n && bytes > UINT64_MAX / n ? UINT64_MAX / 2 : bytes * n;
+    }
+  return total;
+}
+
+int workgroup_record_private_sizes(LLVMModuleRef m, struct strbuf *log) {
+  (void)log;
+  LLVMValueRef table = LLVMGetNamedGlobal(m, "__aquila_kernels");
+  if (!table || !LLVMGetInitializer(table)) return 0;
+  LLVMTargetDataRef td = LLVMGetModuleDataLayout(m);
+  LLVMValueRef descs = LLVMGetInitializer(table);
+  unsigned n = (unsigned)LLVMGetArrayLength2(LLVMTypeOf(descs));
+  for (unsigned i = 0; i < n; i++) {
+    LLVMValueRef kd = LLVMGetAggregateElement(descs, i);
+    LLVMValueRef init = kd && LLVMIsAGlobalVariable(kd) ? LLVMGetInitializer(kd) : NULL;
+    if (!init || LLVMGetNumOperands(init) != 10) continue;
+    LLVMValueRef wg = LLVMGetOperand(init, 8);
+    if (!LLVMIsAFunction(wg)) continue;
+    /* K.wg's own frame, and the largest of the work-item functions it
+     * calls rather than inlines (a kernel with barriers, vectorized and
+     * not); only one of them runs at a time. */
+    uint64_t own = frame_bytes(td, wg), callee_max = 0;
+    for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(wg); bb; bb = LLVMGetNextBasicBlock(bb))
+      for (LLVMValueRef in = LLVMGetFirstInstruction(bb); in; in = LLVMGetNextInstruction(in)) {
+        LLVMValueRef callee = LLVMIsACallInst(in) ? LLVMGetCalledValue(in) : NULL;
+        if (!callee || !LLVMIsAFunction(callee) || LLVMIsDeclaration(callee) || callee == wg)
+          continue;
+        uint64_t bytes = frame_bytes(td, callee);
+        if (bytes > callee_max) callee_max = bytes;
+      }
+    uint64_t bytes = own + callee_max;
+    LLVMValueRef fields[10];
+    for (unsigned f = 0; f < 10; f++)
+      fields[f] = LLVMGetOperand(init, f);
+    LLVMTypeRef i32 = LLVMTypeOf(fields[6]);
+    fields[6] = LLVMConstInt(i32, bytes > UINT32_MAX ? UINT32_MAX : bytes, 0);
+    LLVMSetInitializer(kd, LLVMConstNamedStruct(LLVMTypeOf(init), fields, 10));
+  }
+  return 0;
+}
+
 int workgroup_inline_vector_variants(LLVMModuleRef m, struct strbuf *log) {
   unsigned noinline = attr_kind("noinline");
   int any = 0;

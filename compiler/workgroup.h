@@ -21,4 +21,12 @@ int workgroup_compile(LLVMModuleRef m, struct aquila_fatbin_kernel *kernels,
  * with the reason in log. */
 int workgroup_inline_vector_variants(LLVMModuleRef m, struct strbuf *log);
 
+/* After the optimizer: each kernel descriptor's private_segment_size gets
+ * the stack bytes its work-group function's allocas take (private arrays of
+ * all its work-items, context arrays of a fixed size), so that the runtime
+ * can refuse a launch that would overrun a compute unit's stack. Returns
+ * 0, or -1 with the reason in log (a kernel over AQUILA_PRIVATE_SEGMENT_MAX
+ * is not an error here: the launch is refused). */
+int workgroup_record_private_sizes(LLVMModuleRef m, struct strbuf *log);
+
 #endif

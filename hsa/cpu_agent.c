@@ -427,7 +427,8 @@ static hsa_status_t make_dispatch(struct aq_queue *q, const hsa_kernel_dispatch_
   if (!wg[0] || !wg[1] || !wg[2] || (uint64_t)wg[0] * wg[1] * wg[2] > AQ_WORKGROUP_MAX_SIZE)
     return HSA_STATUS_ERROR_INVALID_PACKET_FORMAT;
   if (p->group_segment_size > AQ_GROUP_SEGMENT_MAX ||
-      kernel->group_segment_size > AQ_GROUP_SEGMENT_MAX)
+      kernel->group_segment_size > AQ_GROUP_SEGMENT_MAX ||
+      kernel->private_segment_size > AQUILA_PRIVATE_SEGMENT_MAX)
     return HSA_STATUS_ERROR_INVALID_ALLOCATION;
   struct aq_signal *completion = NULL;
   if (p->completion_signal.handle) {

@@ -542,13 +542,19 @@ AQUILA_API cl_int clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel kernel, c
       memcpy(kernarg + a->offset, &m->image_handle, sizeof m->image_handle);
       if (retain_mem(ev, m)) err = CL_OUT_OF_HOST_MEMORY;
     } else if (a->kind == AQUILA_ARG_LOCAL_PTR) {
-      group_segment =
-          (group_segment + AQUILA_GROUP_SEGMENT_ALIGNMENT - 1) & ~(uint64_t)(AQUILA_GROUP_SEGMENT_ALIGNMENT - 1);
+      group_segment = (group_segment + AQUILA_GROUP_SEGMENT_ALIGNMENT - 1) &
+                      ~(uint64_t)(AQUILA_GROUP_SEGMENT_ALIGNMENT - 1);
       memcpy(kernarg + a->offset, &group_segment, sizeof group_segment);
       group_segment += kernel->args[i].local_size;
     }
   }
   if (group_segment > dev->local_mem_size) err = CL_OUT_OF_RESOURCES;
+  if (kernel->private_size > AQUILA_PRIVATE_SEGMENT_MAX) {
+    debug_log("clEnqueueNDRangeKernel: '%s' needs %u bytes of private memory per work-group, "
+              "over the limit of %u",
+              meta->name, kernel->private_size, AQUILA_PRIVATE_SEGMENT_MAX);
+    err = CL_OUT_OF_RESOURCES;
+  }
   struct aquila_hidden_kernargs hidden = {{offset[0], offset[1], offset[2]}, 0};
   memcpy(kernarg + meta->hidden_kernarg_offset, &hidden, sizeof hidden);
   ev->u.ndrange.kernarg = kernarg;

@@ -36,6 +36,12 @@ static cl_kernel kernel_create(cl_program p, const struct aquila_fatbin_kernel *
     if (st == HSA_STATUS_SUCCESS)
       st = hsa_executable_symbol_get_info(sym, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT,
                                           &k->kernel_objects[i]);
+    uint32_t private_size = 0;
+    if (st == HSA_STATUS_SUCCESS &&
+        hsa_executable_symbol_get_info(sym, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_PRIVATE_SEGMENT_SIZE,
+                                       &private_size) == HSA_STATUS_SUCCESS &&
+        private_size > k->private_size)
+      k->private_size = private_size;
     if (st != HSA_STATUS_SUCCESS)
       debug_log("kernel '%s': no kernel object on device %u (HSA status 0x%x)", meta->name, i,
                 (unsigned)st);
@@ -266,7 +272,7 @@ AQUILA_API cl_int clGetKernelWorkGroupInfo(cl_kernel kernel, cl_device_id device
   case CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE:
     INFO_VALUE(size_t, 16);
   case CL_KERNEL_PRIVATE_MEM_SIZE:
-    INFO_VALUE(cl_ulong, 0);
+    INFO_VALUE(cl_ulong, kernel->private_size);
   case CL_KERNEL_GLOBAL_WORK_SIZE:
     return CL_INVALID_VALUE; /* only for custom devices */
   default:

@@ -236,6 +236,10 @@ struct _cl_kernel {
   cl_program program;
   const struct aquila_fatbin_kernel *meta;
   uint64_t *kernel_objects; /* per program device */
+  /* Stack bytes a work-group takes (the largest over the devices):
+   * CL_KERNEL_PRIVATE_MEM_SIZE, and a launch over the CPU agent's limit is
+   * refused. */
+  uint32_t private_size;
   unsigned char *arg_values; /* explicit kernarg image (values; buffers patched at enqueue) */
   struct kernel_arg *args;
   /* The application's references; the header counts these and those of

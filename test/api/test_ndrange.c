@@ -445,6 +445,63 @@ static void native_kernels(void) {
   clReleaseMemObject(buf);
 }
 
+/* A private array larger than a compute unit's stack: the launch is refused
+ * with CL_OUT_OF_RESOURCES (it used to overrun the stack and kill the
+ * process with SIGSEGV), CL_KERNEL_PRIVATE_MEM_SIZE says why, and a kernel
+ * with a modest private array still runs. */
+static const char *private_src =
+    "__kernel void huge(__global int *a) {\n"
+    "  int b[1 << 26];\n" /* 256 MiB per work-item */
+    "  b[a[1]] = 1;\n"
+    "  a[0] = b[a[2]];\n"
+    "}\n"
+    "__kernel void modest(__global const int *a, __global int *out) {\n"
+    "  int b[256];\n"
+    "  for (int i = 0; i < 256; i++) b[i] = a[i % 64] + i;\n"
+    "  out[get_global_id(0)] = b[a[1] & 255] + b[get_global_id(0) & 255];\n"
+    "}\n";
+
+static void private_memory_limit(void) {
+  cl_program p = build_program(private_src, NULL, NULL);
+  CHECK(p != NULL);
+  if (!p) return;
+  cl_int err;
+  cl_kernel huge = clCreateKernel(p, "huge", &err), modest = clCreateKernel(p, "modest", &err);
+  int host[64];
+  for (int i = 0; i < 64; i++)
+    host[i] = i;
+  cl_mem a =
+      clCreateBuffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof host, host, &err);
+  cl_mem o = clCreateBuffer(context, CL_MEM_READ_WRITE, sizeof host, NULL, &err);
+  cl_ulong huge_size = 0, modest_size = 0;
+  CHECK_EQ_INT(clGetKernelWorkGroupInfo(huge, device, CL_KERNEL_PRIVATE_MEM_SIZE, sizeof huge_size,
+                                        &huge_size, NULL),
+               CL_SUCCESS);
+  clGetKernelWorkGroupInfo(modest, device, CL_KERNEL_PRIVATE_MEM_SIZE, sizeof modest_size,
+                           &modest_size, NULL);
+  CHECK(huge_size >= (cl_ulong)4 << 26);
+  CHECK(modest_size >= 1024 && modest_size < ((cl_ulong)1 << 20));
+  size_t n = 16;
+  clSetKernelArg(huge, 0, sizeof a, &a);
+  CHECK_EQ_INT(clEnqueueNDRangeKernel(queue, huge, 1, NULL, &n, NULL, 0, NULL, NULL),
+               CL_OUT_OF_RESOURCES);
+  clSetKernelArg(modest, 0, sizeof a, &a);
+  clSetKernelArg(modest, 1, sizeof o, &o);
+  CHECK_EQ_INT(clEnqueueNDRangeKernel(queue, modest, 1, NULL, &n, NULL, 0, NULL, NULL), CL_SUCCESS);
+  int out[64];
+  CHECK_EQ_INT(clEnqueueReadBuffer(queue, o, CL_TRUE, 0, 16 * sizeof(int), out, 0, NULL, NULL),
+               CL_SUCCESS);
+  int good = 1;
+  for (int i = 0; i < 16; i++)
+    good &= out[i] == (1 + 1) + (i + i); /* b[1] = a[1] + 1 = 2, b[i] = a[i] + i */
+  CHECK(good);
+  clReleaseMemObject(a);
+  clReleaseMemObject(o);
+  clReleaseKernel(huge);
+  clReleaseKernel(modest);
+  clReleaseProgram(p);
+}
+
 int main(void) {
   api_setup();
   ids = build_kernel(ids_src, "ids");
@@ -458,6 +515,7 @@ int main(void) {
   RUN(large_groups_and_barriers);
   RUN(tiled_matmul_and_private);
   RUN(vector_and_struct_args);
+  RUN(private_memory_limit);
   ids = build_kernel(ids_src, "ids");
   RUN(enqueue_errors);
   api_teardown();

@@ -98,6 +98,12 @@ struct aquila_image {
 
 #define AQUILA_KERNEL_USES_BARRIER 0x1u
 
+/* The most stack a work-group function may take for its allocas
+ * (private_segment_size): a compute unit's stack is 64 MiB; the rest is
+ * for the calls a kernel makes and the unit's own frames. A dispatch of a
+ * kernel that needs more is refused instead of overrunning the stack. */
+#define AQUILA_PRIVATE_SEGMENT_MAX (48u << 20)
+
 struct aquila_kernel_descriptor {
   uint32_t abi_version; /* AQUILA_CPU_ABI_VERSION */
   uint32_t flags;
@@ -105,7 +111,7 @@ struct aquila_kernel_descriptor {
   uint32_t kernarg_alignment;
   uint32_t hidden_kernarg_offset;
   uint32_t group_segment_size;   /* static __local bytes, at the group segment's start */
-  uint32_t private_segment_size; /* estimate of per-work-item stack bytes */
+  uint32_t private_segment_size; /* stack bytes of run_workgroup's allocas */
   uint32_t reqd_workgroup_size[3]; /* 0,0,0 when not required */
   aquila_workgroup_fn run_workgroup;
   const char *name;
