@@ -1375,6 +1375,91 @@ static LLVMValueRef call_intrinsic(struct vec *v, LLVMBuilderRef b, const char *
   return LLVMBuildCall2(b, LLVMGlobalGetValueType(f), f, args, num_args, "");
 }
 
+/* An atomic add or sub of a uniform integer whose old value nobody uses
+ * (atomic_inc on a histogram's bin, a counter): one update per distinct
+ * address instead of one locked instruction per lane. At a uniform
+ * address, the lanes' sum goes in one atomic (one load and store for
+ * __local memory). At varying __local addresses (AVX-512, i32): a
+ * work-group runs on one thread and nothing else reaches its group segment,
+ * so the update need not be atomic; lanes with equal addresses are merged
+ * (AVX-512's conflict detection on the addresses' offsets in the segment),
+ * the last lane of each address adds their count, and a masked gather and
+ * scatter do the rest, as the lanes in order would have. NULL where this
+ * does not apply. */
+static LLVMValueRef emit_group_counter_update(struct vec *v, LLVMValueRef in, LLVMValueRef mask) {
+  if (LLVMGetFirstUse(in)) return NULL;
+  LLVMAtomicRMWBinOp bop = LLVMGetAtomicRMWBinOp(in);
+  if (bop != LLVMAtomicRMWBinOpAdd && bop != LLVMAtomicRMWBinOpSub) return NULL;
+  LLVMValueRef ptr = LLVMGetOperand(in, 0), val = LLVMGetOperand(in, 1);
+  LLVMTypeRef type = LLVMTypeOf(val);
+  if (LLVMGetTypeKind(type) != LLVMIntegerTypeKind || !is_uniform(v, val)) return NULL;
+  int local = LLVMGetPointerAddressSpace(LLVMTypeOf(ptr)) == 3;
+  int uniform_address = is_uniform(v, ptr);
+  if (!uniform_address && (!local || v->W != 16 || v->isa != 'e' || type != v->i32)) return NULL;
+  LLVMBuilderRef b = v->b;
+  LLVMTypeRef vtype = LLVMVectorType(type, v->W), bits = LLVMIntTypeInContext(v->ctx, v->W);
+  LLVMValueRef step = scalar_of(v, val);
+  if (bop == LLVMAtomicRMWBinOpSub) step = LLVMBuildNeg(b, step, "");
+  unsigned align = LLVMGetAlignment(in);
+  LLVMValueRef active = mask ? LLVMBuildZExt(b, LLVMBuildBitCast(b, mask, bits, ""), v->i32, "")
+                             : LLVMConstInt(v->i32, v->W == 32 ? 0xffffffffu : (1u << v->W) - 1, 0);
+  if (uniform_address) {
+    LLVMValueRef p = scalar_of(v, ptr);
+    LLVMTypeRef one_i32[] = {v->i32};
+    LLVMValueRef n = call_intrinsic(v, b, "llvm.ctpop", one_i32, 1, &active, 1);
+    LLVMValueRef delta = LLVMBuildMul(b, LLVMBuildZExtOrBitCast(b, n, type, ""), step, "");
+    if (local) {
+      LLVMValueRef old = LLVMBuildLoad2(b, type, p, "");
+      LLVMSetAlignment(old, align);
+      LLVMValueRef store = LLVMBuildStore(b, LLVMBuildAdd(b, old, delta, ""), p);
+      LLVMSetAlignment(store, align);
+    } else {
+      LLVMValueRef rmw = LLVMBuildAtomicRMW(b, LLVMAtomicRMWBinOpAdd, p, delta, LLVMGetOrdering(in),
+                                            LLVMIsAtomicSingleThread(in));
+      LLVMSetAlignment(rmw, align);
+      LLVMSetVolatile(rmw, LLVMGetVolatile(in));
+    }
+    return LLVMGetPoison(vtype);
+  }
+  LLVMTypeRef vi32 = vtype, i16 = bits;
+  LLVMValueRef ptrs = vector_of_value(v, ptr);
+  LLVMValueRef addr = LLVMBuildPtrToInt(b, ptrs, LLVMVectorType(v->i64, v->W), "");
+  LLVMValueRef base = LLVMBuildExtractElement(b, addr, first_lane(v, b, mask), "");
+  /* Offsets from one active lane's address: distinct addresses of one
+   * group segment stay distinct in 32 bits; lanes that are off get keys
+   * no offset within the segment can have. */
+  LLVMValueRef key = LLVMBuildTrunc(b, LLVMBuildSub(b, addr, splat(v, b, base), ""), vi32, "");
+  if (mask) {
+    LLVMValueRef off_keys[16];
+    for (unsigned l = 0; l < 16; l++)
+      off_keys[l] = LLVMConstInt(v->i32, 0x80000000u + l, 0);
+    key = LLVMBuildSelect(b, mask, key, LLVMConstVector(off_keys, 16), "");
+  }
+  LLVMTypeRef conflict_params[] = {vi32};
+  LLVMTypeRef conflict_type = LLVMFunctionType(vi32, conflict_params, 1, 0);
+  LLVMValueRef conflict_fn = LLVMGetNamedFunction(v->m, "llvm.x86.avx512.conflict.d.512");
+  if (!conflict_fn)
+    conflict_fn = LLVMAddFunction(v->m, "llvm.x86.avx512.conflict.d.512", conflict_type);
+  /* conflicts[l]: the earlier lanes with lane l's address. */
+  LLVMValueRef conflicts = LLVMBuildCall2(b, conflict_type, conflict_fn, &key, 1, "");
+  LLVMTypeRef one_vi32[] = {vi32};
+  LLVMValueRef earlier = call_intrinsic(v, b, "llvm.ctpop", one_vi32, 1, &conflicts, 1);
+  LLVMValueRef count = LLVMBuildAdd(b, earlier, const_splat(v, LLVMConstInt(v->i32, 1, 0)), "");
+  /* A lane that some later lane names is not its address's last. */
+  LLVMValueRef named = call_intrinsic(v, b, "llvm.vector.reduce.or", one_vi32, 1, &conflicts, 1);
+  LLVMValueRef last = LLVMBuildAnd(b, active, LLVMBuildNot(b, named, ""), "");
+  LLVMValueRef last_mask =
+      LLVMBuildBitCast(b, LLVMBuildTrunc(b, last, i16, ""), LLVMVectorType(v->i1, v->W), "");
+  LLVMTypeRef gather_types[] = {vi32, LLVMTypeOf(ptrs)};
+  LLVMValueRef gather_args[] = {ptrs, LLVMConstInt(v->i32, align, 0), last_mask,
+                                LLVMGetPoison(vi32)};
+  LLVMValueRef old = call_intrinsic(v, b, "llvm.masked.gather", gather_types, 2, gather_args, 4);
+  LLVMValueRef updated = LLVMBuildAdd(b, old, LLVMBuildMul(b, count, splat(v, b, step), ""), "");
+  LLVMValueRef scatter_args[] = {updated, ptrs, LLVMConstInt(v->i32, align, 0), last_mask};
+  call_intrinsic(v, b, "llvm.masked.scatter", gather_types, 2, scatter_args, 4);
+  return LLVMGetPoison(vi32);
+}
+
 static LLVMValueRef reverse(struct vec *v, LLVMBuilderRef b, LLVMValueRef x) {
   LLVMValueRef idx[64];
   for (unsigned i = 0; i < v->W; i++)
@@ -2618,6 +2703,7 @@ static void emit_instruction(struct vec *v, int b, LLVMValueRef in) {
     return;
   }
   if (op == LLVMAtomicRMW || op == LLVMAtomicCmpXchg) {
+    if (op == LLVMAtomicRMW && (i->vector = emit_group_counter_update(v, in, mask))) return;
     i->vector = emit_per_lane(v, in, mask, 0, NULL);
     return;
   }

@@ -283,6 +283,28 @@ static const struct vcase cases[] = {
      "  out[get_global_id(0)] = s[l] + (l == 0 ? 1000000 : 0);\n"
      "}\n",
      1},
+    /* __local counters updated per distinct address (emit_group_counter_update):
+     * hot and cold bins, lanes off, a uniform counter, sub, and an atomic
+     * whose old value is used (not merged). */
+    {"local_histogram",
+     "__kernel void k(__global const int *in, __global int *out, int n) {\n"
+     "  __local int bins[32];\n"
+     "  __local int count, seen;\n"
+     "  int l = get_local_id(0), ls = get_local_size(0), i = get_global_id(0);\n"
+     "  for (int b = l; b < 32; b += ls) bins[b] = 0;\n"
+     "  if (l == 0) count = seen = 0;\n"
+     "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+     "  int v = in[i];\n"
+     "  atomic_inc(&bins[v & 3 ? v & 7 : (v >> 2) & 31]);\n"
+     "  if (v % 3) atomic_add(&bins[(v * 5) & 31], 3);\n"
+     "  if (v > 10) atomic_sub(&bins[v & 1], 2);\n"
+     "  if (v & 1) atomic_add(&count, 2);\n"
+     "  atomic_dec(&count);\n"
+     "  int order = atomic_inc(&seen);\n"
+     "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+     "  out[i] = (l < 32 ? bins[l] : 0) + (l == 0 ? count * 1000 : 0) + (order >= ls) * 7;\n"
+     "}\n",
+     1},
     {"local_scan_divergent",
      "__kernel void k(__global const int *in, __global int *out, int n) {\n"
      "  __local int s[256];\n"
