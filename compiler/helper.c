@@ -5,10 +5,12 @@
  * (wire.h) until the application closes the connection; its standard error
  * is a file that the application reads when the helper dies, for the build
  * log. See helper_client.c for the other end. */
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "aquila/compiler.h"
@@ -112,11 +114,16 @@ static void serve_from_bitcode(struct wire *in, struct wire *out) {
   reply_fatbin(out, st, log, fb);
 }
 
-int main(int argc, char **argv) {
-  (void)argc;
-  (void)argv;
-  /* The application may ignore SIGPIPE or not; the helper never wants it. */
-  signal(SIGPIPE, SIG_IGN);
+/* Clang recurses once per nesting level of a program: a sum of 100,000
+ * terms (a generated kernel, a macro that doubles itself) overruns an 8 MiB
+ * stack, in libclang here and in the clang driver the helper starts. So
+ * requests are served on a thread with a large stack (only touched pages
+ * cost memory), libclang parses on the calling thread instead of an 8 MiB
+ * thread of its own, and the driver inherits a raised stack limit. */
+#define COMPILE_STACK_SIZE ((size_t)1 << 30)
+
+static void *serve(void *arg) {
+  (void)arg;
   for (;;) {
     struct wire in = {0}, out = {0};
     if (wire_recv(REQUEST_FD, &in, -1) != 0) break; /* the application is gone */
@@ -127,20 +134,52 @@ int main(int argc, char **argv) {
     const char *env = wire_get_bytes(&in, &env_len);
     if (env) wire_apply_aquila_env(env, env_len);
     switch (op) {
-    case WIRE_COMPILE: serve_compile(&in, &out); break;
-    case WIRE_LINK: serve_link(&in, &out); break;
-    case WIRE_FROM_BITCODE: serve_from_bitcode(&in, &out); break;
+    case WIRE_COMPILE:
+      serve_compile(&in, &out);
+      break;
+    case WIRE_LINK:
+      serve_link(&in, &out);
+      break;
+    case WIRE_FROM_BITCODE:
+      serve_from_bitcode(&in, &out);
+      break;
     case WIRE_HOST_TARGET: {
       const char *t = aquila_compiler_host_target();
       reply(&out, AQUILA_COMPILE_OK, "", t, strlen(t));
       break;
     }
-    default: reply(&out, AQUILA_COMPILE_FAILED, "error: internal: unknown request\n", NULL, 0);
+    default:
+      reply(&out, AQUILA_COMPILE_FAILED, "error: internal: unknown request\n", NULL, 0);
     }
     int sent = wire_send(REQUEST_FD, &out);
     wire_free(&in);
     wire_free(&out);
     if (sent != 0) break;
+  }
+  return NULL;
+}
+
+int main(int argc, char **argv) {
+  (void)argc;
+  (void)argv;
+  /* The application may ignore SIGPIPE or not; the helper never wants it. */
+  signal(SIGPIPE, SIG_IGN);
+  struct rlimit stack;
+  if (getrlimit(RLIMIT_STACK, &stack) == 0 && stack.rlim_cur != RLIM_INFINITY &&
+      stack.rlim_cur < COMPILE_STACK_SIZE) {
+    stack.rlim_cur = stack.rlim_max == RLIM_INFINITY || stack.rlim_max > COMPILE_STACK_SIZE
+                         ? COMPILE_STACK_SIZE
+                         : stack.rlim_max;
+    setrlimit(RLIMIT_STACK, &stack);
+  }
+  setenv("LIBCLANG_NOTHREADS", "1", 1);
+  pthread_attr_t attr;
+  pthread_t thread;
+  if (pthread_attr_init(&attr) == 0 && pthread_attr_setstacksize(&attr, COMPILE_STACK_SIZE) == 0 &&
+      pthread_create(&thread, &attr, serve, NULL) == 0) {
+    pthread_join(thread, NULL);
+  } else {
+    serve(NULL); /* no big stack to be had: the usual one */
   }
   return 0;
 }

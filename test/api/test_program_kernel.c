@@ -151,6 +151,47 @@ static void build_failure_log(void) {
   clReleaseProgram(p);
 }
 
+/* A sum of 50,000 terms nests that deep in clang's trees: with an 8 MiB
+ * stack clang itself crashed on it (the build failed with "the compiler
+ * process crashed"; pocl takes the application down). The compiler helper
+ * serves builds on a large stack, so it builds and computes. */
+static void deep_expression_builds(void) {
+  const unsigned terms = 50000;
+  size_t cap = 64 + (size_t)terms * 8;
+  char *src = malloc(cap);
+  REQUIRE(src);
+  size_t len = (size_t)snprintf(src, cap, "__kernel void sum(__global int *a) { a[0] = a[1]");
+  for (unsigned i = 1; i < terms; i++)
+    len += (size_t)snprintf(src + len, cap - len, "+a[%u]", 1 + i % 7);
+  snprintf(src + len, cap - len, "; }");
+  cl_int err;
+  const char *csrc = src;
+  cl_program p = clCreateProgramWithSource(context, 1, &csrc, NULL, &err);
+  free(src);
+  REQUIRE(p);
+  err = clBuildProgram(p, 1, &device, NULL, NULL, NULL);
+  CHECK_EQ_INT(err, CL_SUCCESS);
+  if (err != CL_SUCCESS) {
+    char log[2048] = "";
+    clGetProgramBuildInfo(p, device, CL_PROGRAM_BUILD_LOG, sizeof log, log, NULL);
+    printf("  log: %s\n", log);
+    clReleaseProgram(p);
+    return;
+  }
+  cl_kernel k = clCreateKernel(p, "sum", &err);
+  int host[8] = {0, 1, 1, 1, 1, 1, 1, 1};
+  cl_mem a =
+      clCreateBuffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof host, host, &err);
+  clSetKernelArg(k, 0, sizeof a, &a);
+  CHECK_EQ_INT(clEnqueueTask(queue, k, 0, NULL, NULL), CL_SUCCESS);
+  CHECK_EQ_INT(clEnqueueReadBuffer(queue, a, CL_TRUE, 0, sizeof host, host, 0, NULL, NULL),
+               CL_SUCCESS);
+  CHECK_EQ_INT(host[0], (int)terms);
+  clReleaseMemObject(a);
+  clReleaseKernel(k);
+  clReleaseProgram(p);
+}
+
 static int notify_calls;
 static void CL_CALLBACK build_notify(cl_program p, void *data) {
   notify_calls += *(int *)data;
@@ -406,7 +447,8 @@ static void binaries_of_every_kind(void) {
   CHECK(run_scale(object, 7.0f));
   clReleaseProgram(object);
 
-  cl_program lib = clLinkProgram(context, 0, NULL, "-create-library", 1, &compiled, NULL, NULL, &err);
+  cl_program lib =
+      clLinkProgram(context, 0, NULL, "-create-library", 1, &compiled, NULL, NULL, &err);
   REQUIRE(lib && err == CL_SUCCESS);
   cl_program lib_bin = program_from_binary_of(lib);
   REQUIRE(lib_bin);
@@ -801,6 +843,7 @@ int main(void) {
   RUN(build_and_info);
   RUN(create_with_source_errors);
   RUN(build_failure_log);
+  RUN(deep_expression_builds);
   RUN(build_options);
   RUN(defines);
   RUN(binaries);
