@@ -27,6 +27,7 @@
 #include "aquila/compiler.h"
 #include "cache.h"
 #include "strbuf.h"
+#include "util.h"
 #include "wire.h"
 
 extern char **environ;
@@ -402,6 +403,11 @@ static pthread_once_t host_once = PTHREAD_ONCE_INIT;
 static char host_target[128] = "x86_64-native:unknown";
 
 static void find_host_target(void) {
+  const char *level = cpu_target_override();
+  if (level) {
+    snprintf(host_target, sizeof host_target, "%s", level);
+    return;
+  }
   if (cache_load_host_target(host_target, sizeof host_target) == 0) return;
   struct wire req = {0}, reply = {0};
   struct strbuf log = {0};
