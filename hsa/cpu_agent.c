@@ -36,7 +36,8 @@
  * had given the agent (packets not yet taken, dispatches running or on the
  * deques) is the parent's. In the child (aq_cpu_agent_fork), the deques are
  * emptied, every queue's packets up to its write index are dropped and its
- * launched dispatches forgotten (their completion signals keep their
+ * launched dispatches forgotten (and freed: those on the deques and those
+ * the units and helpers were running; their completion signals keep their
  * values: a child that waits on one without a time-out waits forever, as
  * for any dispatch that never completes), and the counters of sleeping and
  * polling units, of helpers and of visits start again from zero. The units'
@@ -110,6 +111,9 @@ struct aq_compute_unit {
   void *group_segment; /* see group_segment_of */
   size_t group_segment_mapping;
   struct aq_fiber_pool *fibers;
+  /* The dispatch whose range it has taken (set under deque_lock) and not
+   * yet counted as done: a forked child frees the parent's dispatches. */
+  struct aq_dispatch *running;
   bool has_thread; /* units: its thread runs in this process */
   /* Helper slots only: 1 while a waiting thread uses the slot, and the
    * stack it runs work-groups on (made on first use). */
@@ -248,6 +252,7 @@ static bool deque_take(struct aq_compute_unit *cu, struct aq_range *out) {
   if (chunk < 1) chunk = 1;
   if (chunk > 64) chunk = 64;
   *out = *head;
+  cu->running = out->dispatch;
   if (chunk < size) {
     out->end = head->begin + chunk;
     head->begin += chunk;
@@ -345,7 +350,10 @@ static void *group_segment_of(struct aq_compute_unit *cu) {
   return cu->group_segment;
 }
 
+/* cu->running is d until d is freed: a thread woken by the completion
+ * signal may fork before then, and its child frees d (aq_cpu_agent_fork). */
 static void finish_dispatch(struct aq_compute_unit *cu, struct aq_dispatch *d) {
+  cu->running = d;
   struct aq_queue *q = d->queue;
   visit_begin(cu);
   aq_printf_flush();
@@ -358,6 +366,7 @@ static void finish_dispatch(struct aq_compute_unit *cu, struct aq_dispatch *d) {
     aq_cpu_agent_ring(q);
   }
   visit_end(cu);
+  cu->running = NULL;
   free(d);
 }
 
@@ -387,6 +396,8 @@ static void run_range(struct aq_compute_unit *cu, struct aq_range range) {
     d->kernel->run_workgroup(d->kernarg, &wg);
   }
   uint64_t done = range.end - range.begin;
+  /* Another unit may finish and free d once this range is counted. */
+  cu->running = NULL;
   if (atomic_fetch_sub_explicit(&d->groups_left, done, memory_order_acq_rel) == done)
     finish_dispatch(cu, d);
 }
@@ -903,6 +914,36 @@ static void restart_units(void) {
   pthread_mutex_unlock(&restart_lock);
 }
 
+static int compare_pointers(const void *a, const void *b) {
+  uintptr_t x = (uintptr_t) * (void *const *)a, y = (uintptr_t) * (void *const *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Frees the parent's dispatches that the child can find: those a unit or
+ * helper was running and those with ranges on a deque (one taken or stolen
+ * at the very moment of the fork may be in neither, and stays). Child only,
+ * before the deques are emptied. */
+static void free_parent_dispatches(void) {
+  size_t count = 0;
+  for (uint32_t i = 0; i < agent.slot_count; i++)
+    count += 1 + atomic_load(&agent.units[i].deque_count);
+  struct aq_dispatch **all = malloc(count * sizeof *all);
+  if (!all) return;
+  size_t n = 0;
+  for (uint32_t i = 0; i < agent.slot_count; i++) {
+    struct aq_compute_unit *cu = &agent.units[i];
+    if (cu->running) all[n++] = cu->running;
+    cu->running = NULL;
+    uint32_t ranges = atomic_load(&cu->deque_count);
+    for (uint32_t k = 0; k < ranges; k++)
+      all[n++] = cu->deque[(cu->deque_head + k) % AQ_DEQUE_CAPACITY].dispatch;
+  }
+  qsort(all, n, sizeof *all, compare_pointers);
+  for (size_t k = 0; k < n; k++)
+    if (k == 0 || all[k] != all[k - 1]) free(all[k]);
+  free(all);
+}
+
 /* Drops what the parent had given the queue: the packets not yet taken
  * (published or still being written by a thread that the child does not
  * have) and the count of launched dispatches, which no unit of the child
@@ -939,6 +980,7 @@ void aq_cpu_agent_fork(enum aq_fork_phase phase) {
   pthread_mutex_init(&restart_lock, NULL);
   pthread_mutex_init(&agent.table_lock, NULL);
   if (!agent.units) return; /* not started, or shut down */
+  free_parent_dispatches();
   for (uint32_t i = 0; i < agent.slot_count; i++) {
     struct aq_compute_unit *cu = &agent.units[i];
     pthread_mutex_init(&cu->deque_lock, NULL);
