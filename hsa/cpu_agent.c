@@ -119,6 +119,7 @@ struct aq_compute_unit {
    * stack it runs work-groups on (made on first use). */
   _Atomic uint32_t helper_owned;
   void *helper_stack;
+  unsigned helper_stack_id; /* AQ_STACK_REGISTER's */
 };
 
 static struct {
@@ -715,7 +716,11 @@ static struct aq_compute_unit *helper_claim(void) {
         munmap(stack, AQ_UNIT_STACK_SIZE + guard);
         stack = MAP_FAILED;
       }
-      if (stack != MAP_FAILED) cu->helper_stack = stack;
+      if (stack != MAP_FAILED) {
+        cu->helper_stack = stack;
+        cu->helper_stack_id =
+            AQ_STACK_REGISTER((char *)stack + guard, (char *)stack + guard + AQ_UNIT_STACK_SIZE);
+      }
     }
     if (!cu->helper_stack) {
       atomic_store(&cu->helper_owned, 0);
@@ -893,7 +898,10 @@ void aq_cpu_agent_stop(void) {
     struct aq_compute_unit *cu = &agent.units[i];
     aq_fiber_pool_destroy(cu->fibers);
     if (cu->group_segment) munmap(cu->group_segment, cu->group_segment_mapping);
-    if (cu->helper_stack) munmap(cu->helper_stack, AQ_UNIT_STACK_SIZE + helper_guard_size());
+    if (cu->helper_stack) {
+      AQ_STACK_DEREGISTER(cu->helper_stack_id);
+      munmap(cu->helper_stack, AQ_UNIT_STACK_SIZE + helper_guard_size());
+    }
     pthread_mutex_destroy(&cu->deque_lock);
   }
   free(agent.units);

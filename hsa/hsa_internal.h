@@ -180,6 +180,21 @@ bool aq_image_agent_info(uint32_t attribute, void *value);
  * or for major_table the first length bytes of hsa_ext_images_1_pfn_t. */
 size_t aq_image_table(bool major_table, void *table, size_t length);
 
+/* ---- stacks of our own (fibers, helpers) made known to Valgrind, so
+ * that memcheck takes a switch to one for a switch of stacks and not for a
+ * huge frame; no-ops unless the program runs under Valgrind. ---- */
+#if defined(__has_include)
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#define AQ_STACK_REGISTER(low, high) ((unsigned)VALGRIND_STACK_REGISTER((low), (high)))
+#define AQ_STACK_DEREGISTER(id) VALGRIND_STACK_DEREGISTER(id)
+#endif
+#endif
+#ifndef AQ_STACK_REGISTER
+#define AQ_STACK_REGISTER(low, high) ((void)(low), (void)(high), 0u)
+#define AQ_STACK_DEREGISTER(id) ((void)(id))
+#endif
+
 /* ---- fiber.c ---- */
 struct aq_fiber_pool;
 struct aq_fiber_pool *aq_fiber_pool_create(void);
