@@ -2,10 +2,10 @@
  * does) goes on using it in the child, and the parent too. The children
  * build programs (with the kernel cache off, so through a compiler process
  * of their own) and run kernels on queues made before the fork and after
- * it; one forks while a kernel of the parent is running, whose event must
- * fail in the child rather than leave a wait there hanging. The parent
- * waits for each child with a time limit: a hang fails the case instead of
- * hanging `make check`. */
+ * it; others fork while a kernel, or a native kernel on a scheduler worker,
+ * of the parent is running, whose event must fail in the child rather than
+ * leave a wait there hanging. The parent waits for each child with a time
+ * limit: a hang fails the case instead of hanging `make check`. */
 #include <errno.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -227,6 +227,51 @@ static void fork_while_kernel_runs(void) {
   CHECK(run_fill(queue, fill, 9, 9) == 0);
 }
 
+/* A native kernel that spins until the host releases it. */
+static int native_flags[2];
+static void CL_CALLBACK native_spin(void *args) {
+  (void)args;
+  __atomic_store_n(&native_flags[1], 1, __ATOMIC_RELEASE);
+  while (!__atomic_load_n(&native_flags[0], __ATOMIC_ACQUIRE)) {
+    struct timespec ts = {0, 100 * 1000};
+    nanosleep(&ts, NULL);
+  }
+}
+
+/* The process forks while a scheduler worker runs its native kernel, with
+ * a marker behind it: in the child both fail, and the queue goes on. */
+static void fork_while_native_kernel_runs(void) {
+  native_flags[0] = native_flags[1] = 0;
+  cl_event nev = NULL, mev = NULL;
+  REQUIRE(clEnqueueNativeKernel(queue, native_spin, NULL, 0, 0, NULL, NULL, 0, NULL, &nev) ==
+          CL_SUCCESS);
+  REQUIRE(clEnqueueMarker(queue, &mev) == CL_SUCCESS);
+  for (int i = 0; i < 60 * 1000 && !__atomic_load_n(&native_flags[1], __ATOMIC_ACQUIRE); i++) {
+    struct timespec ts = {0, 1000 * 1000};
+    nanosleep(&ts, NULL);
+  }
+  REQUIRE(__atomic_load_n(&native_flags[1], __ATOMIC_ACQUIRE) == 1);
+  fflush(stdout);
+  pid_t pid = fork();
+  if (pid == 0) {
+    CHILD_CHECK(clWaitForEvents(1, &nev) == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+    CHILD_CHECK(clWaitForEvents(1, &mev) == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+    CHILD_CHECK(clFinish(queue) == CL_SUCCESS);
+    CHILD_CHECK(run_fill(queue, fill, 2, 2) == 0);
+    clReleaseEvent(nev);
+    clReleaseEvent(mev);
+    CHILD_EXIT();
+  }
+  __atomic_store_n(&native_flags[0], 1, __ATOMIC_RELEASE);
+  CHECK(pid > 0);
+  CHECK_EQ_INT(clWaitForEvents(1, &nev), CL_SUCCESS);
+  CHECK_EQ_INT(clWaitForEvents(1, &mev), CL_SUCCESS);
+  if (pid > 0) CHECK_EQ_INT(wait_child(pid), 0);
+  clReleaseEvent(nev);
+  clReleaseEvent(mev);
+  CHECK(run_fill(queue, fill, 8, 1) == 0);
+}
+
 /* A child that never uses OpenCL and one that only exits: nothing to start. */
 static void fork_child_exits(void) {
   fflush(stdout);
@@ -249,6 +294,7 @@ int main(void) {
   printf("ok fork_after_kernel # skipped under ThreadSanitizer\n");
   printf("ok fork_twice # skipped under ThreadSanitizer\n");
   printf("ok fork_while_kernel_runs # skipped under ThreadSanitizer\n");
+  printf("ok fork_while_native_kernel_runs # skipped under ThreadSanitizer\n");
   printf("ok fork_child_exits # skipped under ThreadSanitizer\n");
   return 0;
 #endif
@@ -261,6 +307,7 @@ int main(void) {
   RUN(fork_after_kernel);
   RUN(fork_twice);
   RUN(fork_while_kernel_runs);
+  RUN(fork_while_native_kernel_runs);
   RUN(fork_child_exits);
   clReleaseKernel(fill);
   api_teardown();
