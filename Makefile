@@ -32,7 +32,7 @@ else
 SUDO := sudo
 endif
 
-.PHONY: all deps run check install uninstall clean format libs progs check-asan check-tsan
+.PHONY: all deps run check install uninstall clean format libs progs check-asan check-tsan check-valgrind
 all: deps libs progs
 
 # Installs what is missing, and only that. Cheap enough to run every time.

@@ -91,13 +91,15 @@ static void hash_host_cpu(struct hasher *h) {
 }
 
 /* What changes code without changing the program and stays fixed for the
- * process: Aquila's version, the builtin library, the compiler, the host CPU. */
+ * process: Aquila's version, the builtin library, the compiler, the host CPU
+ * and the target that AQUILA_CPU_TARGET puts in its place. */
 static void hash_environment(void) {
   struct hasher h = {0xcbf29ce484222325ull, 0x84222325cbf29ce4ull};
   hash_field(&h, AQUILA_VERSION);
   hash_field(&h, AQUILA_BUILTINS_HASH);
   hash_field(&h, AQUILA_COMPILER_HASH);
   hash_host_cpu(&h);
+  hash_field(&h, cpu_target_override());
   environment_hash = h;
 }
 

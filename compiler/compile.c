@@ -43,6 +43,11 @@ static pthread_once_t host_once = PTHREAD_ONCE_INIT;
 static char host_target[128];
 
 static void find_host_target(void) {
+  const char *level = cpu_target_override();
+  if (level) {
+    snprintf(host_target, sizeof host_target, "%s", level);
+    return;
+  }
   char *cpu = LLVMGetHostCPUName();
   snprintf(host_target, sizeof host_target, "x86_64-native:%s", cpu);
   LLVMDisposeMessage(cpu);

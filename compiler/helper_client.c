@@ -27,6 +27,7 @@
 #include "aquila/compiler.h"
 #include "cache.h"
 #include "strbuf.h"
+#include "util.h"
 #include "wire.h"
 
 extern char **environ;
@@ -62,8 +63,11 @@ static void pool_child_after_fork(void) {
   idle_helpers = NULL;
   pthread_mutex_init(&pool_lock, NULL);
 }
-static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
-static void register_atfork(void) {
+/* Registered when the library is loaded, before the runtime's handlers
+ * (runtime/fork.c): pthread_atfork runs prepare handlers in the reverse
+ * order, so the runtime waits for its own threads' busy sections (which may
+ * build a program from a callback) before the pool is locked. */
+__attribute__((constructor)) static void register_atfork(void) {
   pthread_atfork(pool_prepare_fork, pool_parent_after_fork, pool_child_after_fork);
 }
 
@@ -90,7 +94,6 @@ static void helper_destroy(struct helper *h) {
 }
 
 static struct helper *helper_start(struct strbuf *log, enum aquila_compile_status *status) {
-  pthread_once(&atfork_once, register_atfork);
   char *path = helper_path();
   int sv[2] = {-1, -1};
   int err_fd = memfd_create("aquila-compiler-stderr", MFD_CLOEXEC);
@@ -400,6 +403,11 @@ static pthread_once_t host_once = PTHREAD_ONCE_INIT;
 static char host_target[128] = "x86_64-native:unknown";
 
 static void find_host_target(void) {
+  const char *level = cpu_target_override();
+  if (level) {
+    snprintf(host_target, sizeof host_target, "%s", level);
+    return;
+  }
   if (cache_load_host_target(host_target, sizeof host_target) == 0) return;
   struct wire req = {0}, reply = {0};
   struct strbuf log = {0};

@@ -67,3 +67,11 @@ char *make_scratch_dir(void) {
   }
   return dir;
 }
+
+const char *cpu_target_override(void) {
+  static const char *const levels[] = {"x86-64-v2", "x86-64-v3", "x86-64-v4"};
+  const char *e = getenv("AQUILA_CPU_TARGET");
+  for (size_t i = 0; e && i < sizeof levels / sizeof levels[0]; i++)
+    if (!strcmp(e, levels[i])) return levels[i];
+  return NULL;
+}

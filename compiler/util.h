@@ -13,4 +13,9 @@ char *make_scratch_dir(void);
 /* Removes a scratch directory and everything in it. */
 void remove_scratch_dir(const char *dir);
 
+/* $AQUILA_CPU_TARGET when it names an x86-64 level (x86-64-v2, -v3, -v4):
+ * the target that replaces this CPU's own for the CPU device (make
+ * check-valgrind sets x86-64-v3, as Valgrind runs no AVX-512); else NULL. */
+const char *cpu_target_override(void);
+
 #endif

@@ -30,7 +30,22 @@
  * (scanning the queue table, launching a packet, or completing a dispatch of
  * that queue). Destroying a queue removes it from the table, waits for its
  * launched dispatches, then waits until every unit and helper has left the
- * visit it may have been in. */
+ * visit it may have been in.
+ *
+ * fork: the child has none of the units' threads, and the work the parent
+ * had given the agent (packets not yet taken, dispatches running or on the
+ * deques) is the parent's. In the child (aq_cpu_agent_fork), the deques are
+ * emptied, every queue's packets up to its write index are dropped and its
+ * launched dispatches forgotten (and freed: those on the deques and those
+ * the units and helpers were running; their completion signals keep their
+ * values: a child that waits on one without a time-out waits forever, as
+ * for any dispatch that never completes), and the counters of sleeping and
+ * polling units, of helpers and of visits start again from zero. The units'
+ * threads are started again by the first event that may give them work
+ * (agent_event), not in the fork handler: most children exec at once or
+ * never dispatch anything, and should not pay for a thread per processor;
+ * and starting them in the handler would run threads in the child before
+ * the application's own child handlers have set the process up. */
 #include "hsa_internal.h"
 
 #include <aquila/cpu_abi.h>
@@ -96,10 +111,15 @@ struct aq_compute_unit {
   void *group_segment; /* see group_segment_of */
   size_t group_segment_mapping;
   struct aq_fiber_pool *fibers;
+  /* The dispatch whose range it has taken (set under deque_lock) and not
+   * yet counted as done: a forked child frees the parent's dispatches. */
+  struct aq_dispatch *running;
+  bool has_thread; /* units: its thread runs in this process */
   /* Helper slots only: 1 while a waiting thread uses the slot, and the
    * stack it runs work-groups on (made on first use). */
   _Atomic uint32_t helper_owned;
   void *helper_stack;
+  unsigned helper_stack_id; /* AQ_STACK_REGISTER's */
 };
 
 static struct {
@@ -113,6 +133,8 @@ static struct {
   _Atomic uint32_t queue_slots; /* high-water mark of used slots */
   /* Bumped by every event that may give an idle unit work; futex word. */
   _Alignas(AQ_CACHE_LINE) _Atomic uint32_t event_seq;
+  /* 1 in a forked child until the units' threads are started again. */
+  _Atomic uint32_t units_missing;
   /* Units in the sleeping part of idle() (low half), and how many of them
    * a wake-up is on its way to (high half, never above the low half): one
    * word, so that both change together. */
@@ -121,6 +143,10 @@ static struct {
   _Atomic uint32_t recheck_barriers;
   _Atomic uint32_t stopping;
 } agent = {.table_lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* Serializes starting the units' threads again in a forked child. */
+static pthread_mutex_t restart_lock = PTHREAD_MUTEX_INITIALIZER;
+static void restart_units(void);
 
 static inline void cpu_relax(void) {
   __builtin_ia32_pause();
@@ -136,6 +162,8 @@ static inline void cpu_relax(void) {
  * sleeping or polling when the event is bumped looks at event_seq after
  * it, so it does not sleep through the event. */
 static void agent_event(int wake_count) {
+  if (__builtin_expect(atomic_load_explicit(&agent.units_missing, memory_order_relaxed), 0))
+    restart_units();
   atomic_fetch_add(&agent.event_seq, 1);
   /* The polling unit sees a single event by itself. */
   if (wake_count == 1 && atomic_load(&agent.spinners)) return;
@@ -225,6 +253,7 @@ static bool deque_take(struct aq_compute_unit *cu, struct aq_range *out) {
   if (chunk < 1) chunk = 1;
   if (chunk > 64) chunk = 64;
   *out = *head;
+  cu->running = out->dispatch;
   if (chunk < size) {
     out->end = head->begin + chunk;
     head->begin += chunk;
@@ -322,7 +351,10 @@ static void *group_segment_of(struct aq_compute_unit *cu) {
   return cu->group_segment;
 }
 
+/* cu->running is d until d is freed: a thread woken by the completion
+ * signal may fork before then, and its child frees d (aq_cpu_agent_fork). */
 static void finish_dispatch(struct aq_compute_unit *cu, struct aq_dispatch *d) {
+  cu->running = d;
   struct aq_queue *q = d->queue;
   visit_begin(cu);
   aq_printf_flush();
@@ -335,6 +367,7 @@ static void finish_dispatch(struct aq_compute_unit *cu, struct aq_dispatch *d) {
     aq_cpu_agent_ring(q);
   }
   visit_end(cu);
+  cu->running = NULL;
   free(d);
 }
 
@@ -364,6 +397,8 @@ static void run_range(struct aq_compute_unit *cu, struct aq_range range) {
     d->kernel->run_workgroup(d->kernarg, &wg);
   }
   uint64_t done = range.end - range.begin;
+  /* Another unit may finish and free d once this range is counted. */
+  cu->running = NULL;
   if (atomic_fetch_sub_explicit(&d->groups_left, done, memory_order_acq_rel) == done)
     finish_dispatch(cu, d);
 }
@@ -682,7 +717,11 @@ static struct aq_compute_unit *helper_claim(void) {
         munmap(stack, AQ_UNIT_STACK_SIZE + guard);
         stack = MAP_FAILED;
       }
-      if (stack != MAP_FAILED) cu->helper_stack = stack;
+      if (stack != MAP_FAILED) {
+        cu->helper_stack = stack;
+        cu->helper_stack_id =
+            AQ_STACK_REGISTER((char *)stack + guard, (char *)stack + guard + AQ_UNIT_STACK_SIZE);
+      }
     }
     if (!cu->helper_stack) {
       atomic_store(&cu->helper_owned, 0);
@@ -802,6 +841,27 @@ void aq_cpu_agent_help(struct aq_queue *queue, uint64_t packet_id, struct aq_sig
 
 /* ---- lifetime ---- */
 
+/* Starts the threads of the units that have none; returns false when one
+ * could not be started. */
+static bool start_unit_threads(void) {
+  for (uint32_t i = 0; i < agent.unit_count; i++) {
+    struct aq_compute_unit *cu = &agent.units[i];
+    if (cu->has_thread) continue;
+    cu->seen_event = atomic_load(&agent.event_seq) - 1;
+    if (!cu->fibers) cu->fibers = aq_fiber_pool_create();
+    /* Big stacks: work-groups split at barriers keep each private variable
+     * that lives across a barrier in an array with one element per
+     * work-item, on this stack. Only touched pages cost memory. */
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, AQ_UNIT_STACK_SIZE);
+    cu->has_thread = cu->fibers && pthread_create(&cu->thread, &attr, compute_unit_main, cu) == 0;
+    pthread_attr_destroy(&attr);
+    if (!cu->has_thread) return false;
+  }
+  return true;
+}
+
 hsa_status_t aq_cpu_agent_start(void) {
   uint32_t count = aq_agent_compute_unit_count();
   uint32_t slots = count + AQ_HELPER_SLOTS;
@@ -810,6 +870,7 @@ hsa_status_t aq_cpu_agent_start(void) {
   memset(agent.units, 0, sizeof(struct aq_compute_unit) * slots);
   agent.unit_count = count;
   atomic_store(&agent.stopping, 0);
+  atomic_store(&agent.units_missing, 0);
   atomic_store(&agent.queue_slots, 0);
   for (uint32_t i = 0; i < AQ_QUEUES_MAX; i++)
     atomic_store(&agent.queues[i], NULL);
@@ -819,27 +880,7 @@ hsa_status_t aq_cpu_agent_start(void) {
     agent.units[i].index = i;
   }
   agent.slot_count = slots;
-  uint32_t started = 0;
-  for (; started < count; started++) {
-    struct aq_compute_unit *cu = &agent.units[started];
-    cu->seen_event = atomic_load(&agent.event_seq) - 1;
-    cu->fibers = aq_fiber_pool_create();
-    /* Big stacks: work-groups split at barriers keep each private variable
-     * that lives across a barrier in an array with one element per
-     * work-item, on this stack. Only touched pages cost memory. */
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setstacksize(&attr, AQ_UNIT_STACK_SIZE);
-    int started = cu->fibers && pthread_create(&cu->thread, &attr, compute_unit_main, cu) == 0;
-    pthread_attr_destroy(&attr);
-    if (!started) {
-      aq_fiber_pool_destroy(cu->fibers);
-      cu->fibers = NULL;
-      break;
-    }
-  }
-  if (started < count) {
-    agent.unit_count = started;
+  if (!start_unit_threads()) {
     aq_cpu_agent_stop();
     return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
   }
@@ -853,18 +894,127 @@ void aq_cpu_agent_stop(void) {
   /* Every unit is joined before any unit's state goes: a running unit may
    * still be stealing from another's deque. */
   for (uint32_t i = 0; i < agent.unit_count; i++)
-    pthread_join(agent.units[i].thread, NULL);
+    if (agent.units[i].has_thread) pthread_join(agent.units[i].thread, NULL);
   for (uint32_t i = 0; i < agent.slot_count; i++) {
     struct aq_compute_unit *cu = &agent.units[i];
     aq_fiber_pool_destroy(cu->fibers);
     if (cu->group_segment) munmap(cu->group_segment, cu->group_segment_mapping);
-    if (cu->helper_stack) munmap(cu->helper_stack, AQ_UNIT_STACK_SIZE + helper_guard_size());
+    if (cu->helper_stack) {
+      AQ_STACK_DEREGISTER(cu->helper_stack_id);
+      munmap(cu->helper_stack, AQ_UNIT_STACK_SIZE + helper_guard_size());
+    }
     pthread_mutex_destroy(&cu->deque_lock);
   }
   free(agent.units);
   agent.units = NULL;
   agent.unit_count = 0;
   agent.slot_count = 0;
+  atomic_store(&agent.units_missing, 0);
+}
+
+/* ---- fork ---- */
+
+static void restart_units(void) {
+  pthread_mutex_lock(&restart_lock);
+  /* A unit that cannot be started now is tried again at the next event;
+   * meanwhile waiters that help run the work themselves. */
+  if (atomic_load(&agent.units_missing) && agent.units && start_unit_threads())
+    atomic_store(&agent.units_missing, 0);
+  pthread_mutex_unlock(&restart_lock);
+}
+
+static int compare_pointers(const void *a, const void *b) {
+  uintptr_t x = (uintptr_t) * (void *const *)a, y = (uintptr_t) * (void *const *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Frees the parent's dispatches that the child can find: those a unit or
+ * helper was running and those with ranges on a deque (one taken or stolen
+ * at the very moment of the fork may be in neither, and stays). Child only,
+ * before the deques are emptied. */
+static void free_parent_dispatches(void) {
+  size_t count = 0;
+  for (uint32_t i = 0; i < agent.slot_count; i++)
+    count += 1 + atomic_load(&agent.units[i].deque_count);
+  struct aq_dispatch **all = malloc(count * sizeof *all);
+  if (!all) return;
+  size_t n = 0;
+  for (uint32_t i = 0; i < agent.slot_count; i++) {
+    struct aq_compute_unit *cu = &agent.units[i];
+    if (cu->running) all[n++] = cu->running;
+    cu->running = NULL;
+    uint32_t ranges = atomic_load(&cu->deque_count);
+    for (uint32_t k = 0; k < ranges; k++)
+      all[n++] = cu->deque[(cu->deque_head + k) % AQ_DEQUE_CAPACITY].dispatch;
+  }
+  qsort(all, n, sizeof *all, compare_pointers);
+  for (size_t k = 0; k < n; k++)
+    if (k == 0 || all[k] != all[k - 1]) free(all[k]);
+  free(all);
+}
+
+/* Drops what the parent had given the queue: the packets not yet taken
+ * (published or still being written by a thread that the child does not
+ * have) and the count of launched dispatches, which no unit of the child
+ * will complete. Child only. */
+static void queue_forget_parent_work(struct aq_queue *q) {
+  uint64_t read = atomic_load(&q->read_index), write = atomic_load(&q->write_index);
+  uint32_t mask = q->public_queue.size - 1;
+  for (uint64_t index = read; index < write && index - read <= mask; index++)
+    *(uint16_t *)((char *)q->ring + (size_t)(index & mask) * 64u) = HSA_PACKET_TYPE_INVALID
+                                                                    << HSA_PACKET_HEADER_TYPE;
+  atomic_store(&q->read_index, write);
+  atomic_store(&q->inflight, 0);
+  atomic_store(&q->processing, 0);
+  atomic_store(&q->pending, 0);
+  unwatch_barrier(q);
+}
+
+void aq_cpu_agent_fork(enum aq_fork_phase phase) {
+  if (phase == AQ_FORK_PREPARE) {
+    /* The same order as everywhere else: no code holds two of these. */
+    pthread_mutex_lock(&restart_lock);
+    pthread_mutex_lock(&agent.table_lock);
+    for (uint32_t i = 0; i < agent.slot_count; i++)
+      pthread_mutex_lock(&agent.units[i].deque_lock);
+    return;
+  }
+  if (phase == AQ_FORK_PARENT) {
+    for (uint32_t i = agent.slot_count; i-- > 0;)
+      pthread_mutex_unlock(&agent.units[i].deque_lock);
+    pthread_mutex_unlock(&agent.table_lock);
+    pthread_mutex_unlock(&restart_lock);
+    return;
+  }
+  pthread_mutex_init(&restart_lock, NULL);
+  pthread_mutex_init(&agent.table_lock, NULL);
+  if (!agent.units) return; /* not started, or shut down */
+  free_parent_dispatches();
+  for (uint32_t i = 0; i < agent.slot_count; i++) {
+    struct aq_compute_unit *cu = &agent.units[i];
+    pthread_mutex_init(&cu->deque_lock, NULL);
+    /* The ranges were the parent's dispatches. */
+    cu->deque_head = 0;
+    atomic_store(&cu->deque_count, 0);
+    atomic_store(&cu->restricted_count, 0);
+    atomic_store(&cu->visit_seq, 0);
+    cu->visit_depth = 0;
+    /* A unit's fiber pool, or the one a helper was using, may have been in
+     * the middle of a work-group: new ones are made when needed. */
+    aq_fiber_pool_destroy(cu->fibers);
+    cu->fibers = NULL;
+    cu->has_thread = false;
+    atomic_store(&cu->helper_owned, 0);
+  }
+  atomic_store(&agent.sleep_state, 0);
+  atomic_store(&agent.spinners, 0);
+  atomic_store(&agent.recheck_barriers, 0);
+  uint32_t slots = atomic_load(&agent.queue_slots);
+  for (uint32_t k = 0; k < slots; k++) {
+    struct aq_queue *q = atomic_load(&agent.queues[k]);
+    if (q) queue_forget_parent_work(q);
+  }
+  if (!atomic_load(&agent.stopping)) atomic_store(&agent.units_missing, 1);
 }
 
 hsa_status_t aq_cpu_agent_add_queue(struct aq_queue *queue) {

@@ -30,6 +30,7 @@ struct aq_fiber_pool {
   void *scheduler_sp;
   void *fiber_sp[AQ_FIBER_MAX];
   uint8_t done[AQ_FIBER_MAX];
+  unsigned stack_ids[AQ_FIBER_MAX]; /* AQ_STACK_REGISTER's */
   aquila_workitem_fn fn;
   const void *kernarg;
   const struct aquila_workgroup *wg;
@@ -51,6 +52,8 @@ struct aq_fiber_pool *aq_fiber_pool_create(void) {
 
 void aq_fiber_pool_destroy(struct aq_fiber_pool *pool) {
   if (!pool) return;
+  for (uint32_t i = 0; i < pool->stacks_usable; i++)
+    AQ_STACK_DEREGISTER(pool->stack_ids[i]);
   munmap(pool->stacks, (size_t)AQ_FIBER_MAX * AQ_FIBER_STRIDE);
   free(pool);
 }
@@ -66,6 +69,7 @@ static bool ensure_stacks(struct aq_fiber_pool *pool, uint32_t count) {
     char *stack =
         pool->stacks + (size_t)pool->stacks_usable * AQ_FIBER_STRIDE + AQ_FIBER_GUARD_SIZE;
     if (mprotect(stack, AQ_FIBER_STACK_SIZE, PROT_READ | PROT_WRITE) != 0) return false;
+    pool->stack_ids[pool->stacks_usable] = AQ_STACK_REGISTER(stack, stack + AQ_FIBER_STACK_SIZE);
     pool->stacks_usable++;
   }
   return true;

@@ -22,6 +22,15 @@ static struct handle_entry *entries;
 static size_t capacity; /* a power of two, or 0 before the first add */
 static size_t live_count;
 
+void aq_handle_fork(enum aq_fork_phase phase) {
+  if (phase == AQ_FORK_PREPARE)
+    pthread_mutex_lock(&registry_lock);
+  else if (phase == AQ_FORK_PARENT)
+    pthread_mutex_unlock(&registry_lock);
+  else
+    pthread_mutex_init(&registry_lock, NULL);
+}
+
 static size_t home_slot(uintptr_t address, size_t table_capacity) {
   /* Fibonacci hashing: the high bits of the product mix every address bit. */
   uint64_t h = (uint64_t)address * 0x9e3779b97f4a7c15ull;

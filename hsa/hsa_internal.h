@@ -161,12 +161,39 @@ void aq_cpu_agent_watched_signal_changed(void);
 void aq_cpu_agent_help(struct aq_queue *queue, uint64_t packet_id, struct aq_signal *signal,
                        hsa_signal_condition_t condition, hsa_signal_value_t compare_value);
 
+/* ---- fork (runtime.c registers these with pthread_atfork at the first
+ * hsa_init): before a fork each module takes its global locks, so that the
+ * child gets them in a consistent state; after it the parent releases them
+ * and the child, whose only thread is the one that forked, makes them anew
+ * and forgets the state of the parent's other threads (cpu_agent.c). ---- */
+enum aq_fork_phase { AQ_FORK_PREPARE, AQ_FORK_PARENT, AQ_FORK_CHILD };
+void aq_cpu_agent_fork(enum aq_fork_phase phase);
+void aq_signal_fork(enum aq_fork_phase phase);
+void aq_queue_fork(enum aq_fork_phase phase);
+void aq_handle_fork(enum aq_fork_phase phase);
+void aq_memory_fork(enum aq_fork_phase phase);
+
 /* ---- image.c ---- */
 /* Answers the HSA_EXT_AGENT_INFO_* image attributes; false for others. */
 bool aq_image_agent_info(uint32_t attribute, void *value);
 /* Copies the images extension's function table: hsa_ext_images_1_00_pfn_t,
  * or for major_table the first length bytes of hsa_ext_images_1_pfn_t. */
 size_t aq_image_table(bool major_table, void *table, size_t length);
+
+/* ---- stacks of our own (fibers, helpers) made known to Valgrind, so
+ * that memcheck takes a switch to one for a switch of stacks and not for a
+ * huge frame; no-ops unless the program runs under Valgrind. ---- */
+#if defined(__has_include)
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#define AQ_STACK_REGISTER(low, high) ((unsigned)VALGRIND_STACK_REGISTER((low), (high)))
+#define AQ_STACK_DEREGISTER(id) VALGRIND_STACK_DEREGISTER(id)
+#endif
+#endif
+#ifndef AQ_STACK_REGISTER
+#define AQ_STACK_REGISTER(low, high) ((void)(low), (void)(high), 0u)
+#define AQ_STACK_DEREGISTER(id) ((void)(id))
+#endif
 
 /* ---- fiber.c ---- */
 struct aq_fiber_pool;

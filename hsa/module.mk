@@ -25,7 +25,7 @@ LIBS += $(BUILD)/libaquila_hsa.a $(BUILD)/libaquila-hsa.so
 # Tests: hand-written CPU code objects, and programs using only the public API.
 HSA_TEST_KERNELS := $(patsubst test/hsa/kernels/%.c,$(BUILD)/test/hsa/%.so,$(wildcard test/hsa/kernels/*.c))
 HSA_TEST_NAMES   := test_runtime test_signal test_queue test_dispatch test_executable test_image \
-                    test_cu_mask test_help
+                    test_cu_mask test_help test_fork
 HSA_TESTS        := $(addprefix $(BUILD)/test/hsa/,$(HSA_TEST_NAMES))
 HSA_BENCH        := $(BUILD)/test/hsa/bench_dispatch
 

@@ -25,6 +25,15 @@ static struct aq_queue *queue_pool_head, *queue_pool_tail;
 /* Bytes of ring mapped by all live queues, against queue_memory_limit(). */
 static size_t queue_memory_used;
 
+void aq_queue_fork(enum aq_fork_phase phase) {
+  if (phase == AQ_FORK_PREPARE)
+    pthread_mutex_lock(&queue_pool_lock);
+  else if (phase == AQ_FORK_PARENT)
+    pthread_mutex_unlock(&queue_pool_lock);
+  else
+    pthread_mutex_init(&queue_pool_lock, NULL);
+}
+
 struct aq_queue *aq_queue_from_public(const hsa_queue_t *queue) {
   struct aq_queue *q = (struct aq_queue *)queue;
   if (!aq_handle_plausible((uintptr_t)q, AQ_CACHE_LINE) ||

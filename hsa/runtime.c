@@ -24,8 +24,48 @@ uint64_t aq_now_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* fork: the child of a process that used the runtime keeps using it. Every
+ * global lock is taken before the fork (runtime_lock first, as hsa_init
+ * and hsa_shut_down take it around the others) so that no other thread
+ * holds one at the moment of the fork; the child, where only the forking
+ * thread exists, makes them anew, and the CPU agent forgets its compute
+ * units' threads and the parent's work, and starts new threads when work
+ * comes (cpu_agent.c). */
+static void fork_prepare(void) {
+  pthread_mutex_lock(&runtime_lock);
+  aq_cpu_agent_fork(AQ_FORK_PREPARE);
+  aq_signal_fork(AQ_FORK_PREPARE);
+  aq_queue_fork(AQ_FORK_PREPARE);
+  aq_handle_fork(AQ_FORK_PREPARE);
+  aq_memory_fork(AQ_FORK_PREPARE);
+}
+
+static void fork_parent(void) {
+  aq_memory_fork(AQ_FORK_PARENT);
+  aq_handle_fork(AQ_FORK_PARENT);
+  aq_queue_fork(AQ_FORK_PARENT);
+  aq_signal_fork(AQ_FORK_PARENT);
+  aq_cpu_agent_fork(AQ_FORK_PARENT);
+  pthread_mutex_unlock(&runtime_lock);
+}
+
+static void fork_child(void) {
+  pthread_mutex_init(&runtime_lock, NULL);
+  aq_memory_fork(AQ_FORK_CHILD);
+  aq_handle_fork(AQ_FORK_CHILD);
+  aq_queue_fork(AQ_FORK_CHILD);
+  aq_signal_fork(AQ_FORK_CHILD);
+  aq_cpu_agent_fork(AQ_FORK_CHILD);
+}
+
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+static void register_atfork(void) {
+  pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
 hsa_status_t hsa_init(void) {
   hsa_status_t status = HSA_STATUS_SUCCESS;
+  pthread_once(&atfork_once, register_atfork);
   pthread_mutex_lock(&runtime_lock);
   uint32_t count = atomic_load(&runtime_refcount);
   if (count >= AQ_REFCOUNT_MAX) {

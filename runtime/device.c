@@ -62,9 +62,17 @@ void device_release_signal(cl_device_id d, hsa_signal_t s) {
 }
 
 /* Completes dispatched kernels in submission order. Waiting on the oldest
- * signal blocks in the HSA runtime (futex), so an idle device costs nothing. */
+ * signal blocks in the HSA runtime (futex), so an idle device costs nothing.
+ * An event stays on the list until the watcher, inside a busy section
+ * (fork.c), has completed it: at a fork, every kernel the watcher has not
+ * completed is on the list. */
+/* The device this thread watches: a watcher whose callback forks goes on
+ * watching in the child. */
+static _Thread_local cl_device_id watching;
+
 static void *watcher_main(void *arg) {
   cl_device_id d = arg;
+  watching = d;
   for (;;) {
     pthread_mutex_lock(&d->inflight_lock);
     while (!d->inflight_head)
@@ -73,6 +81,7 @@ static void *watcher_main(void *arg) {
     pthread_mutex_unlock(&d->inflight_lock);
     hsa_signal_wait_scacquire(ev->u.ndrange.signal, HSA_SIGNAL_CONDITION_EQ, 0, UINT64_MAX,
                               HSA_WAIT_STATE_BLOCKED);
+    runtime_busy_begin();
     pthread_mutex_lock(&d->inflight_lock);
     d->inflight_head = ev->inflight_next;
     if (!d->inflight_head) d->inflight_tail = NULL;
@@ -81,16 +90,22 @@ static void *watcher_main(void *arg) {
     /* Only now, when no waiter can still be looking at it, is the signal reusable. */
     device_release_signal(d, ev->u.ndrange.signal);
     event_release_internal(ev);
+    runtime_busy_end();
   }
   return NULL;
 }
 
-void device_start_watcher(cl_device_id d) {
+/* Caller holds d->inflight_lock, or is platform_init. */
+static void start_watcher(cl_device_id d) {
   pthread_attr_t attr;
   pthread_attr_init(&attr);
   pthread_attr_setstacksize(&attr, 256 * 1024);
-  pthread_create(&d->watcher, &attr, watcher_main, d);
+  d->watcher_running = pthread_create(&d->watcher, &attr, watcher_main, d) == 0;
   pthread_attr_destroy(&attr);
+}
+
+void device_start_watcher(cl_device_id d) {
+  start_watcher(d);
 }
 
 /* The watcher holds a reference until it has completed the event. */
@@ -99,6 +114,8 @@ void device_watch(cl_device_id d, cl_event ev) {
   object_retain(&ev->header);
   ev->inflight_next = NULL;
   pthread_mutex_lock(&d->inflight_lock);
+  /* In a forked child, the first kernel starts the watcher again. */
+  if (!d->watcher_running) start_watcher(d);
   if (d->inflight_tail)
     d->inflight_tail->inflight_next = ev;
   else
@@ -106,6 +123,32 @@ void device_watch(cl_device_id d, cl_event ev) {
   d->inflight_tail = ev;
   pthread_cond_signal(&d->inflight_cond);
   pthread_mutex_unlock(&d->inflight_lock);
+}
+
+/* At a fork: the in-flight list and the signal pool are taken, so that no
+ * thread is changing them; in the child the kernels on the list are the
+ * parent's (fork.c) and the watcher starts again with the next one. */
+void device_fork(cl_device_id d, enum runtime_fork_phase phase) {
+  if (phase == RUNTIME_FORK_PREPARE) {
+    pthread_mutex_lock(&d->inflight_lock);
+    pthread_mutex_lock(&d->signal_lock);
+    return;
+  }
+  if (phase == RUNTIME_FORK_PARENT) {
+    pthread_mutex_unlock(&d->signal_lock);
+    pthread_mutex_unlock(&d->inflight_lock);
+    return;
+  }
+  pthread_mutex_init(&d->inflight_lock, NULL);
+  pthread_cond_init(&d->inflight_cond, NULL);
+  pthread_mutex_init(&d->signal_lock, NULL);
+  d->watcher_running = watching == d;
+  cl_event ev = d->inflight_head;
+  d->inflight_head = d->inflight_tail = NULL;
+  for (cl_event next; ev; ev = next) {
+    next = ev->inflight_next;
+    fork_abandon(ev, d);
+  }
 }
 
 /* CL_DEVICE_TYPE_ALL is 0xFFFFFFFF, so a value with all of its bits set

@@ -63,7 +63,11 @@ void command_execute(cl_event ev) {
     break;
   }
   case COMMAND_NATIVE:
+    /* The application's function may run long: a fork meanwhile need not
+     * wait for it (fork.c). */
+    runtime_busy_end();
     ev->u.native.fn(ev->u.native.args);
+    runtime_busy_begin();
     break;
   default:
     break;

@@ -81,6 +81,7 @@ static void init_platform(void) {
   }
   hsa_iterate_agents(add_cpu_agent, NULL);
   for (cl_uint i = 0; i < aquila_num_devices; i++) device_start_watcher(&aquila_devices[i]);
+  runtime_register_atfork();
   debug_log("platform up with %u device(s)", aquila_num_devices);
 }
 

@@ -86,8 +86,10 @@ struct _cl_device_id {
   uint64_t global_mem_size;
   uint64_t local_mem_size;
   char name[128];
-  /* The completion watcher: notices finished kernel dispatches. */
+  /* The completion watcher: notices finished kernel dispatches. Started
+   * with the platform, and again by the first kernel of a forked child. */
   pthread_t watcher;
+  int watcher_running; /* under inflight_lock */
   pthread_mutex_t inflight_lock;
   pthread_cond_t inflight_cond;
   struct _cl_event *inflight_head, *inflight_tail;
@@ -356,6 +358,20 @@ void event_release_internal(cl_event ev);
 void event_hand_out(cl_event ev, cl_event *out);
 
 void scheduler_push_ready(cl_event ev);
+
+/* fork (fork.c). The scheduler's workers and the devices' watchers complete
+ * commands inside busy sections, which a fork waits for; sections nest. */
+void runtime_busy_begin(void);
+void runtime_busy_end(void);
+/* Registers the fork handlers; platform_init calls it after hsa_init. */
+void runtime_register_atfork(void);
+enum runtime_fork_phase { RUNTIME_FORK_PREPARE, RUNTIME_FORK_PARENT, RUNTIME_FORK_CHILD };
+void scheduler_fork(enum runtime_fork_phase phase);
+void device_fork(cl_device_id d, enum runtime_fork_phase phase);
+/* From a child handler: ev's command was the parent's, in flight at the
+ * fork; the child completes it. watcher: the device whose watcher list held
+ * it (a kernel: its reference and signal go too), or NULL. */
+void fork_abandon(cl_event ev, cl_device_id watcher);
 void ndrange_submit(cl_event ev);
 void device_watch(cl_device_id d, cl_event ev);
 

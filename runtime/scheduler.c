@@ -18,18 +18,32 @@ static struct ready_node {
   cl_event ev;
   struct ready_node *next;
 } *ready_head, *ready_tail;
+/* The command each worker has taken and not finished (under ready_lock):
+ * a forked child completes it, as the worker that had it is not there. */
+static cl_event running[NUM_WORKERS];
+/* A worker's own slot: a worker whose callback forks goes on in the child
+ * with the command it has. */
+static _Thread_local cl_event *own_slot;
 
 static void *worker_main(void *arg) {
+  cl_event *current = arg;
+  own_slot = current;
   for (;;) {
     pthread_mutex_lock(&ready_lock);
     while (!ready_head) pthread_cond_wait(&ready_cond, &ready_lock);
     struct ready_node *n = ready_head;
     ready_head = n->next;
     if (!ready_head) ready_tail = NULL;
-    pthread_mutex_unlock(&ready_lock);
     cl_event ev = n->ev;
+    *current = ev;
+    pthread_mutex_unlock(&ready_lock);
     free(n);
+    runtime_busy_begin();
     command_execute(ev);
+    pthread_mutex_lock(&ready_lock);
+    *current = NULL;
+    pthread_mutex_unlock(&ready_lock);
+    runtime_busy_end();
   }
   return NULL;
 }
@@ -40,10 +54,37 @@ static void start_workers(void) {
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setstacksize(&attr, 256 * 1024);
-    pthread_create(&t, &attr, worker_main, NULL);
+    pthread_create(&t, &attr, worker_main, &running[i]);
     pthread_attr_destroy(&attr);
     pthread_detach(t);
   }
+}
+
+/* In a forked child the commands that were ready or running belong to the
+ * parent (fork.c), and the workers start again with the next command. */
+void scheduler_fork(enum runtime_fork_phase phase) {
+  if (phase == RUNTIME_FORK_PREPARE) {
+    pthread_mutex_lock(&ready_lock);
+    return;
+  }
+  if (phase == RUNTIME_FORK_PARENT) {
+    pthread_mutex_unlock(&ready_lock);
+    return;
+  }
+  static const pthread_once_t once_init = PTHREAD_ONCE_INIT;
+  workers_once = once_init;
+  pthread_mutex_init(&ready_lock, NULL);
+  pthread_cond_init(&ready_cond, NULL);
+  for (int i = 0; i < NUM_WORKERS; i++) {
+    if (running[i] && &running[i] != own_slot) fork_abandon(running[i], NULL);
+    if (&running[i] != own_slot) running[i] = NULL;
+  }
+  for (struct ready_node *n = ready_head, *next; n; n = next) {
+    next = n->next;
+    fork_abandon(n->ev, NULL);
+    free(n);
+  }
+  ready_head = ready_tail = NULL;
 }
 
 void scheduler_push_ready(cl_event ev) {

@@ -1,6 +1,7 @@
 # Sanitizer builds: `make check-asan` / `make check-tsan` build the project a
 # second time, instrumented, into build-asan/ or build-tsan/, and run the API
-# and HSA tests there through the system ICD loader.
+# and HSA tests there through the system ICD loader. `make check-valgrind`
+# runs the same tests under Valgrind's memcheck, on the ordinary build.
 #
 # Under ASan the API test programs and libOpenCL.so.1 are not instrumented
 # (an application is not either); the instrumented code is libaquila.so, which the
@@ -84,3 +85,48 @@ check-tsan:
 san-check: deps $(LIBS) $(SAN_TESTS) $(SAN_WRAPPERS)
 	@$(LOADER_ENV) BUILD=$(BUILD) AQUILA_CACHE_DIR=$(abspath $(BUILD))/kernel-cache $(SAN_ENV) \
 	  sh test/run-tests.sh $(SAN_WRAPPERS)
+
+# ---- make check-valgrind --------------------------------------------------
+# The API and HSA test programs, the compiler's end-to-end tests, the image
+# builtins and the fat binary reader, and everything they load (the ICD loader,
+# libaquila.so, libaquila-hsa.so, the code objects), run under memcheck; so
+# do the children they fork. The compiler helper processes that libaquila.so
+# spawns do not (--trace-children=no: they are another program, posix_spawned,
+# and LLVM under memcheck would take hours; the compiler runs under Valgrind
+# in test_compiler through clfatbin). Valgrind 3.19 does not emulate AVX-512,
+# so AQUILA_CPU_TARGET=x86-64-v3 has the kernels built for AVX2 instead of
+# for this CPU (glibc picks its own functions by the CPUID that Valgrind
+# shows). A memcheck error makes the program exit with 66 (run-tests.sh
+# counts it as a failure); definite and indirect leaks are errors too;
+# test/valgrind.supp lists what is left out, only in third-party code, each
+# entry with its reason. --fair-sched: the compute units and the tests wait
+# by spinning at times, and Valgrind runs one thread at a time.
+# --max-stackframe: a work-group may move its stack pointer by tens of MiB
+# at once (context arrays of kernels split at barriers, on the units' and
+# helpers' 64 MiB stacks); memcheck would take that for a switch of stacks.
+# Left out: the builtin library's numeric tests (test-builtins,
+# test-math-device), which compare results with glibc's long double and set
+# rounding modes: Valgrind computes x87 long doubles in 64 bits and runs SSE
+# code in round-to-nearest only, so their references and conversions come
+# out wrong there (no memcheck error in them).
+VG_TESTS := $(SAN_TESTS) $(BUILD)/test/compiler/test_compiler $(BUILD)/test/compiler/test_vectorize \
+            $(BUILD)/test/builtins/test-images $(BUILD)/test/fatbin/test_fatbin
+VG_OPTIONS := --tool=memcheck -q --error-exitcode=66 --trace-children=no \
+              --child-silent-after-fork=no --leak-check=full --show-leak-kinds=definite,indirect \
+              --errors-for-leak-kinds=definite,indirect --fair-sched=yes --num-callers=40 \
+              --max-stackframe=67108864 \
+              --suppressions=$(abspath test/valgrind.supp)
+# Per test program: memcheck is 20 to 50 times slower.
+VG_TIMEOUT ?= 3600
+VG_WRAPPERS := $(patsubst $(BUILD)/test/%,$(BUILD)/vg-run/%,$(VG_TESTS))
+
+$(BUILD)/vg-run/%: $(BUILD)/test/% test/sanitize.mk
+	@mkdir -p $(dir $@)
+	@printf '#!/bin/sh\nexec valgrind %s %s "$$@"\n' "$(VG_OPTIONS)" "$(abspath $<)" > $@
+	@chmod +x $@
+
+.PHONY: check-valgrind
+check-valgrind: deps $(LIBS) $(VG_TESTS) $(VG_WRAPPERS)
+	@$(LOADER_ENV) BUILD=$(BUILD) AQUILA_CACHE_DIR=$(abspath $(BUILD))/kernel-cache-valgrind \
+	  AQUILA_CPU_TARGET=x86-64-v3 AQUILA_TEST_TIMEOUT=$(VG_TIMEOUT) \
+	  sh test/run-tests.sh $(VG_WRAPPERS)

@@ -208,8 +208,30 @@ static const struct aquila_kernel_descriptor whoami = {
     .name = "whoami",
 };
 
+/* ---- spin: says it started, then runs until released ---- */
+struct spin_args {
+  uint32_t *started;
+  const uint32_t *release;
+};
+
+static void spin_group(const void *kernarg, const struct aquila_workgroup *wg) {
+  const struct spin_args *args = kernarg;
+  (void)wg;
+  __atomic_store_n(args->started, 1, __ATOMIC_RELEASE);
+  while (!__atomic_load_n(args->release, __ATOMIC_ACQUIRE)) {
+  }
+}
+
+static const struct aquila_kernel_descriptor spin = {
+    .abi_version = AQUILA_CPU_ABI_VERSION,
+    .kernarg_size = sizeof(struct spin_args),
+    .kernarg_alignment = 8,
+    .run_workgroup = spin_group,
+    .name = "spin",
+};
+
 static const struct aquila_kernel_descriptor *const kernels[] = {
-    &vector_add, &empty, &record, &group_memory, &barrier, &uneven, &whoami,
+    &vector_add, &empty, &record, &group_memory, &barrier, &uneven, &whoami, &spin,
 };
 
 __attribute__((visibility("default"))) const struct aquila_kernel_table __aquila_kernel_table = {
