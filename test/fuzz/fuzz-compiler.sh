@@ -39,7 +39,8 @@
 #   FUZZ_TIMEOUT      seconds for one run on Aquila or pocl (default 120)
 #   FUZZ_REF_TIMEOUT  seconds for one run on Oclgrind (default 120)
 #   FUZZ_SMALL        1 (default): CLSmith --small (at most 3 functions, shallow
-#                     blocks and expressions, small arrays); 0: full-size programs
+#                     blocks and expressions, small arrays), except in modes with
+#                     --atomics, where --small breaks CLSmith; 0: full-size programs
 #   FUZZ_GROUPS       work-groups a launch at most (default 2; 0: CLSmith's own
 #                     geometry, up to 10000 work-items): see fit_geometry
 #   FUZZ_JOBS         kernels at once (default 2: builds are single-threaded)
@@ -163,8 +164,9 @@ SMALL=""
 run_on() {
   local t0 t1 rc
   t0=$(date +%s%N)
-  (cd "$WORK" && OCL_ICD_VENDORS=$2 timeout -k 5 "$3" "$LAUNCHER" -f kernel.cl -p 0 -d 0 \
-    -i "$INC" >"$1.out" 2>"$1.err")
+  # (The outer subshell keeps bash's "Segmentation fault" line off the log.)
+  ( (cd "$WORK" && OCL_ICD_VENDORS=$2 timeout -k 5 "$3" "$LAUNCHER" -f kernel.cl -p 0 -d 0 \
+    -i "$INC" >"$1.out" 2>"$1.err")) 2>/dev/null
   rc=$?
   t1=$(date +%s%N)
   ELAPSED=$(((t1 - t0) / 1000000))
@@ -226,12 +228,15 @@ fuzz_one() {
   k0=$(date +%s)
   # CLSmith itself crashes on some seeds (most of those of --divergence): the
   # next seed of the same slot is SEED + 1000000, up to 20 tries.
-  local tries=0
+  # CLSmith's --small drops variables that its atomic sections still use
+  # (undeclared identifiers in most kernels): not with --atomics.
+  local tries=0 small=$SMALL
+  case " $(mode_flags "$m") " in *" --atomics "*) small="" ;; esac
   while :; do
     rm -f "$WORK"/*
     # shellcheck disable=SC2046
-    (cd "$WORK" && timeout 120 "$GEN" --seed "$seed" $SMALL $(mode_flags "$m") \
-      --output_file kernel.cl >gen.log 2>&1) && [ -s "$WORK/kernel.cl" ] && break
+    ( (cd "$WORK" && timeout 120 "$GEN" --seed "$seed" $small $(mode_flags "$m") \
+      --output_file kernel.cl >gen.log 2>&1)) 2>/dev/null && [ -s "$WORK/kernel.cl" ] && break
     echo "$seed" >>"$RUN_DIR/$m.generator-failed"
     tries=$((tries + 1))
     [ $tries -ge 20 ] && { echo "[$m] $seed: CLSmith failed 20 times"; return; }
