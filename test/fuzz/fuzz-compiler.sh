@@ -21,7 +21,8 @@
 #   one-ref-differs  only one reference gave a result and Aquila differs from it
 #   no-reference   neither reference gave a result; Aquila finished, or failed
 #                  the way they did (not counted against Aquila)
-#   all-timeout    all three ran out of time
+#   all-timeout    all three ran out of time (Oclgrind is not run where Aquila
+#                  and pocl both did)
 #
 # Every kernel whose outcome is not "agree" is kept with the three outputs and
 # error streams under $FUZZ_OUT/<run>/<mode>/<outcome>/<seed>/; each has a
@@ -248,15 +249,23 @@ fuzz_one() {
   A=$STATUS Abuilt=$BUILT At=$ELAPSED
   run_on pocl "$POCL_ICD" "$FUZZ_TIMEOUT"
   P=$STATUS Pbuilt=$BUILT Pt=$ELAPSED
-  run_on oclgrind "$OCLGRIND_ICD" "$FUZZ_REF_TIMEOUT"
-  O=$STATUS Obuilt=$BUILT Ot=$ELAPSED
+  # Where Aquila and pocl both ran out of time, the interpreter would too: it
+  # is not run (its status reads "skipped").
+  if [ "$A" = timeout ] && [ "$P" = timeout ]; then
+    : >"$WORK/oclgrind.out"
+    echo "not run: Aquila and pocl ran out of time" >"$WORK/oclgrind.err"
+    O=skipped Obuilt=0 Ot=0
+  else
+    run_on oclgrind "$OCLGRIND_ICD" "$FUZZ_REF_TIMEOUT"
+    O=$STATUS Obuilt=$BUILT Ot=$ELAPSED
+  fi
   note=""
   case $A in
   crash-*) out=crash ;;
   timeout)
     if [ "$P" = ok ] || [ "$O" = ok ]; then
       out=hang
-    elif [ "$P" = timeout ] && [ "$O" = timeout ]; then
+    elif [ "$P" = timeout ] && [ "$O" = timeout -o "$O" = skipped ]; then
       out=all-timeout
     else
       out=no-reference
