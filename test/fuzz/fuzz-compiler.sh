@@ -26,7 +26,9 @@
 #
 # Every kernel whose outcome is not "agree" is kept with the three outputs and
 # error streams under $FUZZ_OUT/<run>/<mode>/<outcome>/<seed>/; each has a
-# rerun.sh. The last lines are a table of outcomes per mode.
+# rerun.sh. The last lines are a table of outcomes per mode (for a stopped
+# run: fuzz-compiler.sh --summary $FUZZ_OUT/<run>). To stop a run early, end
+# the make (its process group): the table is then missing, the logs are not.
 #
 # Settings (environment):
 #   CLSMITH           CLSmith's build folder or install prefix (required): CLSmith
@@ -49,6 +51,34 @@
 #   FUZZ_OUT          results folder (default $BUILD/fuzz/compiler)
 #   AQUILA_ICD, POCL_ICD, OCLGRIND_LIB   the three platforms
 set -u
+
+OUTCOMES="agree wrong crash hang build error ref-disagree one-ref-differs no-reference all-timeout"
+
+# summary RUN_DIR: the table of outcomes per mode, from the run's MODE.log files.
+summary() {
+  printf '| mode | kernels'
+  for o in $OUTCOMES; do printf ' | %s' "$o"; done
+  printf ' | s a kernel |\n|---|---'
+  for o in $OUTCOMES; do printf '|---'; done
+  printf '|---|\n'
+  for f in "$1"/*.log; do
+    [ -e "$f" ] || continue
+    m=$(basename "$f" .log)
+    awk -v m="$m" -v outcomes="$OUTCOMES" '
+      { n++; c[$2]++; t += $3 }
+      END {
+        printf "| %s | %d", m, n
+        k = split(outcomes, o, " ")
+        for (i = 1; i <= k; i++) printf " | %d", c[o[i]]
+        printf " | %.1f |\n", n ? t / n : 0
+      }' "$f"
+  done
+}
+# fuzz-compiler.sh --summary RUN_DIR: the table of an earlier or stopped run.
+if [ "${1:-}" = --summary ]; then
+  summary "$2"
+  exit 0
+fi
 
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 : "${BUILD:=$TOP/build}"
@@ -362,24 +392,7 @@ TOTAL=$(($(date +%s) - START))
 
 echo
 echo "fuzz-compiler: ${TOTAL}s, seeds from $FUZZ_SEED, CLSmith ${SMALL:-full-size}; results in $RUN_DIR"
-{
-  printf '| mode | kernels'
-  for o in $OUTCOMES; do printf ' | %s' "$o"; done
-  printf ' | s a kernel |\n|---|---'
-  for o in $OUTCOMES; do printf '|---'; done
-  printf '|---|\n'
-  for m in $FUZZ_MODES; do
-    touch "$RUN_DIR/$m.log"
-    awk -v m="$m" -v outcomes="$OUTCOMES" '
-      { n++; c[$2]++; t += $3 }
-      END {
-        printf "| %s | %d", m, n
-        k = split(outcomes, o, " ")
-        for (i = 1; i <= k; i++) printf " | %d", c[o[i]]
-        printf " | %.1f |\n", n ? t / n : 0
-      }' "$RUN_DIR/$m.log"
-  done
-} | tee "$RUN_DIR/summary.md"
+summary "$RUN_DIR" | tee "$RUN_DIR/summary.md"
 bad=$(cat "$RUN_DIR"/*.log | awk '$2 ~ /^(wrong|crash|hang|build|error)$/' | wc -l)
 echo "fuzz-compiler: $bad Aquila findings (wrong, crash, hang, build, error)"
 [ "$bad" -eq 0 ]
