@@ -120,14 +120,14 @@ how_to_build() {
   cat >&2 <<'EOF'
 fuzz-compiler: CLSmith is not part of the tree. Build it outside, then name it:
 
+    apt-get install -y cmake m4 g++ opencl-headers ocl-icd-opencl-dev
     git clone https://github.com/ChrisLidbury/CLSmith /tmp/clsmith
     cd /tmp/clsmith && mkdir build && cd build
     cmake -DCMAKE_BUILD_TYPE=Release .. && make -j2
     cp ../runtime/CLSmith.h .
     make fuzz-compiler CLSMITH=/tmp/clsmith/build FUZZ_TIME=600
 
-(docs/CONFORMANCE.md, "CLSmith"). cl_launcher needs the OpenCL headers
-(opencl-headers) and the ICD loader (ocl-icd-opencl-dev).
+(docs/CONFORMANCE.md, "CLSmith").
 EOF
   exit 2
 }
