@@ -80,6 +80,7 @@ include samples/module.mk
 include test/module.mk
 include test/sanitize.mk
 include test/apps/module.mk
+include test/fuzz/module.mk
 
 libs: $(LIBS)
 progs: $(PROGS) $(SAMPLES) $(TESTS)

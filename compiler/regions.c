@@ -224,6 +224,7 @@ struct transform {
   int *alloca_candidate; /* only loaded and stored as an address */
   struct ptr_set direct_loads; /* loads of uniform slots that read the slot itself */
   LLVMValueRef *context_arrays;
+  LLVMTypeRef *context_elems; /* one element of a context array: the alloca's type, padded */
   unsigned num_allocas;
   LLVMValueRef next_slot;
   LLVMValueRef exit_ids; /* i32 per work-item: the region each one left for */
@@ -438,8 +439,7 @@ static void classify_allocas(struct transform *t) {
 
 static LLVMValueRef context_pointer(struct transform *t, unsigned alloca_index, LLVMValueRef lin) {
   LLVMValueRef arr = t->context_arrays[alloca_index];
-  LLVMTypeRef elem = LLVMGetAllocatedType(t->allocas[alloca_index]);
-  return LLVMBuildInBoundsGEP2(t->b, elem, arr, &lin, 1, "ctx");
+  return LLVMBuildInBoundsGEP2(t->b, t->context_elems[alloca_index], arr, &lin, 1, "ctx");
 }
 
 static LLVMValueRef select_by_dim(struct transform *t, LLVMValueRef dim, LLVMValueRef v[3]) {
@@ -725,8 +725,9 @@ int regions_transform(LLVMContextRef ctx, LLVMValueRef fn, LLVMTypeRef wg_type, 
   t.alloca_uniform = calloc(t.num_allocas + 1, sizeof *t.alloca_uniform);
   t.alloca_candidate = calloc(t.num_allocas + 1, sizeof *t.alloca_candidate);
   t.context_arrays = calloc(t.num_allocas + 1, sizeof *t.context_arrays);
+  t.context_elems = calloc(t.num_allocas + 1, sizeof *t.context_elems);
   if (!t.allocas || !t.alloca_per_item || !t.alloca_uniform || !t.alloca_candidate ||
-      !t.context_arrays)
+      !t.context_arrays || !t.context_elems)
     abort();
   unsigned k = 0;
   for (LLVMValueRef in = LLVMGetFirstInstruction(entry); in; in = LLVMGetNextInstruction(in))
@@ -764,13 +765,22 @@ int regions_transform(LLVMContextRef ctx, LLVMValueRef fn, LLVMTypeRef wg_type, 
       LLVMBuildMul(t.b, LLVMBuildZExt(t.b, t.size[1], t.i64, ""),
                    LLVMBuildZExt(t.b, t.size[2], t.i64, ""), ""),
       "items");
+  LLVMTargetDataRef td = LLVMGetModuleDataLayout(LLVMGetGlobalParent(fn));
   for (unsigned i = 0; i < t.num_allocas; i++) {
     if (!t.alloca_per_item[i]) continue;
+    /* Every work-item's element keeps the alloca's alignment, which the
+     * accesses to it assume (aligned vector moves): an alloca aligned beyond
+     * its type's size (clang aligns private arrays of 16 bytes and more to 16;
+     * a uchar[20] is 20 bytes) gets elements padded to a multiple of it. */
     LLVMTypeRef elem = LLVMGetAllocatedType(t.allocas[i]);
-    LLVMValueRef arr = LLVMBuildArrayAlloca(t.b, elem, items, "context");
     unsigned align = LLVMGetAlignment(t.allocas[i]);
+    unsigned long long size = LLVMABISizeOfType(td, elem);
+    if (align > 1 && size % align)
+      elem = LLVMArrayType2(LLVMInt8TypeInContext(ctx), (size + align - 1) / align * align);
+    LLVMValueRef arr = LLVMBuildArrayAlloca(t.b, elem, items, "context");
     LLVMSetAlignment(arr, align > 64 ? align : 64);
     t.context_arrays[i] = arr;
+    t.context_elems[i] = elem;
   }
   t.items = items;
   t.exit_ids = LLVMBuildArrayAlloca(t.b, t.i32, items, "exit.ids");
@@ -826,6 +836,7 @@ int regions_transform(LLVMContextRef ctx, LLVMValueRef fn, LLVMTypeRef wg_type, 
   free(t.alloca_candidate);
   ptr_set_free(&t.direct_loads);
   free(t.context_arrays);
+  free(t.context_elems);
   free(pre);
   LLVMDisposeBuilder(t.b);
   return status;

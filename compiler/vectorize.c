@@ -419,6 +419,16 @@ static int64_t alloc_size(struct vec *v, LLVMTypeRef t) {
   return (int64_t)LLVMABISizeOfType(v->td, t);
 }
 
+/* The bytes from one lane's copy of a private variable (not interleaved) to
+ * the next: its size, rounded up to the alignment that the accesses to it
+ * assume of every copy (clang aligns a private uchar[20] to 16, and a memset
+ * of it becomes aligned vector stores). */
+static int64_t lane_copy_size(struct vec *v, LLVMValueRef alloca) {
+  int64_t size = alloc_size(v, LLVMGetAllocatedType(alloca));
+  int64_t align = LLVMGetAlignment(alloca);
+  return align > 1 ? (size + align - 1) / align * align : size;
+}
+
 /* ---- private arrays ---------------------------------------------------------------------- */
 
 /* Private memory (an alloca left after SROA, mostly an array indexed at run
@@ -635,7 +645,7 @@ static struct shape transfer(struct vec *v, LLVMValueRef in) {
   }
   case LLVMAlloca: {
     intptr_t e = (intptr_t)ptr_map_get(&v->soa_size, in);
-    return affine(e ? e : alloc_size(v, LLVMGetAllocatedType(in)), 0);
+    return affine(e ? e : lane_copy_size(v, in), 0);
   }
   case LLVMLoad: {
     struct shape a = shape_of_value(v, LLVMGetOperand(in, 0));
@@ -2510,7 +2520,8 @@ static LLVMValueRef affine_scalar(struct vec *v, LLVMValueRef in) {
       LLVMSetAlignment(a, align > 64 ? align : 64);
       return a;
     }
-    LLVMValueRef a = LLVMBuildAlloca(v->b, LLVMArrayType2(t, v->W), "lanes");
+    LLVMValueRef a = LLVMBuildAlloca(
+        v->b, LLVMArrayType2(v->i8, (uint64_t)lane_copy_size(v, in) * v->W), "lanes");
     unsigned align = LLVMGetAlignment(in);
     LLVMSetAlignment(a, align ? align : 16);
     return a;

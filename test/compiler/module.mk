@@ -20,3 +20,11 @@ $(BUILD)/test/compiler/test_vectorize: test/compiler/test_vectorize.c test/api/a
 	$(CC) -std=c11 -O2 -g $(WARN) -D_GNU_SOURCE -o $@ $< -lOpenCL -lm
 
 TESTS += $(BUILD)/test/compiler/test_vectorize
+
+# Kernels reduced from `make fuzz-compiler` findings (test/fuzz/).
+$(BUILD)/test/compiler/test_fuzz_found: test/compiler/test_fuzz_found.c test/api/api.h test/check.h \
+                                        $(BUILD)/icd/aquila.icd | deps
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O2 -g $(WARN) -D_GNU_SOURCE -o $@ $< -lOpenCL -lm
+
+TESTS += $(BUILD)/test/compiler/test_fuzz_found

@@ -1,0 +1,24 @@
+# `make fuzz-compiler`: CLSmith's random OpenCL C kernels on Aquila, pocl and
+# Oclgrind (test/fuzz/fuzz-compiler.sh, docs/CONFORMANCE.md "CLSmith"). Not
+# part of `make check`. CLSmith is built outside the tree and named by
+# CLSMITH=<its build folder>; FUZZ_TIME= seconds for the whole run, shared by
+# the modes (FUZZ_MODES=, FUZZ_COUNT= kernels a mode at most, FUZZ_SEED=,
+# FUZZ_TIMEOUT=, FUZZ_REF_TIMEOUT=, FUZZ_SMALL=: see the script).
+FUZZ_COMPILER_PACKAGES := pocl-opencl-icd oclgrind opencl-headers ocl-icd-opencl-dev
+
+# `make fuzz` sets FUZZ_TIME ?= 60 for libFuzzer; this run's default is 600.
+FUZZ_COMPILER_TIME := $(if $(filter file,$(origin FUZZ_TIME)),600,$(FUZZ_TIME))
+
+.PHONY: fuzz-compiler fuzz-compiler-deps
+fuzz-compiler-deps:
+	@missing=""; for p in $(FUZZ_COMPILER_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "aquila: installing Debian packages:$$missing"; \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+fuzz-compiler: all fuzz-compiler-deps
+	@BUILD=$(BUILD) CLSMITH=$(CLSMITH) FUZZ_TIME=$(FUZZ_COMPILER_TIME) bash test/fuzz/fuzz-compiler.sh
