@@ -23,12 +23,7 @@ static size_t capacity; /* a power of two, or 0 before the first add */
 static size_t live_count;
 
 void aq_handle_fork(enum aq_fork_phase phase) {
-  if (phase == AQ_FORK_PREPARE)
-    pthread_mutex_lock(&registry_lock);
-  else if (phase == AQ_FORK_PARENT)
-    pthread_mutex_unlock(&registry_lock);
-  else
-    pthread_mutex_init(&registry_lock, NULL);
+  aq_fork_lock(&registry_lock, phase);
 }
 
 static size_t home_slot(uintptr_t address, size_t table_capacity) {
@@ -86,8 +81,7 @@ bool aq_handle_remove(const void *object, enum aq_handle_kind kind) {
     /* Backward-shift deletion: move later members of the probe run into the
      * hole when their home slot does not lie between the hole and them. */
     entries[hole].address = 0;
-    for (size_t i = (hole + 1) & (capacity - 1); entries[i].address;
-         i = (i + 1) & (capacity - 1)) {
+    for (size_t i = (hole + 1) & (capacity - 1); entries[i].address; i = (i + 1) & (capacity - 1)) {
       size_t home = home_slot(entries[i].address, capacity);
       size_t dist_home = (i - home) & (capacity - 1), dist_hole = (i - hole) & (capacity - 1);
       if (dist_home >= dist_hole) {

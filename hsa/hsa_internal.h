@@ -5,6 +5,7 @@
 #define AQUILA_HSA_INTERNAL_H
 
 #include <hsa/hsa.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -129,7 +130,7 @@ struct aq_queue {
   /* AQ_QUEUE_MAGIC while live; the destroy that swaps it to 0 owns the queue. */
   _Atomic uint32_t magic;
   struct aq_queue *next_free; /* in the pool of destroyed queues */
-  uint32_t slot; /* index in the agent's queue table */
+  uint32_t slot;              /* index in the agent's queue table */
   /* hsa_amd_queue_cu_set_mask: when masked is 1, only the units whose bits
    * are set in cu_mask take this queue's packets and run their work-groups. */
   _Atomic uint32_t masked;
@@ -172,6 +173,16 @@ void aq_signal_fork(enum aq_fork_phase phase);
 void aq_queue_fork(enum aq_fork_phase phase);
 void aq_handle_fork(enum aq_fork_phase phase);
 void aq_memory_fork(enum aq_fork_phase phase);
+
+/* What each module does with a global lock at each phase of a fork. */
+static inline void aq_fork_lock(pthread_mutex_t *lock, enum aq_fork_phase phase) {
+  if (phase == AQ_FORK_PREPARE)
+    pthread_mutex_lock(lock);
+  else if (phase == AQ_FORK_PARENT)
+    pthread_mutex_unlock(lock);
+  else
+    pthread_mutex_init(lock, NULL);
+}
 
 /* ---- image.c ---- */
 /* Answers the HSA_EXT_AGENT_INFO_* image attributes; false for others. */

@@ -103,12 +103,7 @@ static char registry_tombstone;
 #define TOMBSTONE ((void *)&registry_tombstone)
 
 void aq_memory_fork(enum aq_fork_phase phase) {
-  if (phase == AQ_FORK_PREPARE)
-    pthread_mutex_lock(&registry_lock);
-  else if (phase == AQ_FORK_PARENT)
-    pthread_mutex_unlock(&registry_lock);
-  else
-    pthread_mutex_init(&registry_lock, NULL);
+  aq_fork_lock(&registry_lock, phase);
 }
 
 static size_t pointer_hash(const void *ptr, size_t capacity) {

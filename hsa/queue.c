@@ -26,12 +26,7 @@ static struct aq_queue *queue_pool_head, *queue_pool_tail;
 static size_t queue_memory_used;
 
 void aq_queue_fork(enum aq_fork_phase phase) {
-  if (phase == AQ_FORK_PREPARE)
-    pthread_mutex_lock(&queue_pool_lock);
-  else if (phase == AQ_FORK_PARENT)
-    pthread_mutex_unlock(&queue_pool_lock);
-  else
-    pthread_mutex_init(&queue_pool_lock, NULL);
+  aq_fork_lock(&queue_pool_lock, phase);
 }
 
 struct aq_queue *aq_queue_from_public(const hsa_queue_t *queue) {
@@ -98,7 +93,7 @@ static struct aq_queue *queue_new(uint32_t size, hsa_queue_type32_t type, uint32
    * lap as unpublished instead (aq_queue_slot_unpublished). */
   for (uint32_t i = 0; write_headers && i < size; i++)
     *(uint16_t *)((char *)ring + (size_t)i * AQ_PACKET_SIZE) = HSA_PACKET_TYPE_INVALID
-                                                                << HSA_PACKET_HEADER_TYPE;
+                                                               << HSA_PACKET_HEADER_TYPE;
   q->public_queue.type = type;
   q->public_queue.features = features;
   q->public_queue.base_address = q->ring;

@@ -78,12 +78,7 @@ static pthread_mutex_t signal_pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct aq_signal *signal_pool;
 
 void aq_signal_fork(enum aq_fork_phase phase) {
-  if (phase == AQ_FORK_PREPARE)
-    pthread_mutex_lock(&signal_pool_lock);
-  else if (phase == AQ_FORK_PARENT)
-    pthread_mutex_unlock(&signal_pool_lock);
-  else
-    pthread_mutex_init(&signal_pool_lock, NULL);
+  aq_fork_lock(&signal_pool_lock, phase);
 }
 
 struct aq_signal *aq_signal_new(int64_t initial_value) {
