@@ -1412,7 +1412,7 @@ static LLVMValueRef emit_group_counter_update(struct vec *v, LLVMValueRef in, LL
   if (bop == LLVMAtomicRMWBinOpSub) step = LLVMBuildNeg(b, step, "");
   unsigned align = LLVMGetAlignment(in);
   LLVMValueRef active = mask ? LLVMBuildZExt(b, LLVMBuildBitCast(b, mask, bits, ""), v->i32, "")
-                             : LLVMConstInt(v->i32, v->W == 32 ? 0xffffffffu : (1u << v->W) - 1, 0);
+                             : LLVMConstInt(v->i32, (1u << v->W) - 1, 0); /* W is 4, 8 or 16 */
   if (uniform_address) {
     LLVMValueRef p = scalar_of(v, ptr);
     LLVMTypeRef one_i32[] = {v->i32};
