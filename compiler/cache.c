@@ -145,6 +145,7 @@ int cache_make_key(const struct aquila_compile_input *in, struct cache_key *key)
   hash_field(&h, getenv("AQUILA_LOOP_BARRIERS"));
   hash_field(&h, getenv("AQUILA_VECTORIZE"));
   hash_field(&h, getenv("AQUILA_VECTORIZE_SKIP"));
+  hash_field(&h, getenv("AQUILA_VECTORIZE_MAX_INSTRUCTIONS"));
   hash_field(&h, in->source);
   hash_field(&h, in->options ? in->options : "");
   hash_field(&h, in->compile_only ? "object" : "executable");

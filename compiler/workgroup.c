@@ -21,6 +21,7 @@
 #include <llvm-c/Target.h>
 #include <llvm-c/Transforms/PassBuilder.h>
 #include <llvm-c/DebugInfo.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1030,6 +1031,32 @@ static unsigned widest_vector_arithmetic(LLVMValueRef fn) {
   return widest;
 }
 
+static unsigned instruction_count(LLVMValueRef fn) {
+  unsigned n = 0;
+  for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(fn); bb; bb = LLVMGetNextBasicBlock(bb))
+    for (LLVMValueRef in = LLVMGetFirstInstruction(bb); in; in = LLVMGetNextInstruction(in))
+      n++;
+  return n;
+}
+
+/* The largest work-item function (instructions, after the small constant
+ * loops are unrolled) that is vectorized. The vector version is several
+ * times larger than the scalar one (masks, per-lane copies), and LLVM's
+ * loop passes take time that grows faster than a function's size (scalar
+ * evolution is forgotten and recomputed for every unrolled loop): a 17,600-
+ * instruction CLSmith kernel took 1.4 s to optimize scalar and 18 s with
+ * its vector version. Real kernels are far smaller (docs/ARCHITECTURE.md);
+ * AQUILA_VECTORIZE_MAX_INSTRUCTIONS moves the limit. */
+#define VECTORIZE_MAX_INSTRUCTIONS 10000
+
+static unsigned vectorize_max_instructions(void) {
+  const char *e = getenv("AQUILA_VECTORIZE_MAX_INSTRUCTIONS");
+  if (!e || !*e) return VECTORIZE_MAX_INSTRUCTIONS;
+  char *end;
+  unsigned long v = strtoul(e, &end, 10);
+  return *end || v > UINT_MAX ? VECTORIZE_MAX_INSTRUCTIONS : (unsigned)v;
+}
+
 /* Whether name is in list, a comma-separated list of kernel names. */
 static int kernel_listed(const char *list, const char *name) {
   size_t n = strlen(name);
@@ -1064,6 +1091,12 @@ static void vectorize_kernels(LLVMModuleRef m, struct kernel_build *kbs, unsigne
       } else if (widest_vector_arithmetic(kb->wi) >= 8) {
         strbuf_printf(&kb->vec_why, "it computes with %u-element vectors already",
                       widest_vector_arithmetic(kb->wi));
+        continue;
+      } else if (instruction_count(kb->wi) > vectorize_max_instructions()) {
+        strbuf_printf(&kb->vec_why,
+                      "its work-item function has %u instructions, more than the vectorizer's "
+                      "limit of %u (AQUILA_VECTORIZE_MAX_INSTRUCTIONS)",
+                      instruction_count(kb->wi), vectorize_max_instructions());
         continue;
       } else if (use_fibers && kb->uses_barrier) {
         /* Fibers run one work-item at a time. */
