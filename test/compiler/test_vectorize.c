@@ -640,6 +640,46 @@ static void report_and_work_queues(void) {
   clReleaseProgram(p);
 }
 
+/* A work-item function over the size limit stays scalar (its build time
+ * would grow faster than its size), says so, and computes the same. */
+static void size_limit_keeps_kernel_scalar(void) {
+  const char *src = "__kernel void plain(__global float *x) { x[get_global_id(0)] *= 2.0f; }\n";
+  setenv("AQUILA_DEBUG", "vectorize", 1);
+  setenv("AQUILA_CACHE", "0", 1);
+  setenv("AQUILA_VECTORIZE_MAX_INSTRUCTIONS", "3", 1);
+  cl_int err;
+  cl_program p = build_program(src, "", &err);
+  unsetenv("AQUILA_DEBUG");
+  unsetenv("AQUILA_CACHE");
+  unsetenv("AQUILA_VECTORIZE_MAX_INSTRUCTIONS");
+  REQUIRE(p && err == CL_SUCCESS);
+  char log[8192] = "";
+  clGetProgramBuildInfo(p, device, CL_PROGRAM_BUILD_LOG, sizeof log, log, NULL);
+  CHECK(strstr(log, "kernel 'plain': not vectorized") != NULL);
+  CHECK(strstr(log, "more than the vectorizer's limit of 3") != NULL);
+  cl_kernel k = clCreateKernel(p, "plain", &err);
+  REQUIRE(k);
+  enum { N = 1000 };
+  float host[N];
+  for (int i = 0; i < N; i++)
+    host[i] = (float)i;
+  cl_mem m =
+      clCreateBuffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof host, host, &err);
+  REQUIRE(m);
+  CHECK_EQ_INT(clSetKernelArg(k, 0, sizeof m, &m), CL_SUCCESS);
+  size_t global = N;
+  CHECK_EQ_INT(clEnqueueNDRangeKernel(queue, k, 1, NULL, &global, NULL, 0, NULL, NULL), CL_SUCCESS);
+  CHECK_EQ_INT(clEnqueueReadBuffer(queue, m, CL_TRUE, 0, sizeof host, host, 0, NULL, NULL),
+               CL_SUCCESS);
+  int wrong = 0;
+  for (int i = 0; i < N; i++)
+    wrong += host[i] != 2.0f * (float)i;
+  CHECK_EQ_INT(wrong, 0);
+  clReleaseMemObject(m);
+  clReleaseKernel(k);
+  clReleaseProgram(p);
+}
+
 int main(void) {
   api_setup();
   RUN(vectorized_matches_scalar);
@@ -647,6 +687,7 @@ int main(void) {
   RUN(images_match_scalar);
   RUN(private_overrun_is_contained);
   RUN(report_and_work_queues);
+  RUN(size_limit_keeps_kernel_scalar);
   api_teardown();
   CHECK_EXIT();
 }
