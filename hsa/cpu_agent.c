@@ -49,9 +49,12 @@
 #include "hsa_internal.h"
 
 #include <aquila/cpu_abi.h>
+#include <hsa/hsa_ext_amd.h>
 #include <limits.h>
 #include <pthread.h>
 #include <sched.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -86,6 +89,11 @@ struct aq_dispatch {
   uint32_t group_segment_size;
   _Atomic uint64_t groups_left;
   uint32_t unit_count; /* units that may run it: the chunk size divides by it */
+  /* The first fault in its code (a signal number; see kernel_fault_handler)
+   * and where: its other work-groups are not started. */
+  _Atomic int fault_signal;
+  uint64_t fault_address;
+  uint32_t fault_group[3];
   bool masked;         /* only the units in cu_mask may run it */
   uint64_t cu_mask[AQ_CU_MASK_WORDS];
 };
@@ -327,6 +335,116 @@ static bool deque_has_work_for(struct aq_compute_unit *victim, uint32_t unit) {
 
 /* ---- running work-groups ---- */
 
+/* ---- faults in kernel code ---- */
+
+/* A thread runs each work-group with its trap armed. The handler of
+ * SIGSEGV, SIGBUS, SIGILL and SIGFPE ends a fault of an armed thread by
+ * jumping back to run_range, which records it on the dispatch: a buggy
+ * kernel (a wild pointer, a generated program's null dereference) fails
+ * its command instead of killing the application, which is what a GPU
+ * does with a memory fault too. Every other fault goes to the handler that
+ * was installed before Aquila's, or gets the default action. SA_NODEFER: a
+ * jump out of the handler leaves the signal unblocked without a
+ * sigprocmask call per work-group (sigsetjmp does not save the mask). */
+struct kernel_trap {
+  sigjmp_buf resume;
+  volatile sig_atomic_t armed;
+  int signal;
+  void *address;
+};
+
+static _Thread_local struct kernel_trap *thread_trap;
+static const int trapped_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE};
+#define TRAPPED_SIGNAL_COUNT (sizeof trapped_signals / sizeof trapped_signals[0])
+static struct sigaction previous_actions[TRAPPED_SIGNAL_COUNT];
+static pthread_once_t traps_once = PTHREAD_ONCE_INIT;
+static bool traps_installed;
+
+static void kernel_fault_handler(int sig, siginfo_t *info, void *context) {
+  struct kernel_trap *trap = thread_trap;
+  /* si_code > 0: raised by the processor, not sent by a process. */
+  if (trap && trap->armed && info->si_code > 0) {
+    trap->armed = 0;
+    trap->signal = sig;
+    trap->address = info->si_addr;
+    siglongjmp(trap->resume, 1);
+  }
+  for (unsigned i = 0; i < TRAPPED_SIGNAL_COUNT; i++) {
+    if (trapped_signals[i] != sig) continue;
+    const struct sigaction *old = &previous_actions[i];
+    if (old->sa_flags & SA_SIGINFO) {
+      if (old->sa_sigaction) {
+        old->sa_sigaction(sig, info, context);
+        return;
+      }
+    } else if (old->sa_handler != SIG_DFL && old->sa_handler != SIG_IGN) {
+      old->sa_handler(sig);
+      return;
+    }
+  }
+  /* With the default action back, the faulting instruction runs again and
+   * ends the process as it would have without Aquila; a signal that a
+   * process sent is sent again. */
+  struct sigaction dfl;
+  memset(&dfl, 0, sizeof dfl);
+  dfl.sa_handler = SIG_DFL;
+  sigemptyset(&dfl.sa_mask);
+  sigaction(sig, &dfl, NULL);
+  if (info->si_code <= 0) raise(sig);
+}
+
+static void install_fault_handlers(void) {
+  const char *e = getenv("AQUILA_KERNEL_FAULTS");
+  if (e && !strcmp(e, "crash")) return;
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = kernel_fault_handler;
+  sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_ONSTACK;
+  sigemptyset(&sa.sa_mask);
+  for (unsigned i = 0; i < TRAPPED_SIGNAL_COUNT; i++)
+    sigaction(trapped_signals[i], &sa, &previous_actions[i]);
+  traps_installed = true;
+}
+
+/* Unloaded, the library gives the signals back: its handler's code is
+ * about to go away. Only where the handler is still Aquila's. */
+__attribute__((destructor)) static void remove_fault_handlers(void) {
+  if (!traps_installed) return;
+  for (unsigned i = 0; i < TRAPPED_SIGNAL_COUNT; i++) {
+    struct sigaction now;
+    if (!sigaction(trapped_signals[i], NULL, &now) && (now.sa_flags & SA_SIGINFO) &&
+        now.sa_sigaction == kernel_fault_handler)
+      sigaction(trapped_signals[i], &previous_actions[i], NULL);
+  }
+}
+
+/* The units' threads handle signals on a stack of their own, so that a
+ * kernel that overflows the unit's stack is trapped too. */
+#define AQ_SIGNAL_STACK_SIZE (64u * 1024u)
+
+/* The dispatch's first fault is the one reported. */
+static void record_fault(struct aq_dispatch *d, const struct kernel_trap *trap, uint64_t index) {
+  int none = 0;
+  if (!atomic_compare_exchange_strong(&d->fault_signal, &none, trap->signal)) return;
+  uint64_t plane = (uint64_t)d->num_groups[0] * d->num_groups[1];
+  d->fault_address = (uint64_t)(uintptr_t)trap->address;
+  d->fault_group[0] = (uint32_t)(index % plane % d->num_groups[0]);
+  d->fault_group[1] = (uint32_t)(index % plane / d->num_groups[0]);
+  d->fault_group[2] = (uint32_t)(index / plane);
+}
+
+static hsa_status_t fault_status(int sig) {
+  switch (sig) {
+  case SIGSEGV:
+  case SIGBUS:
+    return (hsa_status_t)HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION;
+  case SIGILL:
+    return (hsa_status_t)HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION;
+  default:
+    return HSA_STATUS_ERROR_EXCEPTION;
+  }
+}
+
 /* The group segment of every work-group a compute unit runs: a mapping of
  * the whole AQ_GROUP_SEGMENT_MAX (the device's local memory size), made on
  * first use and followed by an inaccessible guard page. A kernel that writes
@@ -358,6 +476,17 @@ static void finish_dispatch(struct aq_compute_unit *cu, struct aq_dispatch *d) {
   struct aq_queue *q = d->queue;
   visit_begin(cu);
   aq_printf_flush();
+  int fault = atomic_load_explicit(&d->fault_signal, memory_order_relaxed);
+  if (fault) {
+    if (d->completion) {
+      d->completion->fault_address = d->fault_address;
+      memcpy(d->completion->fault_group, d->fault_group, sizeof d->fault_group);
+      atomic_store_explicit(&d->completion->fault_signal, fault, memory_order_relaxed);
+    }
+    /* The queue stays active: its later packets are the application's
+     * other commands. */
+    if (q->error_callback) q->error_callback(fault_status(fault), &q->public_queue, q->error_data);
+  }
   if (d->completion) aq_signal_subtract_release(d->completion, 1);
   uint32_t before = atomic_fetch_sub(&q->inflight, 1);
   if (before & AQ_INFLIGHT_DESTROYING) {
@@ -384,18 +513,31 @@ static void run_range(struct aq_compute_unit *cu, struct aq_range range) {
   wg.services = &aq_cpu_services;
   wg.group_segment = group_segment_of(cu);
   uint64_t plane = (uint64_t)d->num_groups[0] * d->num_groups[1];
-  for (uint64_t index = range.begin; index < range.end; index++) {
-    uint64_t z = index / plane, rest = index % plane;
-    wg.group_id[0] = (uint32_t)(rest % d->num_groups[0]);
-    wg.group_id[1] = (uint32_t)(rest / d->num_groups[0]);
-    wg.group_id[2] = (uint32_t)z;
-    for (int i = 0; i < 3; i++) {
-      uint64_t first = (uint64_t)wg.group_id[i] * d->workgroup_size[i];
-      uint64_t left = d->global_size[i] - first;
-      wg.local_size[i] = left < d->workgroup_size[i] ? (uint32_t)left : d->workgroup_size[i];
+  struct kernel_trap trap;
+  trap.armed = 0;
+  thread_trap = &trap;
+  /* volatile: read after a fault's jump back. */
+  volatile uint64_t index = range.begin;
+  if (sigsetjmp(trap.resume, 0) == 0) {
+    for (; index < range.end; index++) {
+      if (atomic_load_explicit(&d->fault_signal, memory_order_relaxed)) break;
+      uint64_t z = index / plane, rest = index % plane;
+      wg.group_id[0] = (uint32_t)(rest % d->num_groups[0]);
+      wg.group_id[1] = (uint32_t)(rest / d->num_groups[0]);
+      wg.group_id[2] = (uint32_t)z;
+      for (int i = 0; i < 3; i++) {
+        uint64_t first = (uint64_t)wg.group_id[i] * d->workgroup_size[i];
+        uint64_t left = d->global_size[i] - first;
+        wg.local_size[i] = left < d->workgroup_size[i] ? (uint32_t)left : d->workgroup_size[i];
+      }
+      trap.armed = 1;
+      d->kernel->run_workgroup(d->kernarg, &wg);
+      trap.armed = 0;
     }
-    d->kernel->run_workgroup(d->kernarg, &wg);
+  } else {
+    record_fault(d, &trap, index);
   }
+  thread_trap = NULL;
   uint64_t done = range.end - range.begin;
   /* Another unit may finish and free d once this range is counted. */
   cu->running = NULL;
@@ -491,6 +633,7 @@ static hsa_status_t make_dispatch(struct aq_queue *q, const hsa_kernel_dispatch_
     groups *= d->num_groups[i];
   }
   atomic_init(&d->groups_left, groups);
+  atomic_init(&d->fault_signal, 0);
   d->unit_count = agent.unit_count;
   d->masked = atomic_load_explicit(&q->masked, memory_order_acquire);
   if (d->masked) {
@@ -676,6 +819,11 @@ static void idle(struct aq_compute_unit *cu) {
 static void *compute_unit_main(void *arg) {
   struct aq_compute_unit *cu = arg;
   aq_fiber_pool_bind_thread(cu->fibers);
+  stack_t signal_stack = {.ss_sp = malloc(AQ_SIGNAL_STACK_SIZE), .ss_size = AQ_SIGNAL_STACK_SIZE};
+  if (signal_stack.ss_sp && sigaltstack(&signal_stack, NULL)) {
+    free(signal_stack.ss_sp);
+    signal_stack.ss_sp = NULL;
+  }
   while (!atomic_load_explicit(&agent.stopping, memory_order_relaxed)) {
     bool progressed = scan_queues(cu);
     struct aq_range range;
@@ -685,6 +833,11 @@ static void *compute_unit_main(void *arg) {
     }
     if (progressed || steal_work(cu)) continue;
     idle(cu);
+  }
+  if (signal_stack.ss_sp) {
+    stack_t off = {.ss_flags = SS_DISABLE};
+    sigaltstack(&off, NULL);
+    free(signal_stack.ss_sp);
   }
   return NULL;
 }
@@ -880,6 +1033,7 @@ hsa_status_t aq_cpu_agent_start(void) {
     agent.units[i].index = i;
   }
   agent.slot_count = slots;
+  pthread_once(&traps_once, install_fault_handlers);
   if (!start_unit_threads()) {
     aq_cpu_agent_stop();
     return HSA_STATUS_ERROR_OUT_OF_RESOURCES;

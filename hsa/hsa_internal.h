@@ -67,6 +67,13 @@ struct aq_signal {
    * the signal (hsa_signal_destroy clears it; pooled memory stays valid). */
   _Atomic(struct aq_queue *) doorbell_queue;
   struct aq_signal *next_free; /* in the pool of destroyed signals */
+  /* How the last kernel dispatch that completed this signal ended: 0, or
+   * the signal number of a fault in its code, with where it happened.
+   * Written before the completion's decrement (release), read after a wait
+   * (acquire); a store of the value from the host clears it. */
+  _Atomic int fault_signal;
+  uint64_t fault_address;
+  uint32_t fault_group[3];
 };
 
 struct aq_signal *aq_signal_from_handle(hsa_signal_t signal);

@@ -4,6 +4,8 @@
  * whose function tables these entry points hand out. */
 #include "hsa_internal.h"
 
+#include <hsa/hsa_ext_amd.h>
+
 #include <pthread.h>
 #include <string.h>
 #include <time.h>
@@ -103,7 +105,7 @@ hsa_status_t hsa_status_string(hsa_status_t status, const char **status_string) 
   if (!aq_runtime_is_initialized()) return HSA_STATUS_ERROR_NOT_INITIALIZED;
   if (!status_string) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
   const char *text = NULL;
-  switch (status) {
+  switch ((int)status) {
   case HSA_STATUS_SUCCESS:
     text = "HSA_STATUS_SUCCESS: the function succeeded";
     break;
@@ -208,6 +210,14 @@ hsa_status_t hsa_status_string(hsa_status_t status, const char **status_string) 
     break;
   case HSA_STATUS_ERROR_FATAL:
     text = "HSA_STATUS_ERROR_FATAL: a fatal error";
+    break;
+  /* hsa_ext_amd.h's: what a kernel's fault ends its dispatch with. */
+  case HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION:
+    text = "HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION: a kernel accessed memory it may not";
+    break;
+  case HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION:
+    text = "HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION: a kernel ran an instruction the processor "
+           "does not have";
     break;
   default:
     return HSA_STATUS_ERROR_INVALID_ARGUMENT;

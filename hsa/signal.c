@@ -14,12 +14,15 @@
 #include "hsa_internal.h"
 
 #include <aquila/hsa_ext_aquila.h>
+#include <hsa/hsa_ext_amd.h>
 
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <linux/futex.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -93,6 +96,7 @@ struct aq_signal *aq_signal_new(int64_t initial_value) {
   atomic_init(&s->sleepers, 0);
   atomic_init(&s->watchers, 0);
   s->doorbell_queue = NULL;
+  atomic_init(&s->fault_signal, 0);
   s->magic = AQ_SIGNAL_MAGIC;
   return s;
 }
@@ -188,11 +192,13 @@ hsa_signal_value_t hsa_signal_load_acquire(hsa_signal_t signal) {
 
 void hsa_signal_store_relaxed(hsa_signal_t signal, hsa_signal_value_t value) {
   SIGNAL_OR_RETURN(s, signal, );
+  atomic_store_explicit(&s->fault_signal, 0, memory_order_relaxed);
   atomic_store_explicit(&s->value, value, memory_order_relaxed);
   signal_changed(s);
 }
 void hsa_signal_store_screlease(hsa_signal_t signal, hsa_signal_value_t value) {
   SIGNAL_OR_RETURN(s, signal, );
+  atomic_store_explicit(&s->fault_signal, 0, memory_order_relaxed);
   atomic_store_explicit(&s->value, value, memory_order_release);
   signal_changed(s);
 }
@@ -201,10 +207,12 @@ void hsa_signal_store_release(hsa_signal_t signal, hsa_signal_value_t value) {
 }
 void hsa_signal_silent_store_relaxed(hsa_signal_t signal, hsa_signal_value_t value) {
   SIGNAL_OR_RETURN(s, signal, );
+  atomic_store_explicit(&s->fault_signal, 0, memory_order_relaxed);
   atomic_store_explicit(&s->value, value, memory_order_relaxed);
 }
 void hsa_signal_silent_store_screlease(hsa_signal_t signal, hsa_signal_value_t value) {
   SIGNAL_OR_RETURN(s, signal, );
+  atomic_store_explicit(&s->fault_signal, 0, memory_order_relaxed);
   atomic_store_explicit(&s->value, value, memory_order_release);
 }
 
@@ -317,6 +325,33 @@ hsa_signal_value_t hsa_ven_aquila_signal_wait_helping(hsa_signal_t signal,
     aq_cpu_agent_help(q, packet_id, s, condition, compare_value);
   return signal_wait(signal, condition, compare_value, timeout_hint, wait_state_hint,
                      memory_order_acquire);
+}
+
+hsa_status_t hsa_ven_aquila_signal_dispatch_status(hsa_signal_t signal,
+                                                   hsa_ven_aquila_dispatch_fault_t *fault) {
+  if (!aq_runtime_is_initialized()) return HSA_STATUS_ERROR_NOT_INITIALIZED;
+  struct aq_signal *s = aq_signal_from_handle(signal);
+  if (!s) return HSA_STATUS_ERROR_INVALID_SIGNAL;
+  int sig = atomic_load_explicit(&s->fault_signal, memory_order_acquire);
+  if (fault) {
+    memset(fault, 0, sizeof *fault);
+    fault->signal = sig;
+    if (sig) {
+      fault->address = s->fault_address;
+      memcpy(fault->group_id, s->fault_group, sizeof fault->group_id);
+    }
+  }
+  switch (sig) {
+  case 0:
+    return HSA_STATUS_SUCCESS;
+  case SIGSEGV:
+  case SIGBUS:
+    return (hsa_status_t)HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION;
+  case SIGILL:
+    return (hsa_status_t)HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION;
+  default:
+    return HSA_STATUS_ERROR_EXCEPTION;
+  }
 }
 
 hsa_signal_value_t hsa_signal_wait_relaxed(hsa_signal_t signal, hsa_signal_condition_t condition,

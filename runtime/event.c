@@ -327,6 +327,24 @@ void command_submit_after_all(cl_event ev) {
  * queue would hold this queue's events up, and on a machine whose
  * processors are all busy the watcher itself first waits for a time slice;
  * a thread waiting for one of them does it rather than wait for that. */
+/* How a kernel's command that has finished on the device ends: CL_COMPLETE,
+ * or CL_OUT_OF_RESOURCES when its code faulted (a wild pointer: the HSA
+ * layer stopped the dispatch instead of letting the process die;
+ * hsa_ext_aquila.h), which is what OpenCL implementations report for a
+ * kernel's memory fault on a GPU. */
+cl_int event_kernel_outcome(cl_event ev) {
+  hsa_ven_aquila_dispatch_fault_t fault;
+  if (hsa_ven_aquila_signal_dispatch_status(ev->u.ndrange.signal, &fault) == HSA_STATUS_SUCCESS)
+    return CL_COMPLETE;
+  if (!atomic_load(&ev->completion_claimed))
+    debug_log("kernel '%s' faulted (%s at address %#llx) in work-group (%u, %u, %u): its "
+              "command ends with CL_OUT_OF_RESOURCES",
+              ev->kernel && ev->kernel->meta ? ev->kernel->meta->name : "?",
+              strsignal(fault.signal), (unsigned long long)fault.address, fault.group_id[0],
+              fault.group_id[1], fault.group_id[2]);
+  return CL_OUT_OF_RESOURCES;
+}
+
 static void queue_complete_finished(cl_command_queue q) {
   cl_event few[16], *finished = few;
   size_t n = 0, cap = 16;
@@ -353,7 +371,7 @@ static void queue_complete_finished(cl_command_queue q) {
   pthread_mutex_unlock(&q->lock);
   while (n > 0) {
     cl_event e = finished[--n];
-    event_complete(e, CL_COMPLETE);
+    event_complete(e, event_kernel_outcome(e));
     event_release_internal(e);
   }
   if (finished != few) free(finished);
@@ -385,7 +403,7 @@ cl_int event_wait(cl_event ev) {
         /* Finished: the watcher will notice too; whoever comes first
          * completes it, and the queue's kernels before it first. */
         queue_complete_finished(ev->queue);
-        event_complete(ev, CL_COMPLETE);
+        event_complete(ev, event_kernel_outcome(ev));
       }
       continue;
     }
