@@ -475,6 +475,14 @@ AQUILA_API cl_int clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel kernel, c
     if (!kernel->args[i].set) {
       debug_log("clEnqueueNDRangeKernel: argument %u of '%s' is not set", i, meta->name);
       return CL_INVALID_KERNEL_ARGS;
+    } else if (kernel->args[i].mem && !object_is(kernel->args[i].mem, OBJECT_MEM)) {
+      /* Arguments are not retained: the application released this memory
+       * object after clSetKernelArg (its header is in object.c's
+       * quarantine), and the kernel would write to freed storage. */
+      debug_log("clEnqueueNDRangeKernel: argument %u of '%s' is a memory object released since "
+                "clSetKernelArg",
+                i, meta->name);
+      return CL_INVALID_KERNEL_ARGS;
     }
   if (work_dim < 1 || work_dim > 3) return CL_INVALID_WORK_DIMENSION;
   if (!global_work_size) return CL_INVALID_GLOBAL_WORK_SIZE;

@@ -73,7 +73,7 @@ cl_int info_copy(const void *value, size_t size, size_t param_value_size, void *
                  size_t *param_value_size_ret) {
   if (param_value) {
     if (param_value_size < size) return CL_INVALID_VALUE;
-    memcpy(param_value, value, size);
+    if (size) memcpy(param_value, value, size); /* an empty value may be NULL */
   }
   if (param_value_size_ret) *param_value_size_ret = size;
   return CL_SUCCESS;

@@ -32,7 +32,11 @@ ifneq ($(SAN_PROGRAM_FLAGS),)
 $(API_TESTS): CC += $(SAN_PROGRAM_FLAGS)
 endif
 
-SAN_ASAN_FLAGS := -fsanitize=address -fno-omit-frame-pointer
+# check-asan's build checks undefined behaviour too (UBSan: overflowing
+# signed arithmetic, shifts past the width, misaligned or null accesses,
+# out-of-range enum and bool values); a finding stops the test program.
+SAN_ASAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+                  -fno-omit-frame-pointer
 SAN_TSAN_FLAGS := -fsanitize=thread
 # What a sanitizer run needs: the libraries and the test programs, not the
 # samples or the benchmarks.
@@ -50,6 +54,7 @@ SAN_WRAPPERS := $(patsubst $(BUILD)/test/%,$(BUILD)/san-run/%,$(SAN_TESTS))
 # caught signal 11"); without the interception, LSan still scans static TLS
 # and every stack.
 SAN_ASAN_OPTIONS := detect_leaks=1:halt_on_error=1:intercept_tls_get_addr=0
+SAN_UBSAN_OPTIONS := print_stacktrace=1:halt_on_error=1
 SAN_LSAN_OPTIONS := suppressions=$(abspath test/lsan.supp):print_suppressions=0
 SAN_TSAN_OPTIONS := halt_on_error=0:exitcode=66:second_deadlock_stack=1:history_size=4:suppressions=$(abspath test/tsan.supp):print_suppressions=0
 
@@ -73,7 +78,7 @@ check-asan:
 	  echo "check-asan: ASAN_OPTIONS ...$$extra"; \
 	  $(MAKE) --no-print-directory BUILD=build-asan SANITIZE="$(SAN_ASAN_FLAGS)" \
 	  SAN_PRELOAD="$$($(CC) -print-file-name=libasan.so)" SAN_LAUNCH= \
-	  SAN_ENV="ASAN_OPTIONS=$(SAN_ASAN_OPTIONS)$$extra LSAN_OPTIONS=$(SAN_LSAN_OPTIONS)" san-check \
+	  SAN_ENV="ASAN_OPTIONS=$(SAN_ASAN_OPTIONS)$$extra LSAN_OPTIONS=$(SAN_LSAN_OPTIONS) UBSAN_OPTIONS=$(SAN_UBSAN_OPTIONS)" san-check \
 	  || exit 1; done
 check-tsan:
 	+@$(MAKE) --no-print-directory BUILD=build-tsan SANITIZE="$(SAN_TSAN_FLAGS)" \
