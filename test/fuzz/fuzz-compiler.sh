@@ -9,8 +9,9 @@
 # limit. cl_launcher prints one checksum per work-item; the three outputs are
 # compared and the kernel gets one outcome:
 #
-#   agree          Aquila = Oclgrind = pocl, or Aquila = the only reference
-#                  that gave a result (the other one timed out or failed)
+#   agree          Aquila = Oclgrind (pocl is then not run, unless
+#                  FUZZ_POCL=always: then Aquila = Oclgrind = pocl), or Aquila =
+#                  the only reference that gave a result
 #   wrong          Aquila differs from Oclgrind where Oclgrind and pocl agree
 #   crash          Aquila's process (the host) died of a signal
 #   hang           Aquila ran out of time where a reference finished
@@ -23,6 +24,11 @@
 #                  the way they did (not counted against Aquila)
 #   all-timeout    all three ran out of time (Oclgrind is not run where Aquila
 #                  and pocl both did)
+#   undefined      Oclgrind reported an invalid memory access: the generated
+#                  program's behaviour is undefined (CLSmith's EMI and fake-
+#                  divergence blocks can dereference null pointers), so no
+#                  output is the right one; not counted against Aquila unless
+#                  Aquila's process died (crash)
 #
 # Every kernel whose outcome is not "agree" is kept with the three outputs and
 # error streams under $FUZZ_OUT/<run>/<mode>/<outcome>/<seed>/; each has a
@@ -47,12 +53,14 @@
 #                     --atomics, where --small breaks CLSmith; 0: full-size programs
 #   FUZZ_GROUPS       work-groups a launch at most (default 2; 0: CLSmith's own
 #                     geometry, up to 10000 work-items): see fit_geometry
+#   FUZZ_POCL         needed (default): pocl runs a kernel only where Aquila and
+#                     Oclgrind do not agree (a third fewer builds); always: every kernel
 #   FUZZ_JOBS         kernels at once (default 2: builds are single-threaded)
 #   FUZZ_OUT          results folder (default $BUILD/fuzz/compiler)
 #   AQUILA_ICD, POCL_ICD, OCLGRIND_LIB   the three platforms
 set -u
 
-OUTCOMES="agree wrong crash hang build error ref-disagree one-ref-differs no-reference all-timeout"
+OUTCOMES="agree wrong crash hang build error ref-disagree one-ref-differs no-reference all-timeout undefined"
 
 # summary RUN_DIR: the table of outcomes per mode, from the run's MODE.log files.
 summary() {
@@ -92,6 +100,7 @@ BUILD=$(cd "$BUILD" 2>/dev/null && pwd || echo "$BUILD")
 : "${FUZZ_SMALL:=1}"
 : "${FUZZ_JOBS:=2}"
 : "${FUZZ_GROUPS:=2}"
+: "${FUZZ_POCL:=needed}"
 : "${FUZZ_OUT:=$BUILD/fuzz/compiler}"
 : "${AQUILA_ICD:=$BUILD/icd/aquila.icd}"
 : "${POCL_ICD:=/etc/OpenCL/vendors/pocl.icd}"
@@ -251,7 +260,7 @@ fit_geometry() {
     { print }' "$1" >"$1.fit" && mv "$1.fit" "$1"
 }
 
-OUTCOMES="agree wrong crash hang build error ref-disagree one-ref-differs no-reference all-timeout"
+OUTCOMES="agree wrong crash hang build error ref-disagree one-ref-differs no-reference all-timeout undefined"
 
 # fuzz_one MODE SEED: generates, runs and sorts one kernel in $WORK; appends
 # "SEED OUTCOME SECONDS A=... P=... O=..." to $RUN_DIR/MODE.log.
@@ -277,11 +286,23 @@ fuzz_one() {
   fit_geometry "$WORK/kernel.cl"
   run_on aquila "$AQUILA_ICD" "$FUZZ_TIMEOUT"
   A=$STATUS Abuilt=$BUILT At=$ELAPSED
-  run_on pocl "$POCL_ICD" "$FUZZ_TIMEOUT"
-  P=$STATUS Pbuilt=$BUILT Pt=$ELAPSED
+  O=unrun P=unrun
+  # With FUZZ_POCL=needed, a kernel on which Aquila and Oclgrind agree is
+  # settled without pocl (pocl decides only whether a disagreement counts).
+  if [ "$A" = ok ] && [ "$FUZZ_POCL" = needed ]; then
+    run_on oclgrind "$OCLGRIND_ICD" "$FUZZ_REF_TIMEOUT"
+    O=$STATUS Obuilt=$BUILT Ot=$ELAPSED
+    if [ "$O" = ok ] && same aquila oclgrind; then P=not-needed Pbuilt=0 Pt=0; fi
+  fi
+  if [ "$P" = unrun ]; then
+    run_on pocl "$POCL_ICD" "$FUZZ_TIMEOUT"
+    P=$STATUS Pbuilt=$BUILT Pt=$ELAPSED
+  fi
   # Where Aquila and pocl both ran out of time, the interpreter would too: it
   # is not run (its status reads "skipped").
-  if [ "$A" = timeout ] && [ "$P" = timeout ]; then
+  if [ "$O" != unrun ]; then
+    :
+  elif [ "$A" = timeout ] && [ "$P" = timeout ]; then
     : >"$WORK/oclgrind.out"
     echo "not run: Aquila and pocl ran out of time" >"$WORK/oclgrind.err"
     O=skipped Obuilt=0 Ot=0
@@ -318,7 +339,9 @@ fuzz_one() {
     if [ "$P" = ok ] || [ "$O" = ok ]; then out=error; else out=no-reference; fi
     ;;
   ok)
-    if [ "$P" = ok ] && [ "$O" = ok ]; then
+    if [ "$P" = not-needed ]; then
+      out=agree
+    elif [ "$P" = ok ] && [ "$O" = ok ]; then
       if same pocl oclgrind; then
         if same aquila oclgrind; then out=agree; else out=wrong; fi
       else
@@ -340,6 +363,13 @@ fuzz_one() {
     fi
     ;;
   esac
+  # A kernel whose behaviour is undefined has no right output; a crash of
+  # the host still counts (Aquila ends a faulting kernel's command instead).
+  if [ "$out" != crash ] && [ "$out" != agree ] &&
+    grep -q '^Invalid \(read\|write\)' "$WORK/oclgrind.err" 2>/dev/null; then
+    out=undefined
+    note="Oclgrind: invalid memory access${note:+; $note}"
+  fi
   line="$seed $out $(($(date +%s) - k0)) A=$A/${At}ms P=$P/${Pt}ms O=$O/${Ot}ms${note:+ ($note)}"
   echo "$line" >>"$RUN_DIR/$m.log"
   echo "[$m] $line"
