@@ -117,6 +117,10 @@ struct aq_compute_unit {
   uint32_t seen_event;
   pthread_t thread;
   void *group_segment; /* see group_segment_of */
+  /* Units: the alternate stack its thread handles signals on (a fault in
+   * kernel code, even a stack overflow). Made once, kept across a fork's
+   * thread restart, freed when the agent stops. */
+  void *signal_stack;
   size_t group_segment_mapping;
   struct aq_fiber_pool *fibers;
   /* The dispatch whose range it has taken (set under deque_lock) and not
@@ -819,11 +823,9 @@ static void idle(struct aq_compute_unit *cu) {
 static void *compute_unit_main(void *arg) {
   struct aq_compute_unit *cu = arg;
   aq_fiber_pool_bind_thread(cu->fibers);
-  stack_t signal_stack = {.ss_sp = malloc(AQ_SIGNAL_STACK_SIZE), .ss_size = AQ_SIGNAL_STACK_SIZE};
-  if (signal_stack.ss_sp && sigaltstack(&signal_stack, NULL)) {
-    free(signal_stack.ss_sp);
-    signal_stack.ss_sp = NULL;
-  }
+  if (!cu->signal_stack) cu->signal_stack = malloc(AQ_SIGNAL_STACK_SIZE);
+  stack_t signal_stack = {.ss_sp = cu->signal_stack, .ss_size = AQ_SIGNAL_STACK_SIZE};
+  bool on_signal_stack = signal_stack.ss_sp && !sigaltstack(&signal_stack, NULL);
   while (!atomic_load_explicit(&agent.stopping, memory_order_relaxed)) {
     bool progressed = scan_queues(cu);
     struct aq_range range;
@@ -834,10 +836,9 @@ static void *compute_unit_main(void *arg) {
     if (progressed || steal_work(cu)) continue;
     idle(cu);
   }
-  if (signal_stack.ss_sp) {
+  if (on_signal_stack) {
     stack_t off = {.ss_flags = SS_DISABLE};
     sigaltstack(&off, NULL);
-    free(signal_stack.ss_sp);
   }
   return NULL;
 }
@@ -1052,6 +1053,7 @@ void aq_cpu_agent_stop(void) {
   for (uint32_t i = 0; i < agent.slot_count; i++) {
     struct aq_compute_unit *cu = &agent.units[i];
     aq_fiber_pool_destroy(cu->fibers);
+    free(cu->signal_stack);
     if (cu->group_segment) munmap(cu->group_segment, cu->group_segment_mapping);
     if (cu->helper_stack) {
       AQ_STACK_DEREGISTER(cu->helper_stack_id);
