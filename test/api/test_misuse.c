@@ -550,6 +550,10 @@ static const char *wild_src =
  * status is CL_OUT_OF_RESOURCES, as on GPUs) instead of killing the
  * process; the queue and the context go on working. */
 static void kernel_fault_fails_its_command(void) {
+  /* Under Valgrind the deliberate wild write is a memcheck error (make
+   * check-valgrind counts it): the case runs everywhere else. */
+  const char *preload = getenv("LD_PRELOAD");
+  if (preload && strstr(preload, "vgpreload")) return;
   cl_int err;
   cl_program p = build_program(wild_src, "", NULL);
   REQUIRE(p);
