@@ -357,7 +357,11 @@ struct kernel_trap {
   void *address;
 };
 
-static _Thread_local struct kernel_trap *thread_trap;
+/* initial-exec: the handler reads it in any thread, and the first access
+ * of a dlopened library's ordinary thread-local variable allocates (not
+ * allowed in a signal handler); one pointer fits glibc's static TLS
+ * surplus for dlopened libraries. */
+static _Thread_local struct kernel_trap *thread_trap __attribute__((tls_model("initial-exec")));
 static const int trapped_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE};
 #define TRAPPED_SIGNAL_COUNT (sizeof trapped_signals / sizeof trapped_signals[0])
 static struct sigaction previous_actions[TRAPPED_SIGNAL_COUNT];

@@ -176,6 +176,10 @@ static void complete_one(cl_event ev, cl_int status, struct completion_list *mor
     ev->t_end = t;
   }
   release_command_resources(ev);
+  /* A callback may release the application's last reference (a user
+   * event has no scheduler reference to keep it): the event lives until
+   * its completion is done. */
+  object_retain(&ev->header);
   pthread_mutex_lock(&ev->lock);
   atomic_store(&ev->status, status);
   struct dependent *deps = ev->dependents;
@@ -211,6 +215,7 @@ static void complete_one(cl_event ev, cl_int status, struct completion_list *mor
     if (was_barrier) event_release_internal(ev);
     event_release_internal(ev); /* the scheduler's reference */
   }
+  event_release_internal(ev);
 }
 
 void event_complete(cl_event ev, cl_int status) {
