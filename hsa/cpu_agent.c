@@ -49,7 +49,6 @@
 #include "hsa_internal.h"
 
 #include <aquila/cpu_abi.h>
-#include <hsa/hsa_ext_amd.h>
 #include <limits.h>
 #include <pthread.h>
 #include <sched.h>
@@ -441,18 +440,6 @@ static void record_fault(struct aq_dispatch *d, const struct kernel_trap *trap, 
   d->fault_group[2] = (uint32_t)(index / plane);
 }
 
-static hsa_status_t fault_status(int sig) {
-  switch (sig) {
-  case SIGSEGV:
-  case SIGBUS:
-    return (hsa_status_t)HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION;
-  case SIGILL:
-    return (hsa_status_t)HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION;
-  default:
-    return HSA_STATUS_ERROR_EXCEPTION;
-  }
-}
-
 /* The group segment of every work-group a compute unit runs: a mapping of
  * the whole AQ_GROUP_SEGMENT_MAX (the device's local memory size), made on
  * first use and followed by an inaccessible guard page. A kernel that writes
@@ -493,7 +480,8 @@ static void finish_dispatch(struct aq_compute_unit *cu, struct aq_dispatch *d) {
     }
     /* The queue stays active: its later packets are the application's
      * other commands. */
-    if (q->error_callback) q->error_callback(fault_status(fault), &q->public_queue, q->error_data);
+    if (q->error_callback)
+      q->error_callback(aq_fault_status(fault), &q->public_queue, q->error_data);
   }
   if (d->completion) aq_signal_subtract_release(d->completion, 1);
   uint32_t before = atomic_fetch_sub(&q->inflight, 1);

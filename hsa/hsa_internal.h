@@ -76,6 +76,9 @@ struct aq_signal {
   uint32_t fault_group[3];
 };
 
+/* The status a kernel dispatch that faulted with signal sig ends with
+ * (HSA_STATUS_SUCCESS for 0; hsa_ext_aquila.h). */
+hsa_status_t aq_fault_status(int sig);
 struct aq_signal *aq_signal_from_handle(hsa_signal_t signal);
 hsa_signal_t aq_signal_to_handle(struct aq_signal *signal);
 struct aq_signal *aq_signal_new(int64_t initial_value);

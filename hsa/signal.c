@@ -341,6 +341,10 @@ hsa_status_t hsa_ven_aquila_signal_dispatch_status(hsa_signal_t signal,
       memcpy(fault->group_id, s->fault_group, sizeof fault->group_id);
     }
   }
+  return aq_fault_status(sig);
+}
+
+hsa_status_t aq_fault_status(int sig) {
   switch (sig) {
   case 0:
     return HSA_STATUS_SUCCESS;
