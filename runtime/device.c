@@ -86,7 +86,7 @@ static void *watcher_main(void *arg) {
     d->inflight_head = ev->inflight_next;
     if (!d->inflight_head) d->inflight_tail = NULL;
     pthread_mutex_unlock(&d->inflight_lock);
-    event_complete(ev, event_kernel_outcome(ev));
+    event_complete(ev, CL_COMPLETE);
     /* Only now, when no waiter can still be looking at it, is the signal reusable. */
     device_release_signal(d, ev->u.ndrange.signal);
     event_release_internal(ev);

@@ -166,7 +166,27 @@ static void release_command_resources(cl_event ev) {
   }
 }
 
+/* How a kernel's command that has finished on the device ends: CL_COMPLETE,
+ * or CL_OUT_OF_RESOURCES when its code faulted (a wild pointer: the HSA
+ * layer stopped the dispatch instead of letting the process die;
+ * hsa_ext_aquila.h), which is what OpenCL implementations report for a
+ * kernel's memory fault on a GPU. */
+static cl_int kernel_outcome(cl_event ev) {
+  hsa_ven_aquila_dispatch_fault_t fault;
+  if (hsa_ven_aquila_signal_dispatch_status(ev->u.ndrange.signal, &fault) == HSA_STATUS_SUCCESS)
+    return CL_COMPLETE;
+  debug_log("kernel '%s' faulted (%s at address %#llx) in work-group (%u, %u, %u): its "
+            "command ends with CL_OUT_OF_RESOURCES",
+            ev->kernel && ev->kernel->meta ? ev->kernel->meta->name : "?", strsignal(fault.signal),
+            (unsigned long long)fault.address, fault.group_id[0], fault.group_id[1],
+            fault.group_id[2]);
+  return CL_OUT_OF_RESOURCES;
+}
+
 static void complete_one(cl_event ev, cl_int status, struct completion_list *more) {
+  /* A kernel's outcome is read here, once, by whoever completes it. */
+  if (status == CL_COMPLETE && ev->kind == COMMAND_NDRANGE && ev->u.ndrange.submitted)
+    status = kernel_outcome(ev);
   if (status == CL_COMPLETE && ev->failed_dependency)
     status = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
   if (ev->queue && (ev->queue->properties & CL_QUEUE_PROFILING_ENABLE)) {
@@ -332,24 +352,6 @@ void command_submit_after_all(cl_event ev) {
  * queue would hold this queue's events up, and on a machine whose
  * processors are all busy the watcher itself first waits for a time slice;
  * a thread waiting for one of them does it rather than wait for that. */
-/* How a kernel's command that has finished on the device ends: CL_COMPLETE,
- * or CL_OUT_OF_RESOURCES when its code faulted (a wild pointer: the HSA
- * layer stopped the dispatch instead of letting the process die;
- * hsa_ext_aquila.h), which is what OpenCL implementations report for a
- * kernel's memory fault on a GPU. */
-cl_int event_kernel_outcome(cl_event ev) {
-  hsa_ven_aquila_dispatch_fault_t fault;
-  if (hsa_ven_aquila_signal_dispatch_status(ev->u.ndrange.signal, &fault) == HSA_STATUS_SUCCESS)
-    return CL_COMPLETE;
-  if (!atomic_load(&ev->completion_claimed))
-    debug_log("kernel '%s' faulted (%s at address %#llx) in work-group (%u, %u, %u): its "
-              "command ends with CL_OUT_OF_RESOURCES",
-              ev->kernel && ev->kernel->meta ? ev->kernel->meta->name : "?",
-              strsignal(fault.signal), (unsigned long long)fault.address, fault.group_id[0],
-              fault.group_id[1], fault.group_id[2]);
-  return CL_OUT_OF_RESOURCES;
-}
-
 static void queue_complete_finished(cl_command_queue q) {
   cl_event few[16], *finished = few;
   size_t n = 0, cap = 16;
@@ -376,7 +378,7 @@ static void queue_complete_finished(cl_command_queue q) {
   pthread_mutex_unlock(&q->lock);
   while (n > 0) {
     cl_event e = finished[--n];
-    event_complete(e, event_kernel_outcome(e));
+    event_complete(e, CL_COMPLETE);
     event_release_internal(e);
   }
   if (finished != few) free(finished);
@@ -408,7 +410,7 @@ cl_int event_wait(cl_event ev) {
         /* Finished: the watcher will notice too; whoever comes first
          * completes it, and the queue's kernels before it first. */
         queue_complete_finished(ev->queue);
-        event_complete(ev, event_kernel_outcome(ev));
+        event_complete(ev, CL_COMPLETE);
       }
       continue;
     }

@@ -350,8 +350,6 @@ void command_submit_after_all(cl_event ev);
 /* Marks an event complete (status CL_COMPLETE or a negative error): runs
  * callbacks, releases the command's resources, readies dependents. */
 void event_complete(cl_event ev, cl_int status);
-/* CL_COMPLETE, or the error of a kernel whose code faulted (event.c). */
-cl_int event_kernel_outcome(cl_event ev);
 /* Blocks until ev is complete; returns its final status. */
 cl_int event_wait(cl_event ev);
 void event_set_status(cl_event ev, cl_int status);
