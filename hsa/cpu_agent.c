@@ -429,15 +429,20 @@ __attribute__((destructor)) static void remove_fault_handlers(void) {
  * kernel that overflows the unit's stack is trapped too. */
 #define AQ_SIGNAL_STACK_SIZE (64u * 1024u)
 
+/* The work-group id of flat work-group index (x fastest). */
+static void group_of_index(const struct aq_dispatch *d, uint64_t index, uint32_t id[3]) {
+  uint64_t plane = (uint64_t)d->num_groups[0] * d->num_groups[1];
+  id[0] = (uint32_t)(index % plane % d->num_groups[0]);
+  id[1] = (uint32_t)(index % plane / d->num_groups[0]);
+  id[2] = (uint32_t)(index / plane);
+}
+
 /* The dispatch's first fault is the one reported. */
 static void record_fault(struct aq_dispatch *d, const struct kernel_trap *trap, uint64_t index) {
   int none = 0;
   if (!atomic_compare_exchange_strong(&d->fault_signal, &none, trap->signal)) return;
-  uint64_t plane = (uint64_t)d->num_groups[0] * d->num_groups[1];
   d->fault_address = (uint64_t)(uintptr_t)trap->address;
-  d->fault_group[0] = (uint32_t)(index % plane % d->num_groups[0]);
-  d->fault_group[1] = (uint32_t)(index % plane / d->num_groups[0]);
-  d->fault_group[2] = (uint32_t)(index / plane);
+  group_of_index(d, index, d->fault_group);
 }
 
 /* The group segment of every work-group a compute unit runs: a mapping of
@@ -508,7 +513,6 @@ static void run_range(struct aq_compute_unit *cu, struct aq_range range) {
   wg.work_dim = d->work_dim;
   wg.services = &aq_cpu_services;
   wg.group_segment = group_segment_of(cu);
-  uint64_t plane = (uint64_t)d->num_groups[0] * d->num_groups[1];
   struct kernel_trap trap;
   trap.armed = 0;
   thread_trap = &trap;
@@ -517,10 +521,7 @@ static void run_range(struct aq_compute_unit *cu, struct aq_range range) {
   if (sigsetjmp(trap.resume, 0) == 0) {
     for (; index < range.end; index++) {
       if (atomic_load_explicit(&d->fault_signal, memory_order_relaxed)) break;
-      uint64_t z = index / plane, rest = index % plane;
-      wg.group_id[0] = (uint32_t)(rest % d->num_groups[0]);
-      wg.group_id[1] = (uint32_t)(rest / d->num_groups[0]);
-      wg.group_id[2] = (uint32_t)z;
+      group_of_index(d, index, wg.group_id);
       for (int i = 0; i < 3; i++) {
         uint64_t first = (uint64_t)wg.group_id[i] * d->workgroup_size[i];
         uint64_t left = d->global_size[i] - first;
