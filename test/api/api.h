@@ -68,6 +68,22 @@ __attribute__((unused)) static cl_program build_program(const char *src, const c
   return p;
 }
 
+/* Builds src with the compiler's report of each kernel in its build log
+ * (AQUILA_DEBUG=vectorize; no kernel cache, so that it is compiled) and
+ * copies the log into log. */
+__attribute__((unused)) static cl_program build_program_reporting(const char *src, char *log,
+                                                                  size_t log_size) {
+  setenv("AQUILA_DEBUG", "vectorize", 1);
+  setenv("AQUILA_CACHE", "0", 1);
+  cl_int err;
+  cl_program p = build_program(src, "", &err);
+  unsetenv("AQUILA_DEBUG");
+  unsetenv("AQUILA_CACHE");
+  log[0] = '\0';
+  if (p) clGetProgramBuildInfo(p, device, CL_PROGRAM_BUILD_LOG, log_size, log, NULL);
+  return p;
+}
+
 /* One kernel from a source; the program stays alive through the kernel. */
 __attribute__((unused)) static cl_kernel build_kernel(const char *src, const char *name) {
   cl_program p = build_program(src, NULL, NULL);

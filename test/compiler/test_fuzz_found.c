@@ -93,15 +93,9 @@ static void late_private_struct_is_context_array(void) {
       "  result[get_global_id(0)] = *p->self + p->v[0] + 3 * p->v[1] + 5 * p->v[2] +\n"
       "                             7 * p->v[3] + shared[lid % 8];\n"
       "}\n";
-  setenv("AQUILA_DEBUG", "vectorize", 1);
-  setenv("AQUILA_CACHE", "0", 1);
-  cl_int err;
-  cl_program p = build_program(src, "", &err);
-  unsetenv("AQUILA_DEBUG");
-  unsetenv("AQUILA_CACHE");
-  REQUIRE(p && err == CL_SUCCESS);
-  char log[8192] = "";
-  clGetProgramBuildInfo(p, device, CL_PROGRAM_BUILD_LOG, sizeof log, log, NULL);
+  char log[8192];
+  cl_program p = build_program_reporting(src, log, sizeof log);
+  REQUIRE(p);
   /* Every version of the kernel (vectorized or not) reports its context
    * arrays; each must hold the struct (32 bytes a work-item at least). */
   unsigned reports = 0;

@@ -624,16 +624,9 @@ static void report_and_work_queues(void) {
       "  barrier(CLK_LOCAL_MEM_FENCE);\n"
       "  map[get_global_id(0)] = top;\n"
       "}\n";
-  /* The report comes from compiling: no kernel-cache hit. */
-  setenv("AQUILA_DEBUG", "vectorize", 1);
-  setenv("AQUILA_CACHE", "0", 1);
-  cl_int err;
-  cl_program p = build_program(src, "", &err);
-  unsetenv("AQUILA_DEBUG");
-  unsetenv("AQUILA_CACHE");
-  REQUIRE(p && err == CL_SUCCESS);
-  char log[8192] = "";
-  clGetProgramBuildInfo(p, device, CL_PROGRAM_BUILD_LOG, sizeof log, log, NULL);
+  char log[8192];
+  cl_program p = build_program_reporting(src, log, sizeof log);
+  REQUIRE(p);
   CHECK(strstr(log, "kernel 'plain': vectorized") != NULL);
   CHECK(strstr(log, "kernel 'queue': not vectorized") != NULL);
   CHECK(strstr(log, "work queue") != NULL);
@@ -644,19 +637,14 @@ static void report_and_work_queues(void) {
  * would grow faster than its size), says so, and computes the same. */
 static void size_limit_keeps_kernel_scalar(void) {
   const char *src = "__kernel void plain(__global float *x) { x[get_global_id(0)] *= 2.0f; }\n";
-  setenv("AQUILA_DEBUG", "vectorize", 1);
-  setenv("AQUILA_CACHE", "0", 1);
   setenv("AQUILA_VECTORIZE_MAX_INSTRUCTIONS", "3", 1);
-  cl_int err;
-  cl_program p = build_program(src, "", &err);
-  unsetenv("AQUILA_DEBUG");
-  unsetenv("AQUILA_CACHE");
+  char log[8192];
+  cl_program p = build_program_reporting(src, log, sizeof log);
   unsetenv("AQUILA_VECTORIZE_MAX_INSTRUCTIONS");
-  REQUIRE(p && err == CL_SUCCESS);
-  char log[8192] = "";
-  clGetProgramBuildInfo(p, device, CL_PROGRAM_BUILD_LOG, sizeof log, log, NULL);
+  REQUIRE(p);
   CHECK(strstr(log, "kernel 'plain': not vectorized") != NULL);
   CHECK(strstr(log, "more than the vectorizer's limit of 3") != NULL);
+  cl_int err;
   cl_kernel k = clCreateKernel(p, "plain", &err);
   REQUIRE(k);
   enum { N = 1000 };
