@@ -103,10 +103,13 @@ void event_set_status(cl_event ev, cl_int status) {
     if (status == CL_SUBMITTED) ev->t_submit = t;
     if (status == CL_RUNNING) ev->t_start = t;
   }
+  /* The callback list is read under the lock that clSetEventCallback
+   * appends under (TSan saw the unlocked read race with an append). */
   pthread_mutex_lock(&ev->lock);
   if (atomic_load(&ev->status) > status) atomic_store(&ev->status, status);
+  int has_callbacks = ev->callbacks != NULL;
   pthread_mutex_unlock(&ev->lock);
-  if (ev->callbacks) run_callbacks(ev, status);
+  if (has_callbacks) run_callbacks(ev, status);
 }
 
 /* Called when pending reached zero: start the command. Returns 1 when the
