@@ -208,8 +208,9 @@ static void complete_one(cl_event ev, cl_int status, struct completion_list *mor
   struct dependent *deps = ev->dependents;
   ev->dependents = NULL;
   pthread_cond_broadcast(&ev->cond);
+  int has_callbacks = ev->callbacks != NULL; /* read under the lock, as in event_set_status */
   pthread_mutex_unlock(&ev->lock);
-  if (ev->callbacks) run_callbacks(ev, status);
+  if (has_callbacks) run_callbacks(ev, status);
 
   while (deps) {
     struct dependent *next = deps->next;
