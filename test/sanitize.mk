@@ -55,7 +55,7 @@ SAN_WRAPPERS := $(patsubst $(BUILD)/test/%,$(BUILD)/san-run/%,$(SAN_TESTS))
 # test/lsan.supp, all of them inside third-party libraries; TSan reports every
 # race (halt_on_error=0 lets a run show all of them) except those in
 # test/tsan.supp, and exits with 66 when it reported any, which run-tests.sh
-# counts as a failure. intercept_tls_get_addr=0: with gcc 12's ASan and this
+# counts as a failure. intercept_tls_get_addr=0 (kept from the gcc build): with gcc 12's ASan and this
 # glibc, LeakSanitizer reads a garbage dynamic-TLS range for the threads that
 # touched the thread-local storage of a dlopened module (code objects used to
 # keep static __local variables there) and its tracer crashes at exit ("Tracer
@@ -80,7 +80,11 @@ $(BUILD)/san-run/%: $(BUILD)/test/% test/sanitize.mk
 # (max_malloc_fill_size=0): memory read before it is written then gives
 # different results in the three runs instead of happening to be zero.
 SAN_ASAN_FILLS := default malloc_fill_byte=190:max_malloc_fill_size=1073741824 max_malloc_fill_size=0
+# A build-asan/ left by another compiler (gcc's, before) is rebuilt whole:
+# its objects would need that compiler's runtime.
 check-asan:
+	@if [ "$$(cat build-asan/.compiler 2>/dev/null)" != "$(SAN_ASAN_CC)" ]; then \
+	  rm -rf build-asan && mkdir -p build-asan && echo "$(SAN_ASAN_CC)" > build-asan/.compiler; fi
 	+@for fill in $(SAN_ASAN_FILLS); do \
 	  case $$fill in default) extra= ;; *) extra=:$$fill ;; esac; \
 	  echo "check-asan: ASAN_OPTIONS ...$$extra"; \
