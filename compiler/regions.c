@@ -80,11 +80,24 @@ static LLVMBasicBlockRef split_before(LLVMContextRef ctx, LLVMBuilderRef b, LLVM
   return to;
 }
 
+/* An alloca of the entry block: a private variable, whose address is
+ * available everywhere in the function. */
+static int is_entry_alloca(LLVMValueRef v) {
+  return LLVMIsAAllocaInst(v) &&
+         LLVMGetInstructionParent(v) ==
+             LLVMGetEntryBasicBlock(LLVMGetBasicBlockParent(LLVMGetInstructionParent(v)));
+}
+
 /* Whether v can be recomputed wherever it is used: arithmetic, address
- * computation and work-item builtins over such values, arguments and
- * constants; never a load, whose memory may change at a barrier. */
+ * computation and work-item builtins over such values, private variables'
+ * addresses, arguments and constants; never a load, whose memory may change
+ * at a barrier. An address recomputed from its variable, rather than kept
+ * in a slot of its own, stays visible to LLVM as an access to that
+ * variable: once the variable is a context array, a slot of pointers into it
+ * would hide it from alias analysis and keep loops over its fields from
+ * being promoted to registers or deleted. */
 static int is_cheap(LLVMValueRef v, int depth) {
-  if (!LLVMIsAInstruction(v)) return 1;
+  if (!LLVMIsAInstruction(v) || is_entry_alloca(v)) return 1;
   if (depth > 8) return 0;
   switch (LLVMGetInstructionOpcode(v)) {
   case LLVMGetElementPtr:
@@ -144,7 +157,7 @@ struct remat_map {
  * before user's position in block bb. */
 static LLVMValueRef rematerialize(LLVMBuilderRef b, LLVMValueRef v, LLVMBasicBlockRef bb,
                                   struct remat_map *map) {
-  if (!LLVMIsAInstruction(v) || LLVMGetInstructionParent(v) == bb) return v;
+  if (!LLVMIsAInstruction(v) || is_entry_alloca(v) || LLVMGetInstructionParent(v) == bb) return v;
   for (unsigned i = 0; i < map->len; i++)
     if (map->from[i] == v) return map->to[i];
   LLVMValueRef c = LLVMInstructionClone(v);
@@ -181,12 +194,45 @@ void regions_rematerialize(LLVMContextRef ctx, LLVMValueRef fn) {
   LLVMDisposeBuilder(b);
 }
 
+/* Whether inst is an llvm.lifetime.start or llvm.lifetime.end marker. */
+static int is_lifetime_marker(LLVMValueRef inst) {
+  if (!LLVMIsACallInst(inst)) return 0;
+  LLVMValueRef callee = LLVMGetCalledValue(inst);
+  size_t len = 0;
+  return callee && LLVMIsAFunction(callee) &&
+         !strncmp(LLVMGetValueName2(callee, &len), "llvm.lifetime.", 14);
+}
+
 int regions_prepare(LLVMContextRef ctx, LLVMValueRef fn) {
   LLVMBuilderRef b = LLVMCreateBuilderInContext(ctx);
-  /* Entry: allocas only. */
+  /* No lifetime markers (the inliner puts them around the private variables
+   * of the functions it inlines): once such a variable is a context array, a
+   * marker would name one work-item's element, and the first work-item's is
+   * the start of the whole array, whose lifetime LLVM would then take it to
+   * begin and end, for every work-item at once. */
+  for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(fn); bb; bb = LLVMGetNextBasicBlock(bb))
+    for (LLVMValueRef in = LLVMGetFirstInstruction(bb), next; in; in = next) {
+      next = LLVMGetNextInstruction(in);
+      if (is_lifetime_marker(in)) LLVMInstructionEraseFromParent(in);
+    }
+  /* Entry: allocas only. Private variables declared after the kernel's first
+   * statements (and the address computations that earlier passes put first)
+   * have their allocas after other instructions: those of a constant size
+   * move up, so that they stay in the entry and become context arrays or
+   * scalars. Split off into the first region instead, each would be a fresh
+   * stack allocation for every work-item that the region's loop runs, which
+   * grows the stack with the work-group's size and, reached through a slot of
+   * pointers, hides the variable from LLVM's optimizations. */
   LLVMBasicBlockRef entry = LLVMGetEntryBasicBlock(fn);
   LLVMValueRef first = LLVMGetFirstInstruction(entry);
   while (first && LLVMIsAAllocaInst(first)) first = LLVMGetNextInstruction(first);
+  for (LLVMValueRef in = first, next; in; in = next) {
+    next = LLVMGetNextInstruction(in);
+    if (!LLVMIsAAllocaInst(in) || !LLVMIsAConstant(LLVMGetOperand(in, 0))) continue;
+    LLVMInstructionRemoveFromParent(in);
+    LLVMPositionBuilderBefore(b, first);
+    LLVMInsertIntoBuilder(b, in);
+  }
   if (first) split_before(ctx, b, first, "start");
   /* Each barrier alone in its block, followed by a branch. */
   for (LLVMBasicBlockRef bb = LLVMGetNextBasicBlock(entry); bb; bb = LLVMGetNextBasicBlock(bb)) {

@@ -64,9 +64,124 @@ static void barrier_private_array_keeps_alignment(void) {
   }
 }
 
+/* CLSmith all mode, seed 145 (48 s where pocl took 3.8 s and the fiber
+ * version 0.6 s): the kernel's private struct, declared after its __local
+ * arrays, holds pointers to its own fields, so it stays one variable in
+ * memory. Its alloca came after the group-segment addresses in the entry
+ * block and was split off into the first region: a fresh stack allocation
+ * for every work-item, reached in later regions through a context array of
+ * pointers, which hid it from LLVM. A dead loop on one of its fields (it
+ * ends only when the counter wraps, after 715,827,887 iterations) then ran
+ * for every work-item instead of being deleted. The struct must now be a
+ * context array of its own (its bytes in the report), and the result
+ * right. */
+static void late_private_struct_is_context_array(void) {
+  const char *src =
+      "struct S { uint c; __private uint *self; uint v[4]; };\n"
+      "__kernel void entry(__global ulong *result) {\n"
+      "  __local uint shared[8];\n"
+      "  size_t lid = get_local_id(0);\n"
+      "  if (lid == 0) for (int i = 0; i < 8; i++) shared[i] = i;\n"
+      "  struct S s = {0, 0, {1, 2, 3, 4}};\n"
+      "  struct S *p = &s;\n"
+      "  s.self = &s.c;\n"
+      "  s.v[lid % 4] += (uint)lid;\n"
+      "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+      "  for (p->c = 0xfffffffcu; p->c != 22u; p->c += 6u)\n"
+      "    ;\n"
+      "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+      "  result[get_global_id(0)] = *p->self + p->v[0] + 3 * p->v[1] + 5 * p->v[2] +\n"
+      "                             7 * p->v[3] + shared[lid % 8];\n"
+      "}\n";
+  char log[8192];
+  cl_program p = build_program_reporting(src, log, sizeof log);
+  REQUIRE(p);
+  /* Every version of the kernel (vectorized or not) reports its context
+   * arrays; each must hold the struct (32 bytes a work-item at least). */
+  unsigned reports = 0;
+  for (const char *at = strstr(log, "values in context arrays ("); at;
+       at = strstr(at + 1, "values in context arrays (")) {
+    unsigned bytes = 0;
+    CHECK(sscanf(at, "values in context arrays (%u bytes", &bytes) == 1);
+    if (bytes < 32) printf("  %u bytes per work-item in context arrays: %.200s\n", bytes, log);
+    CHECK(bytes >= 32);
+    reports++;
+  }
+  CHECK(reports > 0);
+  clReleaseProgram(p);
+  /* Group sizes that no vector width divides: the scalar version runs. In
+   * the vectorized one the loop stays (each lane's copy of the counter is a
+   * scatter, which LLVM does not promote) and takes seconds a group. */
+  static const size_t locals[] = {1, 5, 7, 13};
+  for (unsigned l = 0; l < sizeof locals / sizeof *locals; l++) {
+    size_t local = locals[l], global = 2 * local;
+    cl_ulong out[32];
+    REQUIRE(run_entry(src, global, local, out));
+    for (size_t g = 0; g < global; g++) {
+      size_t lid = g % local;
+      unsigned v[4] = {1, 2, 3, 4};
+      v[lid % 4] += (unsigned)lid;
+      cl_ulong expected = 22u + v[0] + 3ull * v[1] + 5ull * v[2] + 7ull * v[3] + lid % 8;
+      if (out[g] != expected) {
+        printf("  local size %zu, work-item %zu: %llu, expected %llu\n", local, g,
+               (unsigned long long)out[g], (unsigned long long)expected);
+        CHECK(out[g] == expected);
+        break;
+      }
+    }
+  }
+}
+
+/* Found while reducing CLSmith atomics seed 412: a private array of a
+ * function that the kernel calls, alive across a barrier inside it. Inlined,
+ * its allocation comes after the kernel's group-segment addresses, and the
+ * inliner puts lifetime markers around the call; the array must become a
+ * context array with one element per work-item, its markers gone (on the
+ * first work-item's element they would name the whole array). */
+static void inlined_private_array_across_barrier(void) {
+  const char *src =
+      "static uint mix(__local uint *shared, uint seed) {\n"
+      "  uint lid = get_local_id(0);\n"
+      "  shared[lid] = seed;\n"
+      "  uint a[6];\n"
+      "  for (int i = 0; i < 6; i++) a[i] = seed * (uint)(i + 1) + lid;\n"
+      "  a[lid % 6] ^= 0x55u;\n"
+      "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+      "  uint s = shared[(lid + 1) % get_local_size(0)];\n"
+      "  for (int i = 0; i < 6; i++) s = s * 31u + a[(lid + i) % 6];\n"
+      "  return s;\n"
+      "}\n"
+      "__kernel void entry(__global ulong *result) {\n"
+      "  __local uint shared[64];\n"
+      "  uint lid = get_local_id(0);\n"
+      "  result[get_global_id(0)] = mix(shared, lid * 7u + 3u);\n"
+      "}\n";
+  static const size_t locals[] = {1, 5, 7, 13, 16, 32, 64};
+  for (unsigned l = 0; l < sizeof locals / sizeof *locals; l++) {
+    size_t local = locals[l], global = 2 * local;
+    cl_ulong out[128];
+    REQUIRE(run_entry(src, global, local, out));
+    for (size_t g = 0; g < global; g++) {
+      unsigned lid = (unsigned)(g % local), seed = lid * 7u + 3u, a[6];
+      for (unsigned i = 0; i < 6; i++) a[i] = seed * (i + 1) + lid;
+      a[lid % 6] ^= 0x55u;
+      unsigned s = ((lid + 1) % (unsigned)local) * 7u + 3u;
+      for (unsigned i = 0; i < 6; i++) s = s * 31u + a[(lid + i) % 6];
+      if (out[g] != s) {
+        printf("  local size %zu, work-item %zu: %llu, expected %u\n", local, g,
+               (unsigned long long)out[g], s);
+        CHECK(out[g] == s);
+        break;
+      }
+    }
+  }
+}
+
 int main(void) {
   api_setup();
   RUN(barrier_private_array_keeps_alignment);
+  RUN(late_private_struct_is_context_array);
+  RUN(inlined_private_array_across_barrier);
   api_teardown();
   CHECK_EXIT();
 }
