@@ -304,12 +304,20 @@ static int block_in_region(const struct region *r, LLVMBasicBlockRef bb) {
   return block_list_index(&r->blocks, bb) >= 0;
 }
 
-/* Whether a is only loaded from and stored to as an address. */
+/* Whether a is only loaded from and stored to as an address, whole and as
+ * the type it was allocated with. A union or a variable that is read as
+ * another type (a struct returned in a register: its bytes loaded as an
+ * i64) is not a slot: a uniform slot's loads are served by one load of
+ * the allocated type, and its stores and loads are taken to cover the
+ * whole variable. */
 static int is_slot(LLVMValueRef a) {
+  LLVMTypeRef type = LLVMGetAllocatedType(a);
   for (LLVMUseRef u = LLVMGetFirstUse(a); u; u = LLVMGetNextUse(u)) {
     LLVMValueRef user = LLVMGetUser(u);
-    if (LLVMIsALoadInst(user)) continue;
-    if (LLVMIsAStoreInst(user) && LLVMGetOperand(user, 1) == a) continue;
+    if (LLVMIsALoadInst(user) && LLVMTypeOf(user) == type) continue;
+    if (LLVMIsAStoreInst(user) && LLVMGetOperand(user, 1) == a &&
+        LLVMTypeOf(LLVMGetOperand(user, 0)) == type)
+      continue;
     return 0;
   }
   return 1;

@@ -177,11 +177,49 @@ static void inlined_private_array_across_barrier(void) {
   }
 }
 
+/* CLSmith barriers mode, seed 3000652: a function that returns a union
+ * by value, its result unused, between two barriers. Inlined, the copy for
+ * the return is a private variable stored and loaded as an i64, not as its
+ * union type; taken for a scalar slot, its loads were replaced by one of
+ * the union's type: invalid code in this form (a build error), a union
+ * read as 0 in the generated kernel's. */
+static void union_copied_as_integer_across_barriers(void) {
+  const char *src =
+      "union U1 { volatile uint f0; char * volatile f1; };\n"
+      "struct S5 { int g_3; long g_19; volatile uchar g_23; union U1 g_26; };\n"
+      "union U1 func_1(struct S5 *p) { p->g_23--; return p->g_26; }\n"
+      "__kernel void entry(__global ulong *result) {\n"
+      "  struct S5 c_28;\n"
+      "  struct S5 *p = &c_28;\n"
+      "  struct S5 c_29 = {0x2D374006, -2, 0xD5, {4294967295u}};\n"
+      "  c_28 = c_29;\n"
+      "  barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);\n"
+      "  func_1(p);\n"
+      "  barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);\n"
+      "  result[get_global_id(0)] = ((ulong)p->g_26.f0 << 8) + p->g_23 + p->g_3;\n"
+      "}\n";
+  static const size_t locals[] = {1, 5, 16, 32};
+  for (unsigned l = 0; l < sizeof locals / sizeof *locals; l++) {
+    size_t local = locals[l], global = 2 * local;
+    cl_ulong out[64];
+    REQUIRE(run_entry(src, global, local, out));
+    cl_ulong expected = (0xffffffffull << 8) + 0xd4 + 0x2D374006;
+    for (size_t g = 0; g < global; g++)
+      if (out[g] != expected) {
+        printf("  local size %zu, work-item %zu: %#llx, expected %#llx\n", local, g,
+               (unsigned long long)out[g], (unsigned long long)expected);
+        CHECK(out[g] == expected);
+        break;
+      }
+  }
+}
+
 int main(void) {
   api_setup();
   RUN(barrier_private_array_keeps_alignment);
   RUN(late_private_struct_is_context_array);
   RUN(inlined_private_array_across_barrier);
+  RUN(union_copied_as_integer_across_barriers);
   api_teardown();
   CHECK_EXIT();
 }
