@@ -25,6 +25,38 @@ static int run_entry(const char *src, size_t global, size_t local, cl_ulong *out
   return ok;
 }
 
+/* Runs src's "entry" in two groups of each local size of locals (at most
+ * 64) and checks every work-item's ulong against expected(local id, local
+ * size); stops at the first wrong one of each size. */
+static void check_entry(const char *src, const size_t *locals, unsigned num_locals,
+                        cl_ulong (*expected)(size_t lid, size_t local)) {
+  for (unsigned l = 0; l < num_locals; l++) {
+    size_t local = locals[l], global = 2 * local;
+    cl_ulong out[128];
+    REQUIRE(local <= 64 && run_entry(src, global, local, out));
+    for (size_t g = 0; g < global; g++) {
+      cl_ulong want = expected(g % local, local);
+      if (out[g] != want) {
+        printf("  local size %zu, work-item %zu: %#llx, expected %#llx\n", local, g,
+               (unsigned long long)out[g], (unsigned long long)want);
+        CHECK(out[g] == want);
+        break;
+      }
+    }
+  }
+}
+
+/* What the kernel below computes, on the host. */
+static cl_ulong private_array_expected(size_t lid, size_t local) {
+  unsigned char a[20] = {0}, b[20] = {0};
+  a[lid % 20] = 1;
+  b[(lid + 3) % 20] = 2;
+  cl_ulong s = 0;
+  for (int i = 0; i < 20; i++)
+    s = s * 3 + a[i] + b[(i * 7) % 20];
+  return s;
+}
+
 /* CLSmith vectors mode, seeds 1, 2 and 4 (a crash of the host): a private
  * array live across a barrier becomes a context array with one element per
  * work-item. clang aligns private arrays of 16 bytes or more to 16, and the
@@ -43,25 +75,14 @@ static void barrier_private_array_keeps_alignment(void) {
                     "  result[get_global_id(0)] = s;\n"
                     "}\n";
   static const size_t locals[] = {1, 3, 16, 32, 48};
-  for (unsigned l = 0; l < sizeof locals / sizeof *locals; l++) {
-    size_t local = locals[l], global = 2 * local;
-    cl_ulong out[96];
-    REQUIRE(run_entry(src, global, local, out));
-    for (size_t g = 0; g < global; g++) {
-      unsigned char a[20] = {0}, b[20] = {0};
-      a[(g % local) % 20] = 1;
-      b[(g % local + 3) % 20] = 2;
-      cl_ulong s = 0;
-      for (int i = 0; i < 20; i++)
-        s = s * 3 + a[i] + b[(i * 7) % 20];
-      if (out[g] != s) {
-        printf("  local size %zu, work-item %zu: %llu, expected %llu\n", local, g,
-               (unsigned long long)out[g], (unsigned long long)s);
-        CHECK(out[g] == s);
-        break;
-      }
-    }
-  }
+  check_entry(src, locals, sizeof locals / sizeof *locals, private_array_expected);
+}
+
+/* What the kernel below computes, on the host. */
+static cl_ulong late_struct_expected(size_t lid, size_t local) {
+  unsigned v[4] = {1, 2, 3, 4};
+  v[lid % 4] += (unsigned)lid;
+  return 22u + v[0] + 3ull * v[1] + 5ull * v[2] + 7ull * v[3] + lid % 8;
 }
 
 /* CLSmith all mode, seed 145 (48 s where pocl took 3.8 s and the fiber
@@ -113,23 +134,19 @@ static void late_private_struct_is_context_array(void) {
    * the vectorized one the loop stays (each lane's copy of the counter is a
    * scatter, which LLVM does not promote) and takes seconds a group. */
   static const size_t locals[] = {1, 5, 7, 13};
-  for (unsigned l = 0; l < sizeof locals / sizeof *locals; l++) {
-    size_t local = locals[l], global = 2 * local;
-    cl_ulong out[32];
-    REQUIRE(run_entry(src, global, local, out));
-    for (size_t g = 0; g < global; g++) {
-      size_t lid = g % local;
-      unsigned v[4] = {1, 2, 3, 4};
-      v[lid % 4] += (unsigned)lid;
-      cl_ulong expected = 22u + v[0] + 3ull * v[1] + 5ull * v[2] + 7ull * v[3] + lid % 8;
-      if (out[g] != expected) {
-        printf("  local size %zu, work-item %zu: %llu, expected %llu\n", local, g,
-               (unsigned long long)out[g], (unsigned long long)expected);
-        CHECK(out[g] == expected);
-        break;
-      }
-    }
-  }
+  check_entry(src, locals, sizeof locals / sizeof *locals, late_struct_expected);
+}
+
+/* What the kernel below computes, on the host. */
+static cl_ulong inlined_array_expected(size_t lid, size_t local) {
+  unsigned id = (unsigned)lid, seed = id * 7u + 3u, a[6];
+  for (unsigned i = 0; i < 6; i++)
+    a[i] = seed * (i + 1) + id;
+  a[id % 6] ^= 0x55u;
+  unsigned s = ((id + 1) % (unsigned)local) * 7u + 3u;
+  for (unsigned i = 0; i < 6; i++)
+    s = s * 31u + a[(id + i) % 6];
+  return s;
 }
 
 /* Found while reducing CLSmith atomics seed 412: a private array of a
@@ -157,24 +174,12 @@ static void inlined_private_array_across_barrier(void) {
       "  result[get_global_id(0)] = mix(shared, lid * 7u + 3u);\n"
       "}\n";
   static const size_t locals[] = {1, 5, 7, 13, 16, 32, 64};
-  for (unsigned l = 0; l < sizeof locals / sizeof *locals; l++) {
-    size_t local = locals[l], global = 2 * local;
-    cl_ulong out[128];
-    REQUIRE(run_entry(src, global, local, out));
-    for (size_t g = 0; g < global; g++) {
-      unsigned lid = (unsigned)(g % local), seed = lid * 7u + 3u, a[6];
-      for (unsigned i = 0; i < 6; i++) a[i] = seed * (i + 1) + lid;
-      a[lid % 6] ^= 0x55u;
-      unsigned s = ((lid + 1) % (unsigned)local) * 7u + 3u;
-      for (unsigned i = 0; i < 6; i++) s = s * 31u + a[(lid + i) % 6];
-      if (out[g] != s) {
-        printf("  local size %zu, work-item %zu: %llu, expected %u\n", local, g,
-               (unsigned long long)out[g], s);
-        CHECK(out[g] == s);
-        break;
-      }
-    }
-  }
+  check_entry(src, locals, sizeof locals / sizeof *locals, inlined_array_expected);
+}
+
+/* What the kernel below computes, on the host. */
+static cl_ulong union_copy_expected(size_t lid, size_t local) {
+  return (0xffffffffull << 8) + 0xd4 + 0x2D374006;
 }
 
 /* CLSmith barriers mode, seed 3000652: a function that returns a union
@@ -199,19 +204,7 @@ static void union_copied_as_integer_across_barriers(void) {
       "  result[get_global_id(0)] = ((ulong)p->g_26.f0 << 8) + p->g_23 + p->g_3;\n"
       "}\n";
   static const size_t locals[] = {1, 5, 16, 32};
-  for (unsigned l = 0; l < sizeof locals / sizeof *locals; l++) {
-    size_t local = locals[l], global = 2 * local;
-    cl_ulong out[64];
-    REQUIRE(run_entry(src, global, local, out));
-    cl_ulong expected = (0xffffffffull << 8) + 0xd4 + 0x2D374006;
-    for (size_t g = 0; g < global; g++)
-      if (out[g] != expected) {
-        printf("  local size %zu, work-item %zu: %#llx, expected %#llx\n", local, g,
-               (unsigned long long)out[g], (unsigned long long)expected);
-        CHECK(out[g] == expected);
-        break;
-      }
-  }
+  check_entry(src, locals, sizeof locals / sizeof *locals, union_copy_expected);
 }
 
 int main(void) {
