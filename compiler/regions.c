@@ -48,11 +48,17 @@ static int block_list_index(const struct block_list *l, LLVMBasicBlockRef b) {
   return -1;
 }
 
-static int is_named_call(LLVMValueRef inst, const char *name) {
-  if (!inst || !LLVMIsACallInst(inst)) return 0;
+/* The name of the function inst calls directly, or NULL. */
+static const char *called_name(LLVMValueRef inst) {
+  if (!inst || !LLVMIsACallInst(inst)) return NULL;
   LLVMValueRef callee = LLVMGetCalledValue(inst);
   size_t len = 0;
-  return callee && LLVMIsAFunction(callee) && !strcmp(LLVMGetValueName2(callee, &len), name);
+  return callee && LLVMIsAFunction(callee) ? LLVMGetValueName2(callee, &len) : NULL;
+}
+
+static int is_named_call(LLVMValueRef inst, const char *name) {
+  const char *called = called_name(inst);
+  return called && !strcmp(called, name);
 }
 
 static int is_barrier_block(LLVMBasicBlockRef bb) {
@@ -196,11 +202,8 @@ void regions_rematerialize(LLVMContextRef ctx, LLVMValueRef fn) {
 
 /* Whether inst is an llvm.lifetime.start or llvm.lifetime.end marker. */
 static int is_lifetime_marker(LLVMValueRef inst) {
-  if (!LLVMIsACallInst(inst)) return 0;
-  LLVMValueRef callee = LLVMGetCalledValue(inst);
-  size_t len = 0;
-  return callee && LLVMIsAFunction(callee) &&
-         !strncmp(LLVMGetValueName2(callee, &len), "llvm.lifetime.", 14);
+  const char *called = called_name(inst);
+  return called && !strncmp(called, "llvm.lifetime.", 14);
 }
 
 int regions_prepare(LLVMContextRef ctx, LLVMValueRef fn) {
