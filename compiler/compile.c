@@ -109,6 +109,49 @@ static void copy_kernels(struct aquila_fatbin *fb, const struct frontend_result 
   for (unsigned i = 0; i < fr->num_kernels; i++) aquila_fatbin_add_kernel(fb, &fr->kernels[i]);
 }
 
+/* Appends what the clang driver printed, less the report of a crash of its
+ * own (the request for a bug report and the stack dump, of no use to the
+ * program's author): the diagnostics before it and the driver's closing
+ * line stay. */
+static void append_driver_output(struct strbuf *log, const char *text) {
+  if (!text) return;
+  const char *report = strstr(text, "PLEASE submit a bug report");
+  const char *dump = strstr(text, "Stack dump:");
+  if (!report || (dump && dump < report)) report = dump;
+  if (!report) {
+    strbuf_append(log, text);
+    return;
+  }
+  strbuf_appendn(log, text, (size_t)(report - text));
+  const char *closing = strstr(report, "error: clang frontend command failed");
+  if (!closing) return;
+  while (closing > report && closing[-1] != '\n')
+    closing--;
+  strbuf_append(log, closing);
+}
+
+/* libclang keeps no diagnostics of a parse it crashed in; the driver,
+ * given the same arguments, prints them before it crashes the same way. */
+static void append_diagnostics_before_crash(const char *const *args, int nargs,
+                                            const char *src_path, struct strbuf *log) {
+  const char *clang = getenv("AQUILA_CLANG");
+  char **argv = calloc((size_t)nargs + 5, sizeof *argv);
+  if (!argv) return;
+  int k = 0;
+  argv[k++] = (char *)(clang ? clang : "clang-19");
+  for (int i = 0; i < nargs; i++)
+    argv[k++] = (char *)args[i];
+  argv[k++] = "-fsyntax-only";
+  argv[k++] = "-fno-crash-diagnostics";
+  argv[k++] = (char *)src_path;
+  argv[k] = NULL;
+  struct strbuf out = {0};
+  spawn_and_wait(argv, &out);
+  free(argv);
+  append_driver_output(log, out.data);
+  strbuf_free(&out);
+}
+
 enum aquila_compile_status aquila_compile(const struct aquila_compile_input *in,
                                           struct aquila_fatbin **out, char **log_out) {
   struct strbuf log = {0};
@@ -175,7 +218,9 @@ enum aquila_compile_status aquila_compile(const struct aquila_compile_input *in,
   int nargs = 0;
   char std_arg[32];
   args = frontend_args(&opts, dir, std_arg, &nargs);
-  if (frontend_parse(src_path, args, nargs, &fr, &log) != 0) goto out;
+  int parsed = frontend_parse(src_path, args, nargs, &fr, &log);
+  if (parsed == FRONTEND_CRASHED) append_diagnostics_before_crash(args, nargs, src_path, &log);
+  if (parsed != 0) goto out;
   if (fr.num_errors) goto out;
 
   /* The driver: same arguments, plus code generation to bitcode. */
@@ -200,6 +245,9 @@ enum aquila_compile_status aquila_compile(const struct aquila_compile_input *in,
     argv[k++] = "-disable-lifetime-markers";
     argv[k++] = "-emit-llvm";
     argv[k++] = "-c";
+    /* Should clang crash, its reproducer (the preprocessed program and a
+     * script) would be left in the system's temporary directory. */
+    argv[k++] = "-fno-crash-diagnostics";
     argv[k++] = "-Xclang";
     argv[k++] = "-mlink-builtin-bitcode";
     argv[k++] = "-Xclang";
@@ -213,7 +261,7 @@ enum aquila_compile_status aquila_compile(const struct aquila_compile_input *in,
     free(argv);
     if (rc != 0) {
       strbuf_printf(&log, "error: code generation failed (clang status %d)\n", rc);
-      if (driver_out.data) strbuf_append(&log, driver_out.data);
+      append_driver_output(&log, driver_out.data);
       strbuf_free(&driver_out);
       if (rc < 0) status = AQUILA_COMPILE_UNAVAILABLE;
       goto out;

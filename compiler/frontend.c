@@ -215,6 +215,12 @@ int frontend_parse(const char *main_path, const char *const *args, int num_args,
   CXTranslationUnit tu = NULL;
   enum CXErrorCode err = clang_parseTranslationUnit2(index, main_path, args, num_args, NULL, 0,
                                                      CXTranslationUnit_None, &tu);
+  if (err == CXError_Crashed) {
+    strbuf_append(log, "error: clang's OpenCL C front end crashed on this program (a defect of "
+                       "clang, not a diagnosis of the program)\n");
+    clang_disposeIndex(index);
+    return FRONTEND_CRASHED;
+  }
   if (err != CXError_Success || !tu) {
     strbuf_printf(log, "error: the OpenCL C front end failed to start (libclang error %d)\n",
                   (int)err);

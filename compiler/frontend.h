@@ -15,7 +15,10 @@ struct frontend_result {
 
 /* Parses main_path (already written to disk) with args; appends every
  * diagnostic, with file, line and column, to log. Returns 0 when the parse
- * ran (check num_errors), -1 when libclang itself failed. */
+ * ran (check num_errors), FRONTEND_CRASHED when clang crashed on the
+ * program (libclang then keeps none of its diagnostics), -1 when libclang
+ * failed otherwise. */
+#define FRONTEND_CRASHED (-2)
 int frontend_parse(const char *main_path, const char *const *args, int num_args,
                    struct frontend_result *out, struct strbuf *log);
 void frontend_result_free(struct frontend_result *r);

@@ -700,6 +700,27 @@ static void compiler_crash_is_a_build_failure(void) {
   clReleaseProgram(before);
 }
 
+/* Clang 19's front end crashes on this program (a vector literal around a
+ * statement expression whose value depends on an undeclared name): the
+ * build fails with the program's real error in the log, as for any typo. */
+static void front_end_crash_keeps_the_diagnostics(void) {
+  const char *src = "__kernel void k(__global int *p) {\n"
+                    "  *p = (int4)(({ int4 a = 1; undeclared_t ? a : a; })).z;\n"
+                    "}\n";
+  cl_int err;
+  cl_program p = build_source(src, "", &err);
+  CHECK_EQ_INT(err, CL_BUILD_PROGRAM_FAILURE);
+  char log[4096];
+  build_log_of(p, log, sizeof log);
+  CHECK(strstr(log, ":2:30: error: use of undeclared identifier 'undeclared_t'") != NULL);
+  CHECK(strstr(log, "failed to start") == NULL);
+  if (p) clReleaseProgram(p);
+  cl_program after = build_source(scale_source, "-DAFTER_THE_FRONT_END_CRASH", &err);
+  CHECK_EQ_INT(err, CL_SUCCESS);
+  CHECK(run_scale(after));
+  clReleaseProgram(after);
+}
+
 static void compiler_hang_is_stopped(void) {
   char fake[300], log[4096];
   snprintf(fake, sizeof fake, "%s/hanging-clang", cache_dir);
@@ -1055,6 +1076,7 @@ int main(void) {
   RUN(local_overrun_stays_in_group_memory);
   RUN(clblast_xgemm_loop_builds);
   RUN(compiler_crash_is_a_build_failure);
+  RUN(front_end_crash_keeps_the_diagnostics);
   RUN(compiler_hang_is_stopped);
   RUN(compiler_diagnostics_reach_stderr);
   RUN(compiler_memory_is_clean);
