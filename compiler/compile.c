@@ -130,21 +130,33 @@ static void append_driver_output(struct strbuf *log, const char *text) {
   strbuf_append(log, closing);
 }
 
-/* libclang keeps no diagnostics of a parse it crashed in; the driver,
- * given the same arguments, prints them before it crashes the same way. */
-static void append_diagnostics_before_crash(const char *const *args, int nargs,
-                                            const char *src_path, struct strbuf *log) {
+/* The clang driver's command line: AQUILA_CLANG or clang-19, the front
+ * end's arguments, and room for `extra` more and the terminating NULL;
+ * *count is the next free slot. NULL when out of memory. */
+static char **driver_argv(const char *const *args, int nargs, size_t extra, int *count) {
   const char *clang = getenv("AQUILA_CLANG");
-  char **argv = calloc((size_t)nargs + 5, sizeof *argv);
-  if (!argv) return;
+  char **argv = calloc((size_t)nargs + extra + 3, sizeof *argv);
+  if (!argv) return NULL;
   int k = 0;
   argv[k++] = (char *)(clang ? clang : "clang-19");
   for (int i = 0; i < nargs; i++)
     argv[k++] = (char *)args[i];
-  argv[k++] = "-fsyntax-only";
+  /* Should clang crash, its reproducer (the preprocessed program and a
+   * script) would be left in the system's temporary directory. */
   argv[k++] = "-fno-crash-diagnostics";
+  *count = k;
+  return argv;
+}
+
+/* libclang keeps no diagnostics of a parse it crashed in; the driver,
+ * given the same arguments, prints them before it crashes the same way. */
+static void append_diagnostics_before_crash(const char *const *args, int nargs,
+                                            const char *src_path, struct strbuf *log) {
+  int k;
+  char **argv = driver_argv(args, nargs, 2, &k);
+  if (!argv) return;
+  argv[k++] = "-fsyntax-only";
   argv[k++] = (char *)src_path;
-  argv[k] = NULL;
   struct strbuf out = {0};
   spawn_and_wait(argv, &out);
   free(argv);
@@ -225,13 +237,12 @@ enum aquila_compile_status aquila_compile(const struct aquila_compile_input *in,
 
   /* The driver: same arguments, plus code generation to bitcode. */
   {
-    const char *clang = getenv("AQUILA_CLANG");
-    size_t n = (size_t)nargs + 20;
-    char **argv = calloc(n, sizeof *argv);
-    if (!argv) abort();
-    int k = 0;
-    argv[k++] = (char *)(clang ? clang : "clang-19");
-    for (int i = 0; i < nargs; i++) argv[k++] = (char *)args[i];
+    int k;
+    char **argv = driver_argv(args, nargs, 16, &k);
+    if (!argv) {
+      status = AQUILA_COMPILE_NO_MEMORY;
+      goto out;
+    }
     /* -O1 without LLVM passes: unoptimized IR, but C99 inline definitions
      * (`inline` without `static` or `extern`, common in shared OpenCL
      * headers) are emitted as available_externally bodies instead of being
@@ -245,9 +256,6 @@ enum aquila_compile_status aquila_compile(const struct aquila_compile_input *in,
     argv[k++] = "-disable-lifetime-markers";
     argv[k++] = "-emit-llvm";
     argv[k++] = "-c";
-    /* Should clang crash, its reproducer (the preprocessed program and a
-     * script) would be left in the system's temporary directory. */
-    argv[k++] = "-fno-crash-diagnostics";
     argv[k++] = "-Xclang";
     argv[k++] = "-mlink-builtin-bitcode";
     argv[k++] = "-Xclang";
