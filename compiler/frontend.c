@@ -207,6 +207,12 @@ static enum CXChildVisitResult visit_top(CXCursor c, CXCursor parent, CXClientDa
   return CXChildVisit_Continue;
 }
 
+static int recovered_from_crash;
+
+int frontend_recovered_from_crash(void) {
+  return recovered_from_crash;
+}
+
 int frontend_parse(const char *main_path, const char *const *args, int num_args,
                    struct frontend_result *out, struct strbuf *log) {
   memset(out, 0, sizeof *out);
@@ -216,6 +222,7 @@ int frontend_parse(const char *main_path, const char *const *args, int num_args,
   enum CXErrorCode err = clang_parseTranslationUnit2(index, main_path, args, num_args, NULL, 0,
                                                      CXTranslationUnit_None, &tu);
   if (err == CXError_Crashed) {
+    recovered_from_crash = 1;
     strbuf_append(log, "error: clang's OpenCL C front end crashed on this program (a defect of "
                        "clang, not a diagnosis of the program)\n");
     clang_disposeIndex(index);

@@ -23,4 +23,10 @@ int frontend_parse(const char *main_path, const char *const *args, int num_args,
                    struct frontend_result *out, struct strbuf *log);
 void frontend_result_free(struct frontend_result *r);
 
+/* Whether clang crashed in this process and libclang recovered (it jumps
+ * out of the crash, leaving whatever LLVM held at that moment): a process
+ * that would run further builds should end and let a fresh one take them
+ * (the helper does). */
+int frontend_recovered_from_crash(void);
+
 #endif

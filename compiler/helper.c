@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "aquila/compiler.h"
+#include "frontend.h"
 #include "wire.h"
 
 #define REQUEST_FD 3
@@ -23,6 +24,8 @@ static void reply(struct wire *out, enum aquila_compile_status status, const cha
   wire_put_u64(out, status);
   wire_put_str(out, log ? log : "");
   wire_put_bytes(out, payload, payload_size);
+  /* Whether this helper ends after the reply (see serve). */
+  wire_put_u64(out, (uint64_t)frontend_recovered_from_crash());
 }
 
 /* Serializes fb as the reply's payload (fb may be NULL on failure). */
@@ -154,7 +157,9 @@ static void *serve(void *arg) {
     int sent = wire_send(REQUEST_FD, &out);
     wire_free(&in);
     wire_free(&out);
-    if (sent != 0) break;
+    /* After a crash libclang recovered from, the application takes the
+     * next request to a fresh helper (the reply said so). */
+    if (sent != 0 || frontend_recovered_from_crash()) break;
   }
   return NULL;
 }

@@ -199,6 +199,17 @@ static void helper_fail(struct helper *h, int timed_out, int timeout_s, struct s
   helper_destroy(h);
 }
 
+/* Ends a helper that is well: closing the connection ends it; it is
+ * reaped so that no zombie stays. */
+static void helper_end(struct helper *h) {
+  close(h->sock);
+  h->sock = -1;
+  while (waitpid(h->pid, NULL, 0) < 0 && errno == EINTR) {
+  }
+  close(h->stderr_fd);
+  free(h);
+}
+
 void aquila_compiler_unload(void) {
   pthread_mutex_lock(&pool_lock);
   struct helper *h = idle_helpers;
@@ -206,13 +217,7 @@ void aquila_compiler_unload(void) {
   pthread_mutex_unlock(&pool_lock);
   for (struct helper *next; h; h = next) {
     next = h->next;
-    /* Closing the connection ends it; reap it so no zombie stays. */
-    close(h->sock);
-    h->sock = -1;
-    while (waitpid(h->pid, NULL, 0) < 0 && errno == EINTR) {
-    }
-    close(h->stderr_fd);
-    free(h);
+    helper_end(h);
   }
 }
 
@@ -259,10 +264,15 @@ static enum aquila_compile_status call_helper(struct wire *req, struct wire *rep
     return AQUILA_COMPILE_FAILED;
   }
   forward_diagnostics(h);
-  helper_give_back(h);
   status = (enum aquila_compile_status)wire_get_u64(reply);
   const char *text = wire_get_str(reply);
   *payload = wire_get_bytes(reply, payload_size);
+  /* A helper in which clang crashed (libclang recovered) is not reused. */
+  int retiring = wire_get_u64(reply) != 0;
+  if (retiring || reply->failed)
+    helper_end(h);
+  else
+    helper_give_back(h);
   if (reply->failed) {
     strbuf_append(log, "error: internal: malformed reply from the compiler process\n");
     return AQUILA_COMPILE_FAILED;
