@@ -1864,7 +1864,15 @@ static LLVMValueRef packet_bitcast(struct vec *v, LLVMValueRef x, LLVMTypeRef et
     unsigned r = m / n;
     LLVMValueRef acc = NULL;
     for (unsigned j = 0; j < r; j++) {
-      LLVMValueRef part = LLVMBuildBitCast(v->b, source_element(v, x, k * r + j), fi, "");
+      /* An element may be poison (the fourth of a vload3's <4 x T>), and
+       * its bits alone must stay undefined: or-ing a poison part in would
+       * make the whole joined value poison. */
+      LLVMValueRef e = source_element(v, x, k * r + j);
+      if (LLVMIsPoison(e) || LLVMIsUndef(e))
+        e = LLVMConstNull(LLVMTypeOf(e));
+      else if (!LLVMIsAConstant(e))
+        e = LLVMBuildFreeze(v->b, e, "");
+      LLVMValueRef part = LLVMBuildBitCast(v->b, e, fi, "");
       part = LLVMBuildZExt(v->b, part, ti, "");
       if (j)
         part = LLVMBuildShl(v->b, part,
@@ -2086,6 +2094,10 @@ static int groupable(struct vec *v, LLVMValueRef in) {
   if (!is_scalar_type(t) || (int64_t)LLVMStoreSizeOfType(v->td, t) != alloc_size(v, t)) return 0;
   /* Lanes walking down are served by a reversed vector. */
   if (s.kind == K_AFFINE && s.stride < 0) return 0;
+  /* A lane's copy of a lane-interleaved private array is not contiguous:
+   * the element k bytes past a varying address is W * k bytes further on,
+   * not k (private_array_gep), so its members are no group. */
+  if (s.kind == K_VARYING && is_private_array_ptr(v, addr)) return 0;
   return 1;
 }
 
