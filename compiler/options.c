@@ -99,7 +99,9 @@ int build_options_parse(const char *options, struct build_options *o, struct str
     } else if (!strcmp(a, "-cl-denorms-are-zero")) {
       o->denorms_are_zero = 1;
       add_arg(o, a);
-    } else if (!strcmp(a, "-cl-single-precision-constant") || !strcmp(a, "-cl-strict-aliasing") ||
+    } else if (!strcmp(a, "-cl-strict-aliasing")) {
+      o->strict_aliasing = 1;
+    } else if (!strcmp(a, "-cl-single-precision-constant") ||
                !strcmp(a, "-cl-fp32-correctly-rounded-divide-sqrt")) {
       add_arg(o, a);
     } else if (!strcmp(a, "-cl-kernel-arg-info")) {
@@ -117,6 +119,12 @@ int build_options_parse(const char *options, struct build_options *o, struct str
       status = -1;
     }
   }
+  /* OpenCL C lets the compiler assume that objects of different types do
+   * not alias only under -cl-strict-aliasing (OpenCL 1.2 5.6.4.3); clang
+   * assumes it by default (its type-based alias analysis), and then
+   * forwards stale values through a store of another type (a byte buffer
+   * filled through ulong * and read as uint words). */
+  if (status == 0 && !o->strict_aliasing) add_arg(o, "-fno-strict-aliasing");
   for (size_t i = 0; i < n; i++) free(w[i]);
   free(w);
   if (status) build_options_free(o);

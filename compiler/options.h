@@ -14,6 +14,7 @@ struct build_options {
   int no_signed_zeros;
   int mad_enable;
   int denorms_are_zero;
+  int strict_aliasing; /* -cl-strict-aliasing: type-based alias analysis allowed */
   int kernel_arg_info; /* -cl-kernel-arg-info */
   int create_library;  /* -create-library (clLinkProgram) */
   int enable_link_options;

@@ -26,9 +26,13 @@ BUILTINS_CL_EXT := +cl_khr_fp64,+cl_khr_int64_base_atomics,+cl_khr_int64_extende
 # operations, and the loop vectorizer rejects a work-item loop holding any
 # vector-typed instruction ("instruction return type cannot be vectorized"):
 # vectorizing is left to the kernel's own optimization, after inlining.
+# -fno-strict-aliasing: the library's accesses are inlined into programs
+# that may reach the same memory through other types (a vstore4 of floats
+# read back by a vload4 of ints): without -cl-strict-aliasing, OpenCL C
+# allows no type-based alias analysis, so the library carries no TBAA tags.
 BUILTINS_CLFLAGS := -x cl -cl-std=CL1.2 -target x86_64-pc-linux-gnu -fPIC \
   -Xclang -finclude-default-header -Xclang -ffake-address-space-map \
-  -Xclang -cl-ext=$(BUILTINS_CL_EXT) -O2 -fno-slp-vectorize -Wno-psabi
+  -Xclang -cl-ext=$(BUILTINS_CL_EXT) -O2 -fno-slp-vectorize -fno-strict-aliasing -Wno-psabi
 BUILTINS_LLVM_LINK ?= $(LLVM_DIR)/bin/llvm-link
 
 BUILTINS_SRCS := $(wildcard compiler/builtins/*.cl)

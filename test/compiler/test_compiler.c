@@ -1044,6 +1044,81 @@ static void math_rare_paths_across_link(void) {
   clReleaseProgram(pb);
 }
 
+/* OpenCL C allows type-based alias analysis only under -cl-strict-aliasing
+ * (OpenCL 1.2 5.6.4.3): by default, a store through a pointer of one type
+ * must be seen by a load of another type from the same place (John the
+ * Ripper's sha256crypt fills a buffer through ulong * and reads it as uint
+ * words). z is 0 at run time, but the compiler cannot know that the
+ * pointers meet; the same for vstore4 of floats read back by vload4 of
+ * ints, which are the builtin library's accesses. */
+static void aliasing_is_not_strict_by_default(void) {
+  const char *src =
+      "__kernel void k(__global const int *in, __global uint *out, int n) {\n"
+      "  int i = get_global_id(0);\n"
+      "  int z = in[i] == 12345;\n"
+      "  __global uint *w = out + 8 * i;\n"
+      "  __global ulong *q = (__global ulong *)(w + z);\n"
+      "  w[0] = 1u;\n"
+      "  q[0] = ((ulong)(uint)in[i] << 32) | 7u;\n"
+      "  uint first = w[0];\n"
+      "  __global float *f = (__global float *)(w + z + 1);\n"
+      "  w[1] = 5u;\n"
+      "  f[0] = 2.0f;\n"
+      "  uint second = w[1];\n"
+      "  vstore4((float4)(1.0f, 2.0f, 3.0f, 4.0f), 1, (__global float *)(w + z));\n"
+      "  int4 bits = vload4(1, (__global int *)w);\n"
+      "  w[2] = first;\n"
+      "  w[3] = second;\n"
+      "  w[4] = (uint)bits.x;\n"
+      "  w[5] = (uint)bits.w;\n"
+      "}\n";
+  for (int strict = 0; strict < 2; strict++) {
+    cl_int err;
+    cl_program p = build_source(src, strict ? "-cl-strict-aliasing" : "", &err);
+    CHECK_EQ_INT(err, CL_SUCCESS);
+    if (err != CL_SUCCESS || strict) {
+      /* Accepted; what a program that breaks the rule gets then is undefined. */
+      if (p) clReleaseProgram(p);
+      continue;
+    }
+    cl_kernel k = clCreateKernel(p, "k", &err);
+    REQUIRE(k);
+    enum { N = 64 };
+    int in[N];
+    cl_uint out[8 * N];
+    for (int i = 0; i < N; i++) in[i] = i * 3;
+    cl_mem a = clCreateBuffer(context, CL_MEM_COPY_HOST_PTR, sizeof in, in, &err);
+    cl_mem b = clCreateBuffer(context, CL_MEM_READ_WRITE, sizeof out, NULL, &err);
+    int n = N;
+    clSetKernelArg(k, 0, sizeof a, &a);
+    clSetKernelArg(k, 1, sizeof b, &b);
+    clSetKernelArg(k, 2, sizeof n, &n);
+    size_t global = N, local = 16;
+    CHECK_EQ_INT(clEnqueueNDRangeKernel(queue, k, 1, NULL, &global, &local, 0, NULL, NULL),
+                 CL_SUCCESS);
+    CHECK_EQ_INT(clEnqueueReadBuffer(queue, b, CL_TRUE, 0, sizeof out, out, 0, NULL, NULL),
+                 CL_SUCCESS);
+    float two = 2.0f, one = 1.0f, four = 4.0f;
+    cl_uint two_bits, one_bits, four_bits;
+    memcpy(&two_bits, &two, 4);
+    memcpy(&one_bits, &one, 4);
+    memcpy(&four_bits, &four, 4);
+    for (int i = 0; i < N; i++) {
+      if (out[8 * i + 2] != 7u || out[8 * i + 3] != two_bits || out[8 * i + 4] != one_bits ||
+          out[8 * i + 5] != four_bits) {
+        printf("  work-item %d: %#x %#x %#x %#x, expected 0x7 %#x %#x %#x\n", i, out[8 * i + 2],
+               out[8 * i + 3], out[8 * i + 4], out[8 * i + 5], two_bits, one_bits, four_bits);
+        CHECK(0);
+        break;
+      }
+    }
+    clReleaseMemObject(a);
+    clReleaseMemObject(b);
+    clReleaseKernel(k);
+    clReleaseProgram(p);
+  }
+}
+
 static void loops_split_at_implicit_barriers(void) {
   check_loops("1");
 }
@@ -1084,6 +1159,7 @@ int main(void) {
   RUN(math_rare_paths_across_link);
   RUN(loops_split_at_implicit_barriers);
   RUN(loops_kept_whole);
+  RUN(aliasing_is_not_strict_by_default);
   api_teardown();
   char cmd[400];
   snprintf(cmd, sizeof cmd, "rm -rf %s", cache_dir);
