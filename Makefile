@@ -32,7 +32,7 @@ else
 SUDO := sudo
 endif
 
-.PHONY: all deps run check install uninstall clean format libs progs check-asan check-tsan check-valgrind
+.PHONY: all deps run check check-vectorize install uninstall clean format libs progs check-asan check-tsan check-valgrind
 all: deps libs progs
 
 # Installs what is missing, and only that. Cheap enough to run every time.
@@ -94,6 +94,16 @@ run: all
 
 check: all
 	@$(LOADER_ENV) BUILD=$(BUILD) AQUILA_CACHE_DIR=$(abspath $(BUILD))/kernel-cache sh test/run-tests.sh $(TESTS)
+
+# The compiler's and builtins' tests through the loader, with every
+# vectorized kernel also run scalar and compared (AQUILA_VECTORIZE=check);
+# a difference fails it. Its own kernel cache: code objects with scalar twins.
+VECTORIZE_CHECK_TESTS := $(BUILD)/test/compiler/test_vector_check $(BUILD)/test/compiler/test_vectorize \
+                         $(BUILD)/test/compiler/test_compiler $(BUILD)/test/compiler/test_fuzz_found \
+                         $(MATH_DEVICE_TEST) $(BUILD)/test/api/test_ndrange $(BUILD)/test/api/test_images
+check-vectorize: all
+	@$(LOADER_ENV) BUILD=$(BUILD) AQUILA_CACHE_DIR=$(abspath $(BUILD))/kernel-cache-check \
+	  sh test/run-check-vectorize.sh $(VECTORIZE_CHECK_TESTS)
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h' '*.cpp')

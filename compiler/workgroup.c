@@ -60,6 +60,8 @@ struct kernel_build {
   LLVMValueRef wi_vec;   /* K.wi.v<W>: W work-items along x at once (vectorize.c), or NULL */
   unsigned width;        /* that W */
   int vec_only;          /* the required local size along x is a multiple of W: no scalar path */
+  int check_twin;        /* AQUILA_VECTORIZE=check: K.wg.scalar runs K.wi alone, for comparing */
+  LLVMValueRef wg_scalar; /* that K.wg.scalar, or NULL */
   struct strbuf vec_why; /* why K.wi was not vectorized */
   struct aquila_fatbin_kernel *meta;
   uint32_t hidden_offset, kernarg_size, kernarg_align;
@@ -751,9 +753,9 @@ static LLVMValueRef const_string(struct wg_types *t, LLVMModuleRef m, const char
 static void emit_kernel_table(struct wg_types *t, LLVMModuleRef m, struct kernel_build *kbs,
                               unsigned n) {
   LLVMTypeRef a3i32 = LLVMArrayType2(t->i32, 3);
-  LLVMTypeRef dfields[] = {t->i32, t->i32, t->i32, t->i32, t->i32,
-                           t->i32, t->i32, a3i32,  t->ptr, t->ptr};
-  LLVMTypeRef desc_type = LLVMStructTypeInContext(t->ctx, dfields, 10, 0);
+  LLVMTypeRef dfields[] = {t->i32, t->i32, t->i32, t->i32, t->i32, t->i32,
+                           t->i32, a3i32,  t->ptr, t->ptr, t->ptr};
+  LLVMTypeRef desc_type = LLVMStructTypeInContext(t->ctx, dfields, 11, 0);
   LLVMValueRef *descs = calloc(n ? n : 1, sizeof *descs);
   if (!descs) abort();
   for (unsigned i = 0; i < n; i++) {
@@ -764,7 +766,10 @@ static void emit_kernel_table(struct wg_types *t, LLVMModuleRef m, struct kernel
       reqd[d] = LLVMConstInt(t->i32, kb->reqd[d], 0);
     LLVMValueRef fields[] = {
         LLVMConstInt(t->i32, AQUILA_CPU_ABI_VERSION, 0),
-        LLVMConstInt(t->i32, kb->uses_barrier ? AQUILA_KERNEL_USES_BARRIER : 0, 0),
+        LLVMConstInt(t->i32,
+                     (kb->uses_barrier ? AQUILA_KERNEL_USES_BARRIER : 0) |
+                         (kb->wg_scalar ? AQUILA_KERNEL_HAS_SCALAR_TWIN : 0),
+                     0),
         LLVMConstInt(t->i32, kb->kernarg_size, 0),
         LLVMConstInt(t->i32, kb->kernarg_align, 0),
         LLVMConstInt(t->i32, kb->hidden_offset, 0),
@@ -773,8 +778,9 @@ static void emit_kernel_table(struct wg_types *t, LLVMModuleRef m, struct kernel
         LLVMConstArray2(t->i32, reqd, 3),
         kb->wg,
         const_string(t, m, name),
+        kb->wg_scalar ? kb->wg_scalar : LLVMConstPointerNull(t->ptr),
     };
-    LLVMValueRef init = LLVMConstNamedStruct(desc_type, fields, 10);
+    LLVMValueRef init = LLVMConstNamedStruct(desc_type, fields, 11);
     struct strbuf gname = {0};
     strbuf_printf(&gname, "%s.kd", name);
     LLVMValueRef g = LLVMAddGlobal(m, desc_type, gname.data);
@@ -836,6 +842,36 @@ static void build_region_workgroup(struct wg_types *t, LLVMBuilderRef b, struct 
   LLVMPositionBuilderAtEnd(b, scalar);
   LLVMBuildCall2(b, t->wi_fn, kb->wi, args, 5, "");
   LLVMBuildRetVoid(b);
+}
+
+/* K.wg.scalar of a vectorized kernel (AQUILA_VECTORIZE=check): the
+ * work-group with K.wi alone, as the kernel runs with AQUILA_VECTORIZE=0;
+ * the descriptor names it beside K.wg. */
+static void build_scalar_twin(struct wg_types *t, LLVMModuleRef m, LLVMBuilderRef b,
+                              struct kernel_build *kb) {
+  struct strbuf name = {0};
+  strbuf_printf(&name, "%s.wg.scalar", kb->name);
+  LLVMValueRef fn = LLVMAddFunction(m, name.data, t->wg_fn);
+  strbuf_free(&name);
+  LLVMSetLinkage(fn, LLVMInternalLinkage);
+  add_param_attr(fn, 0, "noalias");
+  add_param_attr(fn, 1, "noalias");
+  add_fn_attr(fn, "nounwind");
+  copy_fp_attributes(kb->wi, fn);
+  if (kb->split_at_barriers) {
+    /* The split function runs the whole group. */
+    LLVMValueRef zero = LLVMConstInt(t->i32, 0, 0);
+    LLVMValueRef args[5] = {LLVMGetParam(fn, 0), LLVMGetParam(fn, 1), zero, zero, zero};
+    LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(t->ctx, fn, "entry"));
+    LLVMBuildCall2(b, t->wi_fn, kb->wi, args, 5, "");
+    LLVMBuildRetVoid(b);
+  } else {
+    LLVMValueRef wg = kb->wg;
+    kb->wg = fn;
+    build_loop_workgroup(t, b, kb);
+    kb->wg = wg;
+  }
+  kb->wg_scalar = fn;
 }
 
 /* Marks the loop whose latch branch is br as one the loop vectorizer
@@ -966,6 +1002,14 @@ static void build_vector_loop_workgroup(struct wg_types *t, LLVMBuilderRef b,
   LLVMBasicBlockRef zfrom[2] = {entry, zl}, yfrom[2] = {zh, yl};
   LLVMAddIncoming(z, zin, zfrom, 2);
   LLVMAddIncoming(y, yin, yfrom, 2);
+}
+
+/* AQUILA_VECTORIZE=check: each vectorized kernel also gets a work-group
+ * function that runs its scalar work-item function alone, which the CPU
+ * agent runs beside the vectorized one on copies of the buffers. */
+static int check_mode(void) {
+  const char *env = getenv("AQUILA_VECTORIZE");
+  return env && !strcmp(env, "check");
 }
 
 /* The vector width and libmvec variants for a target, or 0 when kernels are
@@ -1311,6 +1355,22 @@ static uint64_t frame_bytes(LLVMTargetDataRef td, LLVMValueRef fn) {
   return total;
 }
 
+/* A work-group function's own frame, and the largest of the work-item
+ * functions it calls rather than inlines (a kernel with barriers,
+ * vectorized and not); only one of them runs at a time. */
+static uint64_t wg_frame_bytes(LLVMTargetDataRef td, LLVMValueRef wg) {
+  uint64_t own = frame_bytes(td, wg), callee_max = 0;
+  for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(wg); bb; bb = LLVMGetNextBasicBlock(bb))
+    for (LLVMValueRef in = LLVMGetFirstInstruction(bb); in; in = LLVMGetNextInstruction(in)) {
+      LLVMValueRef callee = LLVMIsACallInst(in) ? LLVMGetCalledValue(in) : NULL;
+      if (!callee || !LLVMIsAFunction(callee) || LLVMIsDeclaration(callee) || callee == wg)
+        continue;
+      uint64_t bytes = frame_bytes(td, callee);
+      if (bytes > callee_max) callee_max = bytes;
+    }
+  return own + callee_max;
+}
+
 int workgroup_record_private_sizes(LLVMModuleRef m, struct strbuf *log) {
   (void)log;
   LLVMValueRef table = LLVMGetNamedGlobal(m, "__aquila_kernels");
@@ -1321,28 +1381,22 @@ int workgroup_record_private_sizes(LLVMModuleRef m, struct strbuf *log) {
   for (unsigned i = 0; i < n; i++) {
     LLVMValueRef kd = LLVMGetAggregateElement(descs, i);
     LLVMValueRef init = kd && LLVMIsAGlobalVariable(kd) ? LLVMGetInitializer(kd) : NULL;
-    if (!init || LLVMGetNumOperands(init) != 10) continue;
-    LLVMValueRef wg = LLVMGetOperand(init, 8);
-    if (!LLVMIsAFunction(wg)) continue;
-    /* K.wg's own frame, and the largest of the work-item functions it
-     * calls rather than inlines (a kernel with barriers, vectorized and
-     * not); only one of them runs at a time. */
-    uint64_t own = frame_bytes(td, wg), callee_max = 0;
-    for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(wg); bb; bb = LLVMGetNextBasicBlock(bb))
-      for (LLVMValueRef in = LLVMGetFirstInstruction(bb); in; in = LLVMGetNextInstruction(in)) {
-        LLVMValueRef callee = LLVMIsACallInst(in) ? LLVMGetCalledValue(in) : NULL;
-        if (!callee || !LLVMIsAFunction(callee) || LLVMIsDeclaration(callee) || callee == wg)
-          continue;
-        uint64_t bytes = frame_bytes(td, callee);
-        if (bytes > callee_max) callee_max = bytes;
-      }
-    uint64_t bytes = own + callee_max;
-    LLVMValueRef fields[10];
-    for (unsigned f = 0; f < 10; f++)
+    if (!init || LLVMGetNumOperands(init) != 11) continue;
+    /* K.wg, and K.wg.scalar where there is one (AQUILA_VECTORIZE=check):
+     * one of them runs at a time. */
+    uint64_t bytes = 0;
+    for (unsigned w = 8; w <= 10; w += 2) {
+      LLVMValueRef wg = LLVMGetOperand(init, w);
+      if (!LLVMIsAFunction(wg)) continue;
+      uint64_t fn_bytes = wg_frame_bytes(td, wg);
+      if (fn_bytes > bytes) bytes = fn_bytes;
+    }
+    LLVMValueRef fields[11];
+    for (unsigned f = 0; f < 11; f++)
       fields[f] = LLVMGetOperand(init, f);
     LLVMTypeRef i32 = LLVMTypeOf(fields[6]);
     fields[6] = LLVMConstInt(i32, bytes > UINT32_MAX ? UINT32_MAX : bytes, 0);
-    LLVMSetInitializer(kd, LLVMConstNamedStruct(LLVMTypeOf(init), fields, 10));
+    LLVMSetInitializer(kd, LLVMConstNamedStruct(LLVMTypeOf(init), fields, 11));
   }
   return 0;
 }
@@ -1511,6 +1565,7 @@ int workgroup_compile(LLVMModuleRef m, struct aquila_fatbin_kernel *kernels, uns
     struct kernel_build *kb = &kbs[i];
     kb->vec_only = kb->wi_vec && kb->reqd[0] && kb->reqd[0] % kb->width == 0;
     kb->scalar_used = !kb->vec_only;
+    kb->check_twin = kb->wi_vec && check_mode();
   }
   /* Barriers around loops that every work-item runs alike, so that the
    * work-item loop ends up innermost (uniform.c): for the scalar versions of
@@ -1519,7 +1574,7 @@ int workgroup_compile(LLVMModuleRef m, struct aquila_fatbin_kernel *kernels, uns
   const char *loop_barriers = getenv("AQUILA_LOOP_BARRIERS");
   if (!use_fibers && !(loop_barriers && !strcmp(loop_barriers, "0")))
     for (unsigned i = 0; i < n; i++)
-      if (kbs[i].scalar_used && (!kbs[i].wi_vec || kbs[i].uses_barrier))
+      if ((kbs[i].scalar_used || kbs[i].check_twin) && (!kbs[i].wi_vec || kbs[i].uses_barrier))
         uniform_insert_loop_barriers(m, kbs[i].wi);
   int any_split = 0;
   for (unsigned i = 0; i < n; i++) {
@@ -1527,7 +1582,7 @@ int workgroup_compile(LLVMModuleRef m, struct aquila_fatbin_kernel *kernels, uns
     if (!kb->wi_vec) kb->uses_barrier = calls_function(kb->wi, "__aquila_barrier");
     kb->split_at_barriers = kb->uses_barrier && !use_fibers;
     any_split |= kb->split_at_barriers;
-    if (!kb->scalar_used) {
+    if (!kb->scalar_used && !kb->check_twin) {
       LLVMDeleteFunction(kb->wi);
       kb->wi = NULL;
     }
@@ -1595,6 +1650,7 @@ int workgroup_compile(LLVMModuleRef m, struct aquila_fatbin_kernel *kernels, uns
     } else {
       build_loop_workgroup(&t, b, kb);
     }
+    if (kb->check_twin) build_scalar_twin(&t, m, b, kb);
     LLVMValueRef wi_fns[2] = {kb->wi, kb->wi_vec};
     for (unsigned f = 0; f < 2; f++) {
       if (!wi_fns[f]) continue;

@@ -94,6 +94,9 @@ struct aq_dispatch {
   uint64_t fault_address;
   uint32_t fault_group[3];
   bool masked;         /* only the units in cu_mask may run it */
+  /* AQUILA_VECTORIZE=check (vector_check.c): its one range is run whole by
+   * one unit, never split or stolen. */
+  struct hsa_ven_aquila_dispatch_check_s *check;
   uint64_t cu_mask[AQ_CU_MASK_WORDS];
 };
 
@@ -263,6 +266,7 @@ static bool deque_take(struct aq_compute_unit *cu, struct aq_range *out) {
   uint64_t chunk = size / (8u * head->dispatch->unit_count);
   if (chunk < 1) chunk = 1;
   if (chunk > 64) chunk = 64;
+  if (head->dispatch->check) chunk = size;
   *out = *head;
   cu->running = out->dispatch;
   if (chunk < size) {
@@ -300,7 +304,9 @@ static bool deque_steal(struct aq_compute_unit *victim, uint32_t thief,
   uint32_t count = atomic_load_explicit(&victim->deque_count, memory_order_relaxed);
   for (uint32_t k = count; k-- > 0;) {
     struct aq_range *range = &victim->deque[(victim->deque_head + k) % AQ_DEQUE_CAPACITY];
-    if (!range_allowed(range, thief) || !filter_allows(filter, range->dispatch)) continue;
+    if (!range_allowed(range, thief) || !filter_allows(filter, range->dispatch) ||
+        range->dispatch->check)
+      continue;
     uint64_t size = range->end - range->begin;
     *out = *range;
     if (size > 1) {
@@ -501,8 +507,11 @@ static void finish_dispatch(struct aq_compute_unit *cu, struct aq_dispatch *d) {
   free(d);
 }
 
-static void run_range(struct aq_compute_unit *cu, struct aq_range range) {
-  struct aq_dispatch *d = range.dispatch;
+/* Runs work-groups [begin, end) of d with fn on kernarg; false when one
+ * faulted (recorded on d: its other work-groups are not started). */
+static bool run_groups(struct aq_compute_unit *cu, struct aq_dispatch *d,
+                       aquila_workgroup_fn fn, const void *kernarg,
+                       const struct aquila_cpu_services *services, uint64_t begin, uint64_t end) {
   struct aquila_workgroup wg;
   memset(&wg, 0, sizeof(wg));
   for (int i = 0; i < 3; i++) {
@@ -511,16 +520,20 @@ static void run_range(struct aq_compute_unit *cu, struct aq_range range) {
     wg.num_groups[i] = d->num_groups[i];
   }
   wg.work_dim = d->work_dim;
-  wg.services = &aq_cpu_services;
+  wg.services = services;
   wg.group_segment = group_segment_of(cu);
   struct kernel_trap trap;
   trap.armed = 0;
   thread_trap = &trap;
+  volatile bool ok = true;
   /* volatile: read after a fault's jump back. */
-  volatile uint64_t index = range.begin;
+  volatile uint64_t index = begin;
   if (sigsetjmp(trap.resume, 0) == 0) {
-    for (; index < range.end; index++) {
-      if (atomic_load_explicit(&d->fault_signal, memory_order_relaxed)) break;
+    for (; index < end; index++) {
+      if (atomic_load_explicit(&d->fault_signal, memory_order_relaxed)) {
+        ok = false;
+        break;
+      }
       group_of_index(d, index, wg.group_id);
       for (int i = 0; i < 3; i++) {
         uint64_t first = (uint64_t)wg.group_id[i] * d->workgroup_size[i];
@@ -528,13 +541,58 @@ static void run_range(struct aq_compute_unit *cu, struct aq_range range) {
         wg.local_size[i] = left < d->workgroup_size[i] ? (uint32_t)left : d->workgroup_size[i];
       }
       trap.armed = 1;
-      d->kernel->run_workgroup(d->kernarg, &wg);
+      fn(kernarg, &wg);
       trap.armed = 0;
     }
   } else {
     record_fault(d, &trap, index);
+    ok = false;
   }
   thread_trap = NULL;
+  return ok;
+}
+
+/* ---- AQUILA_VECTORIZE=check: vector_check.c runs a checked dispatch
+ * through these. ---- */
+
+struct check_context {
+  struct aq_compute_unit *cu;
+  struct aq_dispatch *d;
+};
+
+static int quiet_printf(const char *format, ...) {
+  (void)format;
+  return 0;
+}
+
+static bool check_run(void *context, aquila_workgroup_fn fn, const void *kernarg, int quiet,
+                      uint64_t begin, uint64_t end) {
+  struct check_context *c = context;
+  struct aquila_cpu_services services = aq_cpu_services;
+  if (quiet) services.printf = quiet_printf;
+  return run_groups(c->cu, c->d, fn, kernarg, &services, begin, end);
+}
+
+static void check_clear_fault(void *context) {
+  struct check_context *c = context;
+  atomic_store(&c->d->fault_signal, 0);
+}
+
+static void check_group_of(void *context, uint64_t index, uint32_t id[3]) {
+  struct check_context *c = context;
+  group_of_index(c->d, index, id);
+}
+
+static void run_range(struct aq_compute_unit *cu, struct aq_range range) {
+  struct aq_dispatch *d = range.dispatch;
+  if (d->check) {
+    struct check_context context = {cu, d};
+    struct aq_check_runner runner = {&context, check_run, check_clear_fault, check_group_of};
+    aq_check_run(d->check, d->kernel, d->kernarg, range.end - range.begin, &runner);
+  } else {
+    run_groups(cu, d, d->kernel->run_workgroup, d->kernarg, &aq_cpu_services, range.begin,
+               range.end);
+  }
   uint64_t done = range.end - range.begin;
   /* Another unit may finish and free d once this range is counted. */
   cu->running = NULL;
@@ -613,6 +671,7 @@ static hsa_status_t make_dispatch(struct aq_queue *q, const hsa_kernel_dispatch_
   if (!d) return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
   d->kernel = kernel;
   d->kernarg = p->kernarg_address;
+  d->check = NULL;
   d->queue = q;
   d->packet_id = packet_id;
   d->completion = completion;
@@ -690,6 +749,7 @@ static bool process_queue(struct aq_compute_unit *cu, struct aq_queue *q, uint64
         break;
       }
       consume_packet(q, header, index);
+      d->check = aq_check_take(d->kernarg);
       uint64_t groups = atomic_load_explicit(&d->groups_left, memory_order_relaxed);
       if (groups == 0) {
         atomic_fetch_add(&q->inflight, 1);

@@ -228,6 +228,29 @@ struct aq_fiber_pool *aq_fiber_pool_bind_thread(struct aq_fiber_pool *pool);
 void aq_call_on_stack(void *stack_top, void (*fn)(void *), void *argument);
 extern const struct aquila_cpu_services aq_cpu_services;
 
+/* ---- vector_check.c: AQUILA_VECTORIZE=check (hsa_ext_aquila.h) ---- */
+struct hsa_ven_aquila_dispatch_check_s;
+struct aquila_kernel_descriptor;
+struct aquila_workgroup;
+/* What the agent does for a checked dispatch: runs its work-groups
+ * [begin, end) with fn on kernarg (quiet: printf silenced) and returns
+ * false when one faulted (the fault is recorded on the dispatch);
+ * clear_fault forgets such a fault; group_of turns a flat index into an id. */
+struct aq_check_runner {
+  void *context;
+  bool (*run)(void *context, void (*fn)(const void *, const struct aquila_workgroup *),
+              const void *kernarg, int quiet, uint64_t begin, uint64_t end);
+  void (*clear_fault)(void *context);
+  void (*group_of)(void *context, uint64_t index, uint32_t id[3]);
+};
+/* The check registered for a dispatch with this kernarg segment, taken out
+ * of the registry; NULL when none (one atomic load while none is). */
+struct hsa_ven_aquila_dispatch_check_s *aq_check_take(const void *kernarg);
+/* Runs the dispatch's groups work-groups checked, on the calling thread. */
+void aq_check_run(struct hsa_ven_aquila_dispatch_check_s *check,
+                  const struct aquila_kernel_descriptor *kernel, const void *kernarg,
+                  uint64_t groups, const struct aq_check_runner *runner);
+
 /* printf.c: the printf service, and the flush when a dispatch that printed completes. */
 int aq_printf(const char *format, ...);
 void aq_printf_flush(void);

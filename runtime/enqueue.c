@@ -583,6 +583,7 @@ AQUILA_API cl_int clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel kernel, c
   ev->kernel = kernel;
   object_retain(&kernel->header);
   ev->u.ndrange.kernel_object = kernel->kernel_objects[slot];
+  if (vector_check_enabled()) ev->u.ndrange.check = vector_check_create(kernel);
   return finish_enqueue(ev, num_wait, wait_list, CL_FALSE, event);
 }
 
@@ -667,6 +668,7 @@ void ndrange_submit(cl_event ev) {
   pkt->reserved2 = 0;
   pkt->completion_signal = signal;
 
+  if (ev->u.ndrange.check) vector_check_register(ev->u.ndrange.check, ev->u.ndrange.kernarg);
   pthread_mutex_lock(&ev->lock);
   ev->u.ndrange.signal = signal;
   ev->u.ndrange.packet_index = index;

@@ -156,6 +156,9 @@ static void release_command_resources(cl_event ev) {
   ev->retained_mems = NULL;
   ev->num_retained_mems = 0;
   if (ev->kind == COMMAND_NDRANGE) {
+    /* The check first: its registration is keyed by the kernarg's address. */
+    vector_check_free(ev->u.ndrange.check);
+    ev->u.ndrange.check = NULL;
     free(ev->u.ndrange.kernarg);
     ev->u.ndrange.kernarg = NULL;
   }
@@ -175,6 +178,7 @@ static void release_command_resources(cl_event ev) {
  * hsa_ext_aquila.h), which is what OpenCL implementations report for a
  * kernel's memory fault on a GPU. */
 static cl_int kernel_outcome(cl_event ev) {
+  if (ev->u.ndrange.check) vector_check_report(ev, ev->u.ndrange.check);
   hsa_ven_aquila_dispatch_fault_t fault;
   if (hsa_ven_aquila_signal_dispatch_status(ev->u.ndrange.signal, &fault) == HSA_STATUS_SUCCESS)
     return CL_COMPLETE;

@@ -306,6 +306,7 @@ struct _cl_event {
       uint32_t group_segment_size;
       uint32_t workgroup[3];
       uint64_t grid[3];
+      struct ndrange_check *check; /* AQUILA_VECTORIZE=check (vector_check.c), or NULL */
     } ndrange;
     struct {
       char *dst;
@@ -373,6 +374,17 @@ void device_fork(cl_device_id d, enum runtime_fork_phase phase);
  * it (a kernel: its reference and signal go too), or NULL. */
 void fork_abandon(cl_event ev, cl_device_id watcher);
 void ndrange_submit(cl_event ev);
+
+/* vector_check.c: AQUILA_VECTORIZE=check, the vectorizer's self-check. */
+struct ndrange_check;
+int vector_check_enabled(void);
+/* The check of a command of kernel with its arguments as they are now;
+ * NULL when the kernel is not compared (image arguments) or out of memory. */
+struct ndrange_check *vector_check_create(cl_kernel kernel);
+void vector_check_register(struct ndrange_check *c, const void *kernarg);
+/* At the command's completion: counts it, and reports a difference. */
+void vector_check_report(cl_event ev, struct ndrange_check *c);
+void vector_check_free(struct ndrange_check *c);
 void device_watch(cl_device_id d, cl_event ev);
 
 cl_int queue_check(cl_command_queue q);

@@ -28,3 +28,11 @@ $(BUILD)/test/compiler/test_fuzz_found: test/compiler/test_fuzz_found.c test/api
 	$(CC) -std=c11 -O2 -g $(WARN) -D_GNU_SOURCE -o $@ $< -lOpenCL -lm
 
 TESTS += $(BUILD)/test/compiler/test_fuzz_found
+
+# AQUILA_VECTORIZE=check: the vectorizer's self-check reports a difference.
+$(BUILD)/test/compiler/test_vector_check: test/compiler/test_vector_check.c test/api/api.h \
+                                          test/check.h $(BUILD)/icd/aquila.icd | deps
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O2 -g $(WARN) -D_GNU_SOURCE -o $@ $< -lOpenCL -lm
+
+TESTS += $(BUILD)/test/compiler/test_vector_check

@@ -350,13 +350,22 @@ static const struct vcase cases[] = {
 static const size_t local_sizes_1d[] = {16, 64, 48, 256, 24, 8, 7, 1, 0};
 static const size_t local_sizes_2d[][2] = {{16, 4}, {32, 2}, {8, 8}, {16, 16}, {5, 3}, {0, 0}};
 
-/* Builds c's kernel with AQUILA_VECTORIZE as given (NULL: unset). */
+/* AQUILA_VECTORIZE as the test started: "check" under make check-vectorize,
+ * which the vectorized builds keep. */
+static const char *initial_vectorize;
+
+static void restore_vectorize(void) {
+  if (initial_vectorize) setenv("AQUILA_VECTORIZE", initial_vectorize, 1);
+  else unsetenv("AQUILA_VECTORIZE");
+}
+
+/* Builds c's kernel with AQUILA_VECTORIZE as given (NULL: as the test started). */
 static cl_kernel build_case_kernel(const struct vcase *c, const char *vectorize, cl_program *prog) {
   if (vectorize) setenv("AQUILA_VECTORIZE", vectorize, 1);
-  else unsetenv("AQUILA_VECTORIZE");
+  else restore_vectorize();
   cl_int err;
   cl_program p = build_program(c->source, "", &err);
-  unsetenv("AQUILA_VECTORIZE");
+  restore_vectorize();
   if (!p || err != CL_SUCCESS) {
     printf("  %s: build failed (%d) with AQUILA_VECTORIZE=%s\n", c->name, err,
            vectorize ? vectorize : "(unset)");
@@ -653,7 +662,7 @@ static void images_match_scalar(void) {
   for (int b = 0; b < 2; b++) {
     if (b) setenv("AQUILA_VECTORIZE", "0", 1);
     p[b] = build_program(src, "", &err);
-    unsetenv("AQUILA_VECTORIZE");
+    restore_vectorize();
     REQUIRE(p[b] && err == CL_SUCCESS);
   }
   cl_sampler smp = clCreateSampler(context, CL_FALSE, CL_ADDRESS_CLAMP, CL_FILTER_LINEAR, &err);
@@ -802,6 +811,7 @@ static void size_limit_keeps_kernel_scalar(void) {
 }
 
 int main(void) {
+  initial_vectorize = getenv("AQUILA_VECTORIZE") ? strdup(getenv("AQUILA_VECTORIZE")) : NULL;
   api_setup();
   RUN(vectorized_matches_scalar);
   RUN(host_reference);

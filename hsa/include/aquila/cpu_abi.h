@@ -97,6 +97,9 @@ struct aquila_image {
  * 0x8 mirrored repeat) | CLK_FILTER_* (0x10 nearest, 0x20 linear). */
 
 #define AQUILA_KERNEL_USES_BARRIER 0x1u
+/* The descriptor ends with run_workgroup_scalar (a code object built with
+ * AQUILA_VECTORIZE=check): descriptors without the flag stop at name. */
+#define AQUILA_KERNEL_HAS_SCALAR_TWIN 0x2u
 
 /* The most stack a work-group function may take for its allocas
  * (private_segment_size): a compute unit's stack is 64 MiB; the rest is
@@ -115,6 +118,10 @@ struct aquila_kernel_descriptor {
   uint32_t reqd_workgroup_size[3]; /* 0,0,0 when not required */
   aquila_workgroup_fn run_workgroup;
   const char *name;
+  /* With AQUILA_KERNEL_HAS_SCALAR_TWIN only: the same work-groups run
+   * without the vectorizer's work (one work-item after another), for the
+   * agent to compare with run_workgroup's results. */
+  aquila_workgroup_fn run_workgroup_scalar;
 };
 
 struct aquila_kernel_table {

@@ -4,6 +4,7 @@
 #define AQUILA_HSA_EXT_AQUILA_H
 
 #include <hsa/hsa.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -53,6 +54,66 @@ typedef struct hsa_ven_aquila_dispatch_fault_s {
  * (SIGFPE). fault, when not NULL, gets the details. */
 hsa_status_t hsa_ven_aquila_signal_dispatch_status(hsa_signal_t signal,
                                                    hsa_ven_aquila_dispatch_fault_t *fault);
+
+/* Self-check of the vectorizer (AQUILA_VECTORIZE=check). A kernel built
+ * in that mode has, beside its work-group function, a scalar one that runs
+ * its work-items one after another without the vectorizer's work
+ * (cpu_abi.h: AQUILA_KERNEL_HAS_SCALAR_TWIN). A client registers a check
+ * for a dispatch's kernarg segment before it publishes the packet: the
+ * memory ranges the kernel may touch and the kernarg slots that point into
+ * them. The agent then runs that dispatch on one compute unit: every
+ * work-group with the vectorized function on the real memory, and with the
+ * scalar one on copies of the ranges (their pointers in a copy of the
+ * kernarg segment moved to the copies, with printf silenced), and compares
+ * the ranges. Where they differ it replays both from the starting contents,
+ * one work-group at a time, to name the first work-group after which the
+ * first differing bytes differ, and leaves the real memory as the
+ * vectorized function wrote it. The results are written before the
+ * completion signal changes. */
+typedef struct hsa_ven_aquila_check_range_s {
+  uint64_t base; /* address of the range's first byte */
+  uint64_t size; /* bytes */
+} hsa_ven_aquila_check_range_t;
+
+typedef struct hsa_ven_aquila_check_slot_s {
+  uint32_t kernarg_offset; /* an 8-byte pointer in the kernarg segment */
+  uint32_t range;          /* the range it points into */
+} hsa_ven_aquila_check_slot_t;
+
+typedef enum {
+  HSA_VEN_AQUILA_CHECK_NOT_RUN = 0,   /* the dispatch has not run (yet) */
+  HSA_VEN_AQUILA_CHECK_SAME = 1,      /* both functions wrote the same bytes */
+  HSA_VEN_AQUILA_CHECK_DIFFERENT = 2, /* see range, offset, group_id */
+  HSA_VEN_AQUILA_CHECK_NO_SCALAR = 3, /* the kernel has no scalar twin: run as usual */
+  HSA_VEN_AQUILA_CHECK_SKIPPED = 4    /* no memory for the copies, or a fault: run as usual */
+} hsa_ven_aquila_check_result_t;
+
+typedef struct hsa_ven_aquila_dispatch_check_s {
+  uint32_t num_ranges;
+  uint32_t num_slots;
+  const hsa_ven_aquila_check_range_t *ranges;
+  const hsa_ven_aquila_check_slot_t *slots;
+  /* Written by the agent. */
+  uint32_t result;         /* hsa_ven_aquila_check_result_t */
+  uint32_t range;          /* DIFFERENT: the range of the first differing byte */
+  uint64_t offset;         /* its offset in that range */
+  uint32_t group_known;    /* 1 when group_id is set */
+  uint32_t group_id[3];    /* the first work-group after which they differ there */
+  uint32_t num_bytes;      /* bytes of each below, from offset (at most 16) */
+  uint8_t vector_bytes[16];
+  uint8_t scalar_bytes[16];
+} hsa_ven_aquila_dispatch_check_t;
+
+/* Registers check for the kernel dispatch whose kernarg_address is
+ * kernarg (before its packet is published; check stays the caller's and
+ * must live until the dispatch's completion signal has changed, or until
+ * the registration is withdrawn). check NULL withdraws a registration for
+ * kernarg that no dispatch has taken (its packet never ran).
+ * HSA_STATUS_ERROR_INVALID_ARGUMENT for a NULL kernarg, or a slot or range
+ * out of bounds. A DIFFERENT result with range UINT32_MAX: the scalar
+ * function faulted where the vectorized one did not. */
+hsa_status_t hsa_ven_aquila_dispatch_check(const void *kernarg,
+                                           hsa_ven_aquila_dispatch_check_t *check);
 
 #ifdef __cplusplus
 }
