@@ -1004,6 +1004,75 @@ static void build_vector_loop_workgroup(struct wg_types *t, LLVMBuilderRef b,
   LLVMAddIncoming(y, yin, yfrom, 2);
 }
 
+/* The largest access through p by a load or store. */
+static uint64_t widest_access(LLVMTargetDataRef td, LLVMValueRef p) {
+  uint64_t widest = 1;
+  for (LLVMUseRef u = LLVMGetFirstUse(p); u; u = LLVMGetNextUse(u)) {
+    LLVMValueRef user = LLVMGetUser(u);
+    LLVMTypeRef t = NULL;
+    if (LLVMIsALoadInst(user))
+      t = LLVMTypeOf(user);
+    else if (LLVMIsAStoreInst(user) && LLVMGetOperand(user, 1) == p)
+      t = LLVMTypeOf(LLVMGetOperand(user, 0));
+    if (t && LLVMStoreSizeOfType(td, t) > widest) widest = LLVMStoreSizeOfType(td, t);
+  }
+  return widest;
+}
+
+/* Keeps every access of the scalar work-item function fn to a private
+ * array at a run-time index inside that array: the address past a GEP
+ * with a variable index becomes the array's start plus the byte offset,
+ * clamped to the last place an access of its width fits. Reading or
+ * writing past a private array is undefined, and common in real kernels
+ * (OpenCV's Canny overruns an 8-entry stack); unchecked, the optimizer may
+ * turn such a loop into stores anywhere, and a compute unit's stack holds
+ * the return addresses and the fault trap of the agent. The vectorized
+ * version keeps its interleaved arrays in bounds the same way
+ * (vectorize.c, private_array_gep). */
+static void contain_private_accesses(struct wg_types *t, LLVMValueRef fn) {
+  LLVMBasicBlockRef entry = LLVMGetEntryBasicBlock(fn);
+  LLVMBuilderRef b = LLVMCreateBuilderInContext(t->ctx);
+  for (LLVMBasicBlockRef bb = entry; bb; bb = LLVMGetNextBasicBlock(bb))
+    for (LLVMValueRef in = LLVMGetFirstInstruction(bb); in; in = LLVMGetNextInstruction(in)) {
+      if (!LLVMIsAGetElementPtrInst(in) || LLVMGetTypeKind(LLVMTypeOf(in)) != LLVMPointerTypeKind)
+        continue;
+      int variable = 0;
+      for (unsigned i = 1; i < (unsigned)LLVMGetNumOperands(in); i++)
+        variable |= !LLVMIsAConstantInt(LLVMGetOperand(in, i));
+      if (!variable) continue;
+      LLVMValueRef root = LLVMGetOperand(in, 0);
+      for (int depth = 0; depth < 32 && LLVMIsAGetElementPtrInst(root); depth++)
+        root = LLVMGetOperand(root, 0);
+      if (!LLVMIsAAllocaInst(root) || LLVMGetInstructionParent(root) != entry ||
+          !LLVMIsAConstantInt(LLVMGetOperand(root, 0)))
+        continue;
+      uint64_t size = LLVMABISizeOfType(t->td, LLVMGetAllocatedType(root)) *
+                      LLVMConstIntGetZExtValue(LLVMGetOperand(root, 0));
+      uint64_t width = widest_access(t->td, in);
+      uint64_t last = size > width ? size - width : 0;
+      LLVMValueRef next = LLVMGetNextInstruction(in);
+      LLVMPositionBuilderBefore(b, next);
+      LLVMValueRef at = LLVMBuildPtrToInt(b, in, t->i64, "");
+      LLVMValueRef base = LLVMBuildPtrToInt(b, root, t->i64, "");
+      LLVMValueRef off = LLVMBuildSub(b, at, base, "");
+      LLVMValueRef lim = LLVMConstInt(t->i64, last, 0);
+      off = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntULE, off, lim, ""), off, lim, "in.array");
+      LLVMValueRef kept = LLVMBuildGEP2(b, t->i8, root, &off, 1, "");
+      /* Every use but the offset's own computation. */
+      for (LLVMUseRef u = LLVMGetFirstUse(in); u;) {
+        LLVMUseRef following = LLVMGetNextUse(u);
+        if (LLVMGetUser(u) != at) {
+          LLVMValueRef user = LLVMGetUser(u);
+          for (unsigned k = 0; k < (unsigned)LLVMGetNumOperands(user); k++)
+            if (LLVMGetOperand(user, k) == in) LLVMSetOperand(user, k, kept);
+        }
+        u = following;
+      }
+      in = kept;
+    }
+  LLVMDisposeBuilder(b);
+}
+
 /* AQUILA_VECTORIZE=check: each vectorized kernel also gets a work-group
  * function that runs its scalar work-item function alone, which the CPU
  * agent runs beside the vectorized one on copies of the buffers. */
@@ -1561,6 +1630,10 @@ int workgroup_compile(LLVMModuleRef m, struct aquila_fatbin_kernel *kernels, uns
     vectorize_kernels(m, kbs, n, vt, use_fibers);
     vectorize_reciprocal_sqrt(m, vt);
   }
+  /* After the vectorizer, which keeps its own versions' arrays in bounds
+   * and reads the indices' shapes from the unchanged scalar function. */
+  for (unsigned i = 0; i < n; i++)
+    contain_private_accesses(&t, kbs[i].wi);
   for (unsigned i = 0; i < n; i++) {
     struct kernel_build *kb = &kbs[i];
     kb->vec_only = kb->wi_vec && kb->reqd[0] && kb->reqd[0] % kb->width == 0;

@@ -134,6 +134,10 @@ struct aq_compute_unit {
   _Atomic uint32_t helper_owned;
   void *helper_stack;
   unsigned helper_stack_id; /* AQ_STACK_REGISTER's */
+  /* AQUILA_VECTORIZE=check: the stack its scalar runs take (check_stack_top),
+   * made on first use. */
+  void *check_stack;
+  unsigned check_stack_id;
 };
 
 static struct {
@@ -507,11 +511,24 @@ static void finish_dispatch(struct aq_compute_unit *cu, struct aq_dispatch *d) {
   free(d);
 }
 
-/* Runs work-groups [begin, end) of d with fn on kernarg; false when one
- * faulted (recorded on d: its other work-groups are not started). */
+struct workgroup_call {
+  aquila_workgroup_fn fn;
+  const void *kernarg;
+  const struct aquila_workgroup *wg;
+};
+
+static void call_workgroup(void *argument) {
+  struct workgroup_call *call = argument;
+  call->fn(call->kernarg, call->wg);
+}
+
+/* Runs work-groups [begin, end) of d with fn on kernarg, on the calling
+ * thread's stack or, with stack_top, on that stack; false when one faulted
+ * (recorded on d: its other work-groups are not started). */
 static bool run_groups(struct aq_compute_unit *cu, struct aq_dispatch *d,
                        aquila_workgroup_fn fn, const void *kernarg,
-                       const struct aquila_cpu_services *services, uint64_t begin, uint64_t end) {
+                       const struct aquila_cpu_services *services, void *stack_top,
+                       uint64_t begin, uint64_t end) {
   struct aquila_workgroup wg;
   memset(&wg, 0, sizeof(wg));
   for (int i = 0; i < 3; i++) {
@@ -541,7 +558,12 @@ static bool run_groups(struct aq_compute_unit *cu, struct aq_dispatch *d,
         wg.local_size[i] = left < d->workgroup_size[i] ? (uint32_t)left : d->workgroup_size[i];
       }
       trap.armed = 1;
-      fn(kernarg, &wg);
+      if (stack_top) {
+        struct workgroup_call call = {fn, kernarg, &wg};
+        aq_call_on_stack(stack_top, call_workgroup, &call);
+      } else {
+        fn(kernarg, &wg);
+      }
       trap.armed = 0;
     }
   } else {
@@ -551,6 +573,8 @@ static bool run_groups(struct aq_compute_unit *cu, struct aq_dispatch *d,
   thread_trap = NULL;
   return ok;
 }
+
+static size_t helper_guard_size(void);
 
 /* ---- AQUILA_VECTORIZE=check: vector_check.c runs a checked dispatch
  * through these. ---- */
@@ -565,12 +589,42 @@ static int quiet_printf(const char *format, ...) {
   return 0;
 }
 
-static bool check_run(void *context, aquila_workgroup_fn fn, const void *kernarg, int quiet,
+/* The scalar twin's private arrays are not kept in bounds as the
+ * vectorized function's are (vectorize.c): a kernel that writes far past
+ * one (undefined, and the vectorized run survived it) would overwrite the
+ * frames above it. Scalar runs take a stack of their own, with 1 MiB above
+ * its top for such writes to land in and a guard page beyond, whose fault
+ * is trapped like any other. */
+#define AQ_CHECK_STACK_SCRATCH (1u << 20)
+
+static void *check_stack_top(struct aq_compute_unit *cu) {
+  size_t guard = helper_guard_size(), size = AQ_UNIT_STACK_SIZE + AQ_CHECK_STACK_SCRATCH;
+  if (!cu->check_stack) {
+    void *stack = mmap(NULL, size + 2 * guard, PROT_NONE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+    if (stack == MAP_FAILED) return NULL;
+    if (mprotect((char *)stack + guard, size, PROT_READ | PROT_WRITE)) {
+      munmap(stack, size + 2 * guard);
+      return NULL;
+    }
+    cu->check_stack = stack;
+    cu->check_stack_id =
+        AQ_STACK_REGISTER((char *)stack + guard, (char *)stack + guard + size);
+  }
+  return (char *)cu->check_stack + guard + AQ_UNIT_STACK_SIZE;
+}
+
+static bool check_run(void *context, aquila_workgroup_fn fn, const void *kernarg, int scalar,
                       uint64_t begin, uint64_t end) {
   struct check_context *c = context;
   struct aquila_cpu_services services = aq_cpu_services;
-  if (quiet) services.printf = quiet_printf;
-  return run_groups(c->cu, c->d, fn, kernarg, &services, begin, end);
+  void *stack_top = NULL;
+  if (scalar) {
+    services.printf = quiet_printf;
+    stack_top = check_stack_top(c->cu);
+    if (!stack_top) return false;
+  }
+  return run_groups(c->cu, c->d, fn, kernarg, &services, stack_top, begin, end);
 }
 
 static void check_clear_fault(void *context) {
@@ -590,7 +644,7 @@ static void run_range(struct aq_compute_unit *cu, struct aq_range range) {
     struct aq_check_runner runner = {&context, check_run, check_clear_fault, check_group_of};
     aq_check_run(d->check, d->kernel, d->kernarg, range.end - range.begin, &runner);
   } else {
-    run_groups(cu, d, d->kernel->run_workgroup, d->kernarg, &aq_cpu_services, range.begin,
+    run_groups(cu, d, d->kernel->run_workgroup, d->kernarg, &aq_cpu_services, NULL, range.begin,
                range.end);
   }
   uint64_t done = range.end - range.begin;
@@ -1111,6 +1165,11 @@ void aq_cpu_agent_stop(void) {
     if (cu->helper_stack) {
       AQ_STACK_DEREGISTER(cu->helper_stack_id);
       munmap(cu->helper_stack, AQ_UNIT_STACK_SIZE + helper_guard_size());
+    }
+    if (cu->check_stack) {
+      AQ_STACK_DEREGISTER(cu->check_stack_id);
+      munmap(cu->check_stack,
+             AQ_UNIT_STACK_SIZE + AQ_CHECK_STACK_SCRATCH + 2 * helper_guard_size());
     }
     pthread_mutex_destroy(&cu->deque_lock);
   }

@@ -233,13 +233,14 @@ struct hsa_ven_aquila_dispatch_check_s;
 struct aquila_kernel_descriptor;
 struct aquila_workgroup;
 /* What the agent does for a checked dispatch: runs its work-groups
- * [begin, end) with fn on kernarg (quiet: printf silenced) and returns
+ * [begin, end) with fn on kernarg (scalar: the twin, printf silenced, on
+ * a stack of its own with room above for overruns) and returns
  * false when one faulted (the fault is recorded on the dispatch);
  * clear_fault forgets such a fault; group_of turns a flat index into an id. */
 struct aq_check_runner {
   void *context;
   bool (*run)(void *context, void (*fn)(const void *, const struct aquila_workgroup *),
-              const void *kernarg, int quiet, uint64_t begin, uint64_t end);
+              const void *kernarg, int scalar, uint64_t begin, uint64_t end);
   void (*clear_fault)(void *context);
   void (*group_of)(void *context, uint64_t index, uint32_t id[3]);
 };

@@ -140,21 +140,76 @@ static void copy_between(const hsa_ven_aquila_dispatch_check_t *check, struct ra
     memcpy(dst[i].at, src[i].at, (size_t)check->ranges[i].size);
 }
 
-/* The first byte where the real memory and the shadow copy differ. */
+/* Whether floating-point values a and b (their bits, as signed integers
+ * ordered like the values) are close in the sense of close_ulps. */
+static int close_values(const hsa_ven_aquila_dispatch_check_t *check, int64_t a, int64_t b,
+                        int a_nan, int b_nan, int a_finite, int b_finite) {
+  if (a_nan && b_nan) return 1;
+  if (check->finite_math_only && (!a_finite || !b_finite)) return 1;
+  if (a_nan || b_nan || !a_finite || !b_finite) return 0;
+  uint64_t d = a > b ? (uint64_t)a - (uint64_t)b : (uint64_t)b - (uint64_t)a;
+  return d <= check->close_ulps;
+}
+
+/* Bits of a float or double turned into integers that are ordered like the
+ * values (so that neighbours differ by one). */
+static int64_t ordered32(uint32_t u) {
+  return (u & 0x80000000u) ? -(int64_t)(u & 0x7fffffffu) : (int64_t)u;
+}
+static int64_t ordered64(uint64_t u) {
+  return (u >> 63) ? -(int64_t)(u & 0x7fffffffffffffffull) : (int64_t)u;
+}
+
+static int element_close(const hsa_ven_aquila_dispatch_check_t *check, uint32_t element,
+                         const unsigned char *x, const unsigned char *y) {
+  if (element == HSA_VEN_AQUILA_CHECK_FLOAT32) {
+    uint32_t a, b;
+    memcpy(&a, x, 4);
+    memcpy(&b, y, 4);
+    int an = (a & 0x7fffffffu) > 0x7f800000u, bn = (b & 0x7fffffffu) > 0x7f800000u;
+    int af = (a & 0x7f800000u) != 0x7f800000u, bf = (b & 0x7f800000u) != 0x7f800000u;
+    return close_values(check, ordered32(a), ordered32(b), an, bn, af, bf);
+  }
+  uint64_t a, b;
+  memcpy(&a, x, 8);
+  memcpy(&b, y, 8);
+  const uint64_t exp = 0x7ff0000000000000ull, abs = 0x7fffffffffffffffull;
+  int an = (a & abs) > exp, bn = (b & abs) > exp;
+  int af = (a & exp) != exp, bf = (b & exp) != exp;
+  return close_values(check, ordered64(a), ordered64(b), an, bn, af, bf);
+}
+
+/* The first byte where the real memory and the shadow copy differ: 2 when
+ * it is a real difference, 1 when every difference is a close one (then
+ * the first of those), 0 when the two are the same. */
 static int first_difference(const hsa_ven_aquila_dispatch_check_t *check,
                             const struct range_copy *shadow, uint32_t *range, uint64_t *offset) {
+  int found = 0;
   for (uint32_t i = 0; i < check->num_ranges; i++) {
     const unsigned char *real = range_ptr(&check->ranges[i]);
     size_t size = (size_t)check->ranges[i].size;
     if (!memcmp(real, shadow[i].at, size)) continue;
-    size_t at = 0;
-    while (at < size && real[at] == shadow[i].at[at])
-      at++;
-    *range = i;
-    *offset = at;
-    return 1;
+    uint32_t element = check->ranges[i].element;
+    size_t step = element == HSA_VEN_AQUILA_CHECK_FLOAT32   ? 4
+                  : element == HSA_VEN_AQUILA_CHECK_FLOAT64 ? 8
+                                                            : 1;
+    for (size_t at = 0; at < size; at += step) {
+      size_t n = size - at < step ? size - at : step;
+      if (!memcmp(real + at, shadow[i].at + at, n)) continue;
+      int close =
+          step > 1 && n == step && element_close(check, element, real + at, shadow[i].at + at);
+      if (!close || !found) {
+        size_t byte = at;
+        while (real[byte] == shadow[i].at[byte])
+          byte++;
+        *range = i;
+        *offset = byte;
+        found = 1;
+      }
+      if (!close) return 2;
+    }
   }
-  return 0;
+  return found;
 }
 
 static size_t window(const hsa_ven_aquila_dispatch_check_t *check) {
@@ -187,7 +242,12 @@ void aq_check_run(hsa_ven_aquila_dispatch_check_t *check,
   }
   s.before = alloc_copies(check);
   s.shadow = alloc_copies(check);
-  s.shadow_kernarg = malloc(kernel->kernarg_size ? kernel->kernarg_size : 1);
+  /* As aligned as the real one: the kernel loads a long16 argument with
+   * instructions that need its alignment. */
+  size_t align = kernel->kernarg_alignment > 16 ? kernel->kernarg_alignment : 16;
+  if (align & (align - 1)) align = 128;
+  s.shadow_kernarg =
+      aligned_alloc(align, (kernel->kernarg_size + align - 1) / align * align + align);
   if (!s.before || !s.shadow || !s.shadow_kernarg) {
     release(&s);
     check->result = HSA_VEN_AQUILA_CHECK_SKIPPED;
@@ -218,8 +278,17 @@ void aq_check_run(hsa_ven_aquila_dispatch_check_t *check,
   int scalar_ran =
       runner->run(runner->context, kernel->run_workgroup_scalar, s.shadow_kernarg, 1, 0, groups);
   if (!scalar_ran) runner->clear_fault(runner->context);
-  if (scalar_ran && !first_difference(check, s.shadow, &check->range, &check->offset)) {
-    check->result = HSA_VEN_AQUILA_CHECK_SAME;
+  int difference =
+      scalar_ran ? first_difference(check, s.shadow, &check->range, &check->offset) : 2;
+  if (difference < 2) {
+    check->result = difference ? HSA_VEN_AQUILA_CHECK_CLOSE : HSA_VEN_AQUILA_CHECK_SAME;
+    if (difference) {
+      check->num_bytes = (uint32_t)window(check);
+      memcpy(check->vector_bytes,
+             (unsigned char *)range_ptr(&check->ranges[check->range]) + check->offset,
+             check->num_bytes);
+      memcpy(check->scalar_bytes, s.shadow[check->range].at + check->offset, check->num_bytes);
+    }
     release(&s);
     return;
   }

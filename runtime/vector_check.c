@@ -22,9 +22,22 @@ struct ndrange_check {
   const void *kernarg;     /* registered for this kernarg segment, or NULL */
 };
 
+/* Floats closer than this count as close, not as different (two math
+ * builtins within OpenCL's bounds of up to 4 ulp each, after a few
+ * operations more). */
+#define CLOSE_ULPS 16
+
 static pthread_once_t mode_once = PTHREAD_ONCE_INIT;
 static int mode_on;
-static atomic_ulong compared, differed, not_vectorized, skipped, with_images;
+static atomic_ulong compared, differed, close_only, not_vectorized, skipped, with_images;
+
+/* How an argument of this type name ("float4*") compares. */
+static uint32_t element_of(const char *type_name) {
+  if (!type_name) return HSA_VEN_AQUILA_CHECK_BYTES;
+  if (!strncmp(type_name, "float", 5)) return HSA_VEN_AQUILA_CHECK_FLOAT32;
+  if (!strncmp(type_name, "double", 6)) return HSA_VEN_AQUILA_CHECK_FLOAT64;
+  return HSA_VEN_AQUILA_CHECK_BYTES;
+}
 
 static void read_mode(void) {
   const char *env = getenv("AQUILA_VECTORIZE");
@@ -78,11 +91,15 @@ struct ndrange_check *vector_check_create(cl_kernel kernel) {
     uint32_t r = 0;
     while (r < num_ranges && roots[r] != root)
       r++;
+    uint32_t element = element_of(a->type_name);
     if (r == num_ranges) {
       roots[r] = root;
       c->ranges[r].base = (uint64_t)(uintptr_t)root->data;
       c->ranges[r].size = root->size;
+      c->ranges[r].element = element;
       num_ranges++;
+    } else if (c->ranges[r].element != element) {
+      c->ranges[r].element = HSA_VEN_AQUILA_CHECK_BYTES; /* seen as two types: bytes */
     }
     c->slots[num_slots].kernarg_offset = a->offset;
     c->slots[num_slots].range = r;
@@ -91,6 +108,10 @@ struct ndrange_check *vector_check_create(cl_kernel kernel) {
     num_slots++;
   }
   free(roots);
+  const char *options = kernel->program->options;
+  c->check.close_ulps = CLOSE_ULPS;
+  c->check.finite_math_only = options && (strstr(options, "-cl-fast-relaxed-math") ||
+                                          strstr(options, "-cl-finite-math-only"));
   c->check.num_ranges = num_ranges;
   c->check.num_slots = num_slots;
   c->check.ranges = c->ranges;
@@ -131,6 +152,13 @@ void vector_check_report(cl_event ev, struct ndrange_check *c) {
   switch (k->result) {
   case HSA_VEN_AQUILA_CHECK_SAME:
     atomic_fetch_add(&compared, 1);
+    return;
+  case HSA_VEN_AQUILA_CHECK_CLOSE:
+    atomic_fetch_add(&compared, 1);
+    atomic_fetch_add(&close_only, 1);
+    debug_log("AQUILA_VECTORIZE=check: kernel '%s': floating-point results within %u ulp (or "
+              "NaNs of other bits) between the vectorized and the scalar versions",
+              name, k->close_ulps);
     return;
   case HSA_VEN_AQUILA_CHECK_NO_SCALAR:
     atomic_fetch_add(&not_vectorized, 1);
@@ -193,12 +221,12 @@ void vector_check_free(struct ndrange_check *c) {
 __attribute__((destructor)) static void vector_check_summary(void) {
   if (!mode_on) return;
   unsigned long n = atomic_load(&compared), d = atomic_load(&differed),
-                nv = atomic_load(&not_vectorized), s = atomic_load(&skipped),
-                im = atomic_load(&with_images);
+                cl = atomic_load(&close_only), nv = atomic_load(&not_vectorized),
+                s = atomic_load(&skipped), im = atomic_load(&with_images);
   if (!n && !nv && !s && !im) return;
   fprintf(stderr,
-          "aquila: AQUILA_VECTORIZE=check: %lu kernel commands compared, %lu differed; %lu of "
-          "kernels not vectorized, %lu with image arguments and %lu others ran without a "
-          "comparison\n",
-          n, d, nv, im, s);
+          "aquila: AQUILA_VECTORIZE=check: %lu kernel commands compared, %lu differed (%lu more "
+          "only by floating-point rounding); %lu of kernels not vectorized, %lu with image "
+          "arguments and %lu others ran without a comparison\n",
+          n, d, cl, nv, im, s);
 }

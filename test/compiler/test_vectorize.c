@@ -712,7 +712,7 @@ static void images_match_scalar(void) {
 /* A kernel that writes far past its private array (undefined behaviour,
  * as in OpenCV's Canny) must not reach the compute unit's stack: the
  * process lives on and other work-items' results are right. */
-static void private_overrun_is_contained(void) {
+static void private_overrun_is_contained_as(const char *vectorize) {
   const char *src =
       "__kernel void k(__global int *out, int n) {\n"
       "  int a[4];\n"
@@ -722,7 +722,9 @@ static void private_overrun_is_contained(void) {
       "  out[i] = (i & 1) ? 7 : a[i & 3];\n"
       "}\n";
   cl_int err;
+  if (vectorize) setenv("AQUILA_VECTORIZE", vectorize, 1);
   cl_program p = build_program(src, "", &err);
+  restore_vectorize();
   REQUIRE(p && err == CL_SUCCESS);
   cl_kernel k = clCreateKernel(p, "k", &err);
   int n = 4; /* even work-items stay in bounds; odd ones write one past the end */
@@ -745,6 +747,15 @@ static void private_overrun_is_contained(void) {
   clReleaseMemObject(out);
   clReleaseKernel(k);
   clReleaseProgram(p);
+}
+
+/* Vectorized, and scalar (AQUILA_VECTORIZE=0; the scalar rest of a row and
+ * kernels the vectorizer leaves alone take the same path): a write far past
+ * a private array stays inside it, instead of overwriting the compute
+ * unit's stack (the process died of it before). */
+static void private_overrun_is_contained(void) {
+  private_overrun_is_contained_as(NULL);
+  private_overrun_is_contained_as("0");
 }
 
 /* The report in the build log (AQUILA_DEBUG=vectorize): a plain kernel is

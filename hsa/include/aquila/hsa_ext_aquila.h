@@ -70,9 +70,17 @@ hsa_status_t hsa_ven_aquila_signal_dispatch_status(hsa_signal_t signal,
  * first differing bytes differ, and leaves the real memory as the
  * vectorized function wrote it. The results are written before the
  * completion signal changes. */
+typedef enum {
+  HSA_VEN_AQUILA_CHECK_BYTES = 0,   /* any difference counts */
+  HSA_VEN_AQUILA_CHECK_FLOAT32 = 1, /* floats: see close_ulps */
+  HSA_VEN_AQUILA_CHECK_FLOAT64 = 2  /* doubles: see close_ulps */
+} hsa_ven_aquila_check_element_t;
+
 typedef struct hsa_ven_aquila_check_range_s {
-  uint64_t base; /* address of the range's first byte */
-  uint64_t size; /* bytes */
+  uint64_t base;    /* address of the range's first byte */
+  uint64_t size;    /* bytes */
+  uint32_t element; /* hsa_ven_aquila_check_element_t: how its contents compare */
+  uint32_t reserved;
 } hsa_ven_aquila_check_range_t;
 
 typedef struct hsa_ven_aquila_check_slot_s {
@@ -85,7 +93,9 @@ typedef enum {
   HSA_VEN_AQUILA_CHECK_SAME = 1,      /* both functions wrote the same bytes */
   HSA_VEN_AQUILA_CHECK_DIFFERENT = 2, /* see range, offset, group_id */
   HSA_VEN_AQUILA_CHECK_NO_SCALAR = 3, /* the kernel has no scalar twin: run as usual */
-  HSA_VEN_AQUILA_CHECK_SKIPPED = 4    /* no memory for the copies, or a fault: run as usual */
+  HSA_VEN_AQUILA_CHECK_SKIPPED = 4,   /* no memory for the copies, or a fault: run as usual */
+  HSA_VEN_AQUILA_CHECK_CLOSE = 5      /* only floating-point differences within close_ulps
+                                         (range, offset and bytes: the first of them) */
 } hsa_ven_aquila_check_result_t;
 
 typedef struct hsa_ven_aquila_dispatch_check_s {
@@ -93,6 +103,14 @@ typedef struct hsa_ven_aquila_dispatch_check_s {
   uint32_t num_slots;
   const hsa_ven_aquila_check_range_t *ranges;
   const hsa_ven_aquila_check_slot_t *slots;
+  /* In FLOAT32 and FLOAT64 ranges, two values count as close (not as a
+   * difference) when both are NaN, when they are at most close_ulps units
+   * in the last place apart, or, with finite_math_only, when either is not
+   * finite: two correct implementations of a math builtin may round
+   * differently within the specification's bounds, and NaN's bits are
+   * unspecified. */
+  uint32_t close_ulps;
+  uint32_t finite_math_only;
   /* Written by the agent. */
   uint32_t result;         /* hsa_ven_aquila_check_result_t */
   uint32_t range;          /* DIFFERENT: the range of the first differing byte */
