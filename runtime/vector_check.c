@@ -1,11 +1,11 @@
 /* AQUILA_VECTORIZE=check on the runtime's side: for each kernel command,
- * the memory its arguments reach (each buffer's whole storage, once, where
- * sub-buffers or repeated arguments share it) and the kernarg slots that
- * point into it, registered with the agent (hsa_ven_aquila_dispatch_check)
- * so that it runs the vectorized and the scalar work-group functions side
- * by side; and, when the command completes, the report of a difference:
- * on standard error and to the context's notification callback. The
- * counts go to standard error when the library is unloaded. */
+ * the memory its arguments reach (each argument's buffer or sub-buffer,
+ * once where arguments overlap) and the kernarg slots that point into it,
+ * registered with the agent (hsa_ven_aquila_dispatch_check) so that it
+ * runs the vectorized and the scalar work-group functions side by side;
+ * and, when the command completes, the report of a difference: on
+ * standard error and to the context's notification callback. The counts
+ * go to standard error when the library is unloaded. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,10 +49,15 @@ int vector_check_enabled(void) {
   return mode_on;
 }
 
-static cl_mem storage_root(cl_mem m) {
-  while (m->parent)
-    m = m->parent;
-  return m;
+/* One argument's buffer (a sub-buffer: its own part of the storage). */
+struct extent {
+  uint64_t lo, hi;
+  uint32_t element;
+};
+
+static int by_start(const void *a, const void *b) {
+  const struct extent *x = a, *y = b;
+  return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
 struct ndrange_check *vector_check_create(cl_kernel kernel) {
@@ -76,38 +81,62 @@ struct ndrange_check *vector_check_create(cl_kernel kernel) {
   c->slots = calloc(n, sizeof *c->slots);
   c->slot_arg = calloc(n, sizeof *c->slot_arg);
   c->slot_in_range = calloc(n, sizeof *c->slot_in_range);
-  cl_mem *roots = calloc(n, sizeof *roots);
-  if (!c->ranges || !c->slots || !c->slot_arg || !c->slot_in_range || !roots) {
-    free(roots);
+  struct extent *extents = calloc(n, sizeof *extents);
+  if (!c->ranges || !c->slots || !c->slot_arg || !c->slot_in_range || !extents) {
+    free(extents);
     vector_check_free(c);
     return NULL;
   }
-  uint32_t num_ranges = 0, num_slots = 0;
+  /* The ranges: the arguments' buffers, those that overlap merged (one
+   * buffer as two arguments, a sub-buffer beside its parent), so that the
+   * copies alias as the originals do. Only what the arguments reach is
+   * copied and compared: other commands may be writing the rest of a
+   * buffer whose sub-buffer this kernel gets (the CTS's math tests give
+   * each thread its own part of one buffer). */
+  uint32_t num_slots = 0;
   for (uint32_t i = 0; i < meta->num_args; i++) {
     const struct aquila_fatbin_arg *a = &meta->args[i];
     cl_mem m = kernel->args[i].mem;
     if ((a->kind != AQUILA_ARG_GLOBAL_PTR && a->kind != AQUILA_ARG_CONSTANT_PTR) || !m) continue;
-    cl_mem root = storage_root(m);
-    uint32_t r = 0;
-    while (r < num_ranges && roots[r] != root)
-      r++;
-    uint32_t element = element_of(a->type_name);
-    if (r == num_ranges) {
-      roots[r] = root;
-      c->ranges[r].base = (uint64_t)(uintptr_t)root->data;
-      c->ranges[r].size = root->size;
-      c->ranges[r].element = element;
-      num_ranges++;
-    } else if (c->ranges[r].element != element) {
-      c->ranges[r].element = HSA_VEN_AQUILA_CHECK_BYTES; /* seen as two types: bytes */
-    }
+    extents[num_slots].lo = (uint64_t)(uintptr_t)m->data;
+    extents[num_slots].hi = extents[num_slots].lo + m->size;
+    extents[num_slots].element = element_of(a->type_name);
     c->slots[num_slots].kernarg_offset = a->offset;
-    c->slots[num_slots].range = r;
     c->slot_arg[num_slots] = i;
-    c->slot_in_range[num_slots] = (uint64_t)(m->data - root->data);
     num_slots++;
   }
-  free(roots);
+  struct extent *sorted = calloc(n, sizeof *sorted);
+  if (!sorted) {
+    free(extents);
+    vector_check_free(c);
+    return NULL;
+  }
+  memcpy(sorted, extents, num_slots * sizeof *sorted);
+  qsort(sorted, num_slots, sizeof *sorted, by_start);
+  uint32_t num_ranges = 0;
+  for (uint32_t k = 0; k < num_slots; k++) {
+    hsa_ven_aquila_check_range_t *last = num_ranges ? &c->ranges[num_ranges - 1] : NULL;
+    if (last && sorted[k].lo < last->base + last->size) {
+      if (sorted[k].hi > last->base + last->size) last->size = sorted[k].hi - last->base;
+      /* Seen as two types: compared as bytes. */
+      if (last->element != sorted[k].element) last->element = HSA_VEN_AQUILA_CHECK_BYTES;
+      continue;
+    }
+    c->ranges[num_ranges].base = sorted[k].lo;
+    c->ranges[num_ranges].size = sorted[k].hi - sorted[k].lo;
+    c->ranges[num_ranges].element = sorted[k].element;
+    num_ranges++;
+  }
+  for (uint32_t k = 0; k < num_slots; k++) {
+    uint32_t r = 0;
+    while (r + 1 < num_ranges && !(extents[k].lo >= c->ranges[r].base &&
+                                   extents[k].lo < c->ranges[r].base + c->ranges[r].size))
+      r++;
+    c->slots[k].range = r;
+    c->slot_in_range[k] = extents[k].lo - c->ranges[r].base;
+  }
+  free(sorted);
+  free(extents);
   const char *options = kernel->program->options;
   c->check.close_ulps = CLOSE_ULPS;
   c->check.finite_math_only = options && (strstr(options, "-cl-fast-relaxed-math") ||
