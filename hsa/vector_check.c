@@ -193,8 +193,12 @@ static int first_difference(const hsa_ven_aquila_dispatch_check_t *check,
     size_t step = element == HSA_VEN_AQUILA_CHECK_FLOAT32   ? 4
                   : element == HSA_VEN_AQUILA_CHECK_FLOAT64 ? 8
                                                             : 1;
+    size_t vec3 = check->ranges[i].vec3_component_size;
+    if (vec3 && vec3 % step) vec3 = 0;
     for (size_t at = 0; at < size; at += step) {
       size_t n = size - at < step ? size - at : step;
+      /* A 3-element vector's padding component is undefined. */
+      if (vec3 && at % (4 * vec3) >= 3 * vec3) continue;
       if (!memcmp(real + at, shadow[i].at + at, n)) continue;
       int close =
           step > 1 && n == step && element_close(check, element, real + at, shadow[i].at + at);

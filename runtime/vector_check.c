@@ -31,6 +31,24 @@ static pthread_once_t mode_once = PTHREAD_ONCE_INIT;
 static int mode_on;
 static atomic_ulong compared, differed, close_only, not_vectorized, skipped, with_images;
 
+/* The component size of a 3-element vector type name ("uchar3*": 1),
+ * else 0. */
+static uint32_t vec3_component_size(const char *type_name) {
+  static const struct {
+    const char *name;
+    uint32_t size;
+  } types[] = {{"char3", 1}, {"uchar3", 1}, {"short3", 2}, {"ushort3", 2},
+               {"half3", 2}, {"int3", 4},   {"uint3", 4},  {"float3", 4},
+               {"long3", 8}, {"ulong3", 8}, {"double3", 8}};
+  if (!type_name) return 0;
+  for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
+    size_t n = strlen(types[i].name);
+    if (!strncmp(type_name, types[i].name, n) && (type_name[n] == '*' || type_name[n] == ' '))
+      return types[i].size;
+  }
+  return 0;
+}
+
 /* How an argument of this type name ("float4*") compares. */
 static uint32_t element_of(const char *type_name) {
   if (!type_name) return HSA_VEN_AQUILA_CHECK_BYTES;
@@ -52,7 +70,7 @@ int vector_check_enabled(void) {
 /* One argument's buffer (a sub-buffer: its own part of the storage). */
 struct extent {
   uint64_t lo, hi;
-  uint32_t element;
+  uint32_t element, vec3;
 };
 
 static int by_start(const void *a, const void *b) {
@@ -101,6 +119,7 @@ struct ndrange_check *vector_check_create(cl_kernel kernel) {
     extents[num_slots].lo = (uint64_t)(uintptr_t)m->data;
     extents[num_slots].hi = extents[num_slots].lo + m->size;
     extents[num_slots].element = element_of(a->type_name);
+    extents[num_slots].vec3 = vec3_component_size(a->type_name);
     c->slots[num_slots].kernarg_offset = a->offset;
     c->slot_arg[num_slots] = i;
     num_slots++;
@@ -120,11 +139,14 @@ struct ndrange_check *vector_check_create(cl_kernel kernel) {
       if (sorted[k].hi > last->base + last->size) last->size = sorted[k].hi - last->base;
       /* Seen as two types: compared as bytes. */
       if (last->element != sorted[k].element) last->element = HSA_VEN_AQUILA_CHECK_BYTES;
+      if (last->vec3_component_size != sorted[k].vec3 || sorted[k].lo != last->base)
+        last->vec3_component_size = 0;
       continue;
     }
     c->ranges[num_ranges].base = sorted[k].lo;
     c->ranges[num_ranges].size = sorted[k].hi - sorted[k].lo;
     c->ranges[num_ranges].element = sorted[k].element;
+    c->ranges[num_ranges].vec3_component_size = sorted[k].vec3;
     num_ranges++;
   }
   for (uint32_t k = 0; k < num_slots; k++) {

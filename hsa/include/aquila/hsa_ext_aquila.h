@@ -80,7 +80,9 @@ typedef struct hsa_ven_aquila_check_range_s {
   uint64_t base;    /* address of the range's first byte */
   uint64_t size;    /* bytes */
   uint32_t element; /* hsa_ven_aquila_check_element_t: how its contents compare */
-  uint32_t reserved;
+  /* Not 0: the range holds 3-element vectors of components this many bytes
+   * wide, each in the room of 4; the fourth is padding, not compared. */
+  uint32_t vec3_component_size;
 } hsa_ven_aquila_check_range_t;
 
 typedef struct hsa_ven_aquila_check_slot_s {
