@@ -188,12 +188,12 @@ static void agreeing_kernels_are_quiet(void) {
  * a Newton step, the scalar one a division by sqrt: both within OpenCL's
  * 2 ulp): counted as close, not reported. */
 static void float_results_compare_as_numbers(void) {
-  const char *src = "__kernel void sines(__global float *o, __global const float *x) {\n"
+  const char *src = "__kernel void roots(__global float *o, __global const float *x) {\n"
                     "  int i = get_global_id(0);\n"
                     "  o[i] = rsqrt(x[i]);\n"
                     "}\n";
   cl_program p;
-  cl_kernel k = kernel_of(src, "sines", &p);
+  cl_kernel k = kernel_of(src, "roots", &p);
   REQUIRE(k);
   enum { N = 4096 };
   static float x[N], o[N];
