@@ -230,11 +230,14 @@ hsa_status_t hsa_cache_get_info(hsa_cache_t cache, hsa_cache_info_t attribute, v
   if (!c) return HSA_STATUS_ERROR_INVALID_CACHE;
   if (!value) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
   switch (attribute) {
+  /* The name is a NUL-terminated string, so its length counts the NUL:
+   * a caller that allocates the length it was given receives exactly that
+   * many bytes (the same rule as the ISA name below). */
   case HSA_CACHE_INFO_NAME_LENGTH:
-    *(uint32_t *)value = (uint32_t)strlen(c->name);
+    *(uint32_t *)value = (uint32_t)strlen(c->name) + 1;
     break;
   case HSA_CACHE_INFO_NAME:
-    strcpy(value, c->name);
+    memcpy(value, c->name, strlen(c->name) + 1);
     break;
   case HSA_CACHE_INFO_LEVEL:
     *(uint8_t *)value = c->level;
@@ -313,11 +316,15 @@ hsa_status_t hsa_isa_get_info_alt(hsa_isa_t isa, hsa_isa_info_t attribute, void 
   if (!isa_is_valid(isa)) return HSA_STATUS_ERROR_INVALID_ISA;
   if (!value) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
   switch (attribute) {
+  /* The name is written with its NUL, so that it can go straight to
+   * hsa_isa_from_name, and the length counts that NUL (as ROCr does), so
+   * that a caller allocating the length it was given is never overrun.
+   * hsa.h's "not including the NUL terminator" would leave such a caller
+   * one byte short. */
   case HSA_ISA_INFO_NAME_LENGTH:
-    *(uint32_t *)value = (uint32_t)strlen(AQ_CPU_ISA_NAME);
+    *(uint32_t *)value = (uint32_t)sizeof(AQ_CPU_ISA_NAME);
     break;
   case HSA_ISA_INFO_NAME:
-    /* With its NUL, so that the name can go straight to hsa_isa_from_name. */
     memcpy(value, AQ_CPU_ISA_NAME, sizeof(AQ_CPU_ISA_NAME));
     break;
   case HSA_ISA_INFO_MACHINE_MODELS: {
