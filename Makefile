@@ -32,7 +32,7 @@ else
 SUDO := sudo
 endif
 
-.PHONY: all deps run check check-vectorize install uninstall clean format libs progs check-asan check-tsan check-valgrind
+.PHONY: all deps run check check-vectorize trace-demo install uninstall clean format libs progs check-asan check-tsan check-valgrind
 all: deps libs progs
 
 # Installs what is missing, and only that. Cheap enough to run every time.
@@ -104,6 +104,17 @@ VECTORIZE_CHECK_TESTS := $(BUILD)/test/compiler/test_vector_check $(BUILD)/test/
 check-vectorize: all
 	@$(LOADER_ENV) BUILD=$(BUILD) AQUILA_CACHE_DIR=$(abspath $(BUILD))/kernel-cache-check \
 	  sh test/run-check-vectorize.sh $(VECTORIZE_CHECK_TESTS)
+
+# A sample's timeline (AQUILA_TRACE) drawn with Debian's matplotlib:
+# $(BUILD)/trace-demo.json (open it in ui.perfetto.dev) and $(BUILD)/trace-demo.png.
+TRACE_DEMO_SAMPLE ?= bitonicsort
+trace-demo: all
+	@dpkg-query -W -f='$${Status}' python3-matplotlib 2>/dev/null | grep -q 'install ok installed' || \
+	  { echo "aquila: installing python3-matplotlib"; $(SUDO) apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends python3-matplotlib; }
+	$(LOADER_ENV) AQUILA_TRACE=$(abspath $(BUILD))/trace-demo.json $(BUILD)/samples/$(TRACE_DEMO_SAMPLE)
+	/usr/bin/python3 samples/render-trace.py $(BUILD)/trace-demo.json $(BUILD)/trace-demo.png \
+	  --title "$(TRACE_DEMO_SAMPLE) sample on Aquila's CPU agent (AQUILA_TRACE)"
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h' '*.cpp')

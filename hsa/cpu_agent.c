@@ -49,6 +49,7 @@
 #include "hsa_internal.h"
 
 #include <aquila/cpu_abi.h>
+#include <aquila/trace.h>
 #include <limits.h>
 #include <pthread.h>
 #include <sched.h>
@@ -98,11 +99,16 @@ struct aq_dispatch {
    * one unit, never split or stolen. */
   struct hsa_ven_aquila_dispatch_check_s *check;
   uint64_t cu_mask[AQ_CU_MASK_WORDS];
+  /* Its queue profiles (hsa_amd_profiling_set_profiler_enabled): when its
+   * first work-group started, for the completion signal. */
+  bool profiling;
+  _Atomic uint64_t started;
 };
 
 struct aq_range {
   struct aq_dispatch *dispatch;
   uint64_t begin, end; /* flat work-group indices */
+  int32_t stolen_from; /* the unit it was stolen from, or -1 (AQUILA_TRACE) */
 };
 
 struct aq_compute_unit {
@@ -138,6 +144,7 @@ struct aq_compute_unit {
    * made on first use. */
   void *check_stack;
   unsigned check_stack_id;
+  uint32_t trace_track; /* AQUILA_TRACE's row for its work-groups, or 0 */
 };
 
 static struct {
@@ -313,6 +320,7 @@ static bool deque_steal(struct aq_compute_unit *victim, uint32_t thief,
       continue;
     uint64_t size = range->end - range->begin;
     *out = *range;
+    out->stolen_from = (int32_t)victim->index;
     if (size > 1) {
       uint64_t mid = range->begin + size / 2;
       out->begin = mid;
@@ -498,6 +506,11 @@ static void finish_dispatch(struct aq_compute_unit *cu, struct aq_dispatch *d) {
     if (q->error_callback)
       q->error_callback(aq_fault_status(fault), &q->public_queue, q->error_data);
   }
+  if (d->completion && d->profiling) {
+    uint64_t end = aq_now_ns(), start = atomic_load_explicit(&d->started, memory_order_relaxed);
+    d->completion->dispatch_start = start ? start : end;
+    d->completion->dispatch_end = end;
+  }
   if (d->completion) aq_signal_subtract_release(d->completion, 1);
   uint32_t before = atomic_fetch_sub(&q->inflight, 1);
   if (before & AQ_INFLIGHT_DESTROYING) {
@@ -639,6 +652,13 @@ static void check_group_of(void *context, uint64_t index, uint32_t id[3]) {
 
 static void run_range(struct aq_compute_unit *cu, struct aq_range range) {
   struct aq_dispatch *d = range.dispatch;
+  uint64_t trace_start = AQ_TRACE_ON() ? aq_now_ns() : 0;
+  if (d->profiling && !atomic_load_explicit(&d->started, memory_order_relaxed)) {
+    uint64_t none = 0;
+    atomic_compare_exchange_strong_explicit(&d->started, &none,
+                                            trace_start ? trace_start : aq_now_ns(),
+                                            memory_order_relaxed, memory_order_relaxed);
+  }
   if (d->check) {
     struct check_context context = {cu, d};
     struct aq_check_runner runner = {&context, check_run, check_clear_fault, check_group_of};
@@ -647,6 +667,9 @@ static void run_range(struct aq_compute_unit *cu, struct aq_range range) {
     run_groups(cu, d, d->kernel->run_workgroup, d->kernarg, &aq_cpu_services, NULL, range.begin,
                range.end);
   }
+  if (AQ_TRACE_ON())
+    aq_trace_groups(cu->trace_track, d->kernel->name, d, d->packet_id, range.begin, range.end,
+                    range.stolen_from, trace_start, aq_now_ns());
   uint64_t done = range.end - range.begin;
   /* Another unit may finish and free d once this range is counted. */
   cu->running = NULL;
@@ -745,6 +768,8 @@ static hsa_status_t make_dispatch(struct aq_queue *q, const hsa_kernel_dispatch_
   atomic_init(&d->groups_left, groups);
   atomic_init(&d->fault_signal, 0);
   d->unit_count = agent.unit_count;
+  d->profiling = atomic_load_explicit(&q->profiling, memory_order_relaxed) != 0;
+  atomic_init(&d->started, 0);
   d->masked = atomic_load_explicit(&q->masked, memory_order_acquire);
   if (d->masked) {
     uint32_t units = 0;
@@ -811,7 +836,7 @@ static bool process_queue(struct aq_compute_unit *cu, struct aq_queue *q, uint64
         continue;
       }
       atomic_fetch_add(&q->inflight, 1);
-      struct aq_range range = {d, 0, groups};
+      struct aq_range range = {d, 0, groups, -1};
       deque_push(cu, range);
       launched = true;
       if (groups > 1)
@@ -1136,9 +1161,14 @@ hsa_status_t aq_cpu_agent_start(void) {
   for (uint32_t i = 0; i < AQ_QUEUES_MAX; i++)
     atomic_store(&agent.queues[i], NULL);
   /* Helper slots get their fiber pool and stack when first used. */
+  /* AQUILA_TRACE: a row per unit; the threads that help while they wait
+   * share one (its lanes show the ones that helped at once). */
+  uint32_t helpers_track = AQ_TRACE_ON() ? aq_trace_track(3, "waiting threads helping") : 0;
   for (uint32_t i = 0; i < slots; i++) {
     pthread_mutex_init(&agent.units[i].deque_lock, NULL);
     agent.units[i].index = i;
+    if (AQ_TRACE_ON())
+      agent.units[i].trace_track = i < count ? aq_trace_track(2, "CPU unit %u", i) : helpers_track;
   }
   agent.slot_count = slots;
   pthread_once(&traps_once, install_fault_handlers);

@@ -74,6 +74,10 @@ struct aq_signal {
   _Atomic int fault_signal;
   uint64_t fault_address;
   uint32_t fault_group[3];
+  /* hsa_amd_profiling_get_dispatch_time: when the last kernel dispatch
+   * that completed this signal from a profiling queue began running its
+   * first work-group and finished its last (written like fault_signal). */
+  uint64_t dispatch_start, dispatch_end;
 };
 
 /* The status a kernel dispatch that faulted with signal sig ends with
@@ -144,6 +148,9 @@ struct aq_queue {
   /* hsa_amd_queue_cu_set_mask: when masked is 1, only the units whose bits
    * are set in cu_mask take this queue's packets and run their work-groups. */
   _Atomic uint32_t masked;
+  /* hsa_amd_profiling_set_profiler_enabled: its dispatches record when
+   * they run into their completion signals. */
+  _Atomic uint32_t profiling;
   _Atomic uint64_t cu_mask[AQ_CU_MASK_WORDS];
 };
 

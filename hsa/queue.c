@@ -225,6 +225,17 @@ hsa_status_t hsa_amd_queue_cu_set_mask(const hsa_queue_t *queue, uint32_t num_cu
   return aq_cpu_agent_set_cu_mask(q, num_cu_mask_count, cu_mask);
 }
 
+/* ROCr's dispatch profiling: a queue's dispatches record in their
+ * completion signals when they ran (hsa_amd_profiling_get_dispatch_time,
+ * signal.c). The CPU agent's clock is the system timestamp. */
+hsa_status_t hsa_amd_profiling_set_profiler_enabled(hsa_queue_t *queue, int enable) {
+  if (!aq_runtime_is_initialized()) return HSA_STATUS_ERROR_NOT_INITIALIZED;
+  struct aq_queue *q = queue ? aq_queue_from_public(queue) : NULL;
+  if (!q) return HSA_STATUS_ERROR_INVALID_QUEUE;
+  atomic_store_explicit(&q->profiling, enable ? 1u : 0u, memory_order_relaxed);
+  return HSA_STATUS_SUCCESS;
+}
+
 /* ---- indices ---- */
 
 #define QUEUE_OR_RETURN(var, queue, ret)                                                           \

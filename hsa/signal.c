@@ -344,6 +344,20 @@ hsa_status_t hsa_ven_aquila_signal_dispatch_status(hsa_signal_t signal,
   return aq_fault_status(sig);
 }
 
+hsa_status_t hsa_amd_profiling_get_dispatch_time(hsa_agent_t agent, hsa_signal_t signal,
+                                                 hsa_amd_profiling_dispatch_time_t *time) {
+  if (!aq_runtime_is_initialized()) return HSA_STATUS_ERROR_NOT_INITIALIZED;
+  if (!aq_agent_is_valid(agent)) return HSA_STATUS_ERROR_INVALID_AGENT;
+  struct aq_signal *s = aq_signal_from_handle(signal);
+  if (!s) return HSA_STATUS_ERROR_INVALID_SIGNAL;
+  if (!time) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+  /* Written before the completion's decrement: the caller waited for it. */
+  atomic_thread_fence(memory_order_acquire);
+  time->start = s->dispatch_start;
+  time->end = s->dispatch_end;
+  return HSA_STATUS_SUCCESS;
+}
+
 hsa_status_t aq_fault_status(int sig) {
   switch (sig) {
   case 0:

@@ -6,7 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <hsa/hsa_ext_amd.h>
+
 #include "aquila/hsa_ext_aquila.h"
+#include "aquila/trace.h"
 #include "runtime.h"
 
 void command_execute(cl_event ev);
@@ -25,7 +28,7 @@ cl_event event_create_command(cl_command_queue q, cl_command_type type, enum com
   pthread_cond_init(&ev->cond, NULL);
   if (q) {
     object_retain(&q->header);
-    if (q->properties & CL_QUEUE_PROFILING_ENABLE) ev->t_queued = now_ns();
+    if (queue_takes_times(q)) ev->t_queued = now_ns();
   }
   return ev;
 }
@@ -97,8 +100,7 @@ static void run_callbacks(cl_event ev, cl_int status) {
 }
 
 void event_set_status(cl_event ev, cl_int status) {
-  int profiling = ev->queue && (ev->queue->properties & CL_QUEUE_PROFILING_ENABLE);
-  if (profiling) {
+  if (ev->queue && queue_takes_times(ev->queue)) {
     uint64_t t = now_ns();
     if (status == CL_SUBMITTED) ev->t_submit = t;
     if (status == CL_RUNNING) ev->t_start = t;
@@ -115,6 +117,7 @@ void event_set_status(cl_event ev, cl_int status) {
 /* Called when pending reached zero: start the command. Returns 1 when the
  * command finished on the spot (a marker), so that the caller completes it. */
 static int event_start(cl_event ev) {
+  if (AQ_TRACE_ON() && ev->queue) ev->t_ready = now_ns();
   if (ev->failed_dependency) return 1;
   switch (ev->kind) {
   case COMMAND_NONE:
@@ -190,18 +193,101 @@ static cl_int kernel_outcome(cl_event ev) {
   return CL_OUT_OF_RESOURCES;
 }
 
+static const char *command_type_name(cl_command_type type) {
+  switch (type) {
+  case CL_COMMAND_NDRANGE_KERNEL: return "NDRange kernel";
+  case CL_COMMAND_TASK: return "task";
+  case CL_COMMAND_NATIVE_KERNEL: return "native kernel";
+  case CL_COMMAND_READ_BUFFER: return "read buffer";
+  case CL_COMMAND_WRITE_BUFFER: return "write buffer";
+  case CL_COMMAND_COPY_BUFFER: return "copy buffer";
+  case CL_COMMAND_READ_IMAGE: return "read image";
+  case CL_COMMAND_WRITE_IMAGE: return "write image";
+  case CL_COMMAND_COPY_IMAGE: return "copy image";
+  case CL_COMMAND_COPY_IMAGE_TO_BUFFER: return "copy image to buffer";
+  case CL_COMMAND_COPY_BUFFER_TO_IMAGE: return "copy buffer to image";
+  case CL_COMMAND_MAP_BUFFER: return "map buffer";
+  case CL_COMMAND_MAP_IMAGE: return "map image";
+  case CL_COMMAND_UNMAP_MEM_OBJECT: return "unmap";
+  case CL_COMMAND_MARKER: return "marker";
+  case CL_COMMAND_READ_BUFFER_RECT: return "read buffer rect";
+  case CL_COMMAND_WRITE_BUFFER_RECT: return "write buffer rect";
+  case CL_COMMAND_COPY_BUFFER_RECT: return "copy buffer rect";
+  case CL_COMMAND_BARRIER: return "barrier";
+  case CL_COMMAND_MIGRATE_MEM_OBJECTS: return "migrate";
+  case CL_COMMAND_FILL_BUFFER: return "fill buffer";
+  case CL_COMMAND_FILL_IMAGE: return "fill image";
+  default: return "command";
+  }
+}
+
+/* AQUILA_TRACE: the command's span on its queue's row, named by its
+ * kernel or its kind, with its sizes. */
+static void trace_command(cl_event ev, cl_int status) {
+  struct aq_trace_command t = {.queued = ev->t_queued,
+                               .ready = ev->t_ready,
+                               .submit = ev->t_submit,
+                               .start = ev->t_start,
+                               .end = ev->t_end,
+                               .type = command_type_name(ev->type),
+                               .status = status < 0 ? status : 0};
+  const char *name = t.type;
+  switch (ev->kind) {
+  case COMMAND_NDRANGE: {
+    __typeof__(ev->u.ndrange) *n = &ev->u.ndrange;
+    t.dims = n->dims;
+    t.groups = 1;
+    for (uint32_t i = 0; i < 3; i++) {
+      t.global[i] = i < n->dims ? n->grid[i] : 1;
+      t.local[i] = i < n->dims ? n->workgroup[i] : 1;
+      t.groups *= (t.global[i] + t.local[i] - 1) / t.local[i];
+    }
+    t.packet = n->packet_index;
+    if (ev->kernel && ev->kernel->meta) name = ev->kernel->meta->name;
+    break;
+  }
+  case COMMAND_READ:
+  case COMMAND_COPY_RECT:
+    t.bytes = ev->u.copy.region[0] * ev->u.copy.region[1] * ev->u.copy.region[2];
+    break;
+  case COMMAND_FILL:
+    t.bytes = ev->u.fill.size;
+    break;
+  default:
+    break;
+  }
+  aq_trace_command(ev->queue->trace_track, name, &t);
+}
+
+/* A kernel's start and end: when the agent ran its first work-group and
+ * finished its last (its queue profiles: queue.c), rather than when the
+ * runtime published the packet and noticed its completion. */
+static void kernel_times(cl_event ev) {
+  hsa_amd_profiling_dispatch_time_t t;
+  if (hsa_amd_profiling_get_dispatch_time(device_root(ev->queue->device)->agent,
+                                          ev->u.ndrange.signal, &t) != HSA_STATUS_SUCCESS)
+    return;
+  /* A time outside the command's (a pooled signal's from an earlier
+   * dispatch) is not this kernel's. */
+  if (t.start < ev->t_submit || t.end < t.start || t.end > ev->t_end) return;
+  ev->t_start = t.start;
+  ev->t_end = t.end;
+}
+
 static void complete_one(cl_event ev, cl_int status, struct completion_list *more) {
   /* A kernel's outcome is read here, once, by whoever completes it. */
   if (status == CL_COMPLETE && ev->kind == COMMAND_NDRANGE && ev->u.ndrange.submitted)
     status = kernel_outcome(ev);
   if (status == CL_COMPLETE && ev->failed_dependency)
     status = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
-  if (ev->queue && (ev->queue->properties & CL_QUEUE_PROFILING_ENABLE)) {
+  if (ev->queue && queue_takes_times(ev->queue)) {
     uint64_t t = now_ns();
     if (!ev->t_submit) ev->t_submit = t;
     if (!ev->t_start) ev->t_start = t;
     ev->t_end = t;
+    if (ev->kind == COMMAND_NDRANGE && ev->u.ndrange.submitted) kernel_times(ev);
   }
+  if (AQ_TRACE_ON() && ev->queue) trace_command(ev, status);
   release_command_resources(ev);
   /* A callback may release the application's last reference (a user
    * event has no scheduler reference to keep it): the event lives until

@@ -6,7 +6,32 @@
 #include <string.h>
 
 #include "aquila/compiler.h"
+#include "aquila/trace.h"
 #include "runtime.h"
+
+/* ---- AQUILA_TRACE: each step of a build as a span on the "builds" row ---- */
+
+static uint32_t builds_track_id;
+static void make_builds_track(void) {
+  builds_track_id = aq_trace_track(0, "builds");
+}
+
+static uint64_t trace_begin(void) {
+  return AQ_TRACE_ON() ? now_ns() : 0;
+}
+
+/* A step (compile, link, code generation, load) that began at t0. */
+static void trace_build_step(const char *step, uint64_t t0, int ok, const struct aquila_fatbin *fb,
+                             const char *detail) {
+  if (!AQ_TRACE_ON()) return;
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, make_builds_track);
+  char escaped[160];
+  aq_trace_escape(escaped, sizeof escaped, detail ? detail : "");
+  aq_trace_span(builds_track_id, "build", step, t0, now_ns(),
+                "\"ok\":%s,\"kernels\":%u,\"detail\":\"%s\"", ok ? "true" : "false",
+                fb ? fb->num_kernels : 0, escaped);
+}
 
 static struct _cl_program *program_new(cl_context ctx, const cl_device_id *devs, cl_uint n) {
   cl_program p = calloc(1, sizeof *p);
@@ -274,7 +299,10 @@ cl_int program_load_for_device(cl_program p, cl_uint i) {
   const struct aquila_fatbin_code *code = aquila_fatbin_select_cpu_code(p->fatbin, target);
   if (!code) {
     char *log = NULL;
+    uint64_t t0 = trace_begin();
     enum aquila_compile_status st = aquila_compile_from_bitcode(p->fatbin, target, &log);
+    trace_build_step("code generation from bitcode", t0, st == AQUILA_COMPILE_OK, p->fatbin,
+                     target);
     if (log) {
       append_log(pd, log);
       free(log);
@@ -283,6 +311,7 @@ cl_int program_load_for_device(cl_program p, cl_uint i) {
     code = aquila_fatbin_find_code(p->fatbin, target);
     if (!code) return CL_BUILD_PROGRAM_FAILURE;
   }
+  uint64_t t_load = trace_begin();
   if (hsa_code_object_reader_create_from_memory(code->data, code->size, &pd->reader) !=
       HSA_STATUS_SUCCESS) {
     append_log(pd, "error: the device rejected the code object\n");
@@ -301,9 +330,11 @@ cl_int program_load_for_device(cl_program p, cl_uint i) {
     append_log(pd, msg ? msg : "unknown HSA error");
     append_log(pd, "\n");
     hsa_code_object_reader_destroy(pd->reader);
+    trace_build_step("load code object", t_load, 0, p->fatbin, d->name);
     return CL_BUILD_PROGRAM_FAILURE;
   }
   pd->loaded = 1;
+  trace_build_step("load code object", t_load, 1, p->fatbin, d->name);
   return CL_SUCCESS;
 }
 
@@ -340,7 +371,9 @@ AQUILA_API cl_int clBuildProgram(cl_program program, cl_uint num_devices,
     struct aquila_compile_input in = {.source = program->source, .options = options};
     struct aquila_fatbin *fb = NULL;
     char *log = NULL;
+    uint64_t t0 = trace_begin();
     enum aquila_compile_status st = aquila_compile(&in, &fb, &log);
+    trace_build_step("clBuildProgram: compile", t0, st == AQUILA_COMPILE_OK, fb, options);
     for (cl_uint i = 0; i < program->num_devices; i++) append_log(&program->per_device[i], log ? log : "");
     if (log && *log) debug_log("build log:\n%s", log);
     free(log);
@@ -359,7 +392,9 @@ AQUILA_API cl_int clBuildProgram(cl_program program, cl_uint num_devices,
     const struct aquila_fatbin *inputs[1] = {program->fatbin};
     struct aquila_fatbin *fb = NULL;
     char *log = NULL;
+    uint64_t t0 = trace_begin();
     enum aquila_compile_status st = aquila_link(inputs, 1, "", &fb, &log);
+    trace_build_step("clBuildProgram: link", t0, st == AQUILA_COMPILE_OK, fb, "");
     for (cl_uint i = 0; i < program->num_devices; i++) append_log(&program->per_device[i], log ? log : "");
     free(log);
     if (st == AQUILA_COMPILE_OK) {
@@ -463,7 +498,9 @@ AQUILA_API cl_int clCompileProgram(cl_program program, cl_uint num_devices,
                                     .compile_only = 1};
   struct aquila_fatbin *fb = NULL;
   char *log = NULL;
+  uint64_t t0 = trace_begin();
   enum aquila_compile_status st = aquila_compile(&in, &fb, &log);
+  trace_build_step("clCompileProgram", t0, st == AQUILA_COMPILE_OK, fb, options);
   free(names);
   free(sources);
   err = status_to_cl(st, CL_INVALID_COMPILER_OPTIONS, CL_COMPILE_PROGRAM_FAILURE);
@@ -537,7 +574,9 @@ AQUILA_API cl_program clLinkProgram(cl_context context, cl_uint num_devices,
   }
   struct aquila_fatbin *fb = NULL;
   char *log = NULL;
+  uint64_t t0 = trace_begin();
   enum aquila_compile_status st = aquila_link(inputs, num_input_programs, options, &fb, &log);
+  trace_build_step("clLinkProgram", t0, st == AQUILA_COMPILE_OK, fb, options);
   err = status_to_cl(st, CL_INVALID_LINKER_OPTIONS, CL_LINK_PROGRAM_FAILURE);
   out->options = strdup(options ? options : "");
   out->fatbin = fb;

@@ -6,7 +6,12 @@
 
 #include <hsa/hsa_ext_amd.h>
 
+#include "aquila/trace.h"
 #include "runtime.h"
+
+int queue_takes_times(cl_command_queue q) {
+  return (q->properties & CL_QUEUE_PROFILING_ENABLE) || AQ_TRACE_ON();
+}
 
 static void queue_error_callback(hsa_status_t status, hsa_queue_t *source, void *data) {
   const char *msg = NULL;
@@ -63,7 +68,17 @@ AQUILA_API cl_command_queue clCreateCommandQueue(cl_context context, cl_device_i
     err = CL_OUT_OF_RESOURCES;
     goto fail;
   }
+  /* Kernels' profiling times are when their work-groups ran, which the
+   * agent records into their completion signals. */
+  if (queue_takes_times(q)) hsa_amd_profiling_set_profiler_enabled(q->hsa_queue, 1);
   object_retain(&context->header);
+  if (AQ_TRACE_ON()) {
+    static atomic_uint queues_made;
+    q->trace_track = aq_trace_track(
+        1, "queue %u (%s%s) on %s", atomic_fetch_add(&queues_made, 1) + 1,
+        properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE ? "out-of-order" : "in-order",
+        properties & CL_QUEUE_PROFILING_ENABLE ? ", profiling" : "", device->name);
+  }
   if (errcode_ret) *errcode_ret = CL_SUCCESS;
   return q;
 fail:

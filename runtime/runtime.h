@@ -48,6 +48,10 @@ int object_release(struct object_header *h);
  * quarantine, so that a stale handle still fails object_is (object.c). */
 void object_free(void *object);
 
+/* Whether a command's times are taken: its queue profiles, or AQUILA_TRACE
+ * records a timeline (aquila/trace.h). */
+int queue_takes_times(cl_command_queue q);
+
 /* Debug messages, enabled by AQUILA_DEBUG=1. */
 void debug_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -160,6 +164,7 @@ struct _cl_command_queue {
   struct _cl_event *barrier; /* latest barrier of an out-of-order queue */
   struct _cl_event *outstanding_head; /* every command not yet complete */
   size_t outstanding;     /* commands enqueued and not yet complete */
+  uint32_t trace_track;   /* AQUILA_TRACE's row for its commands, or 0 */
 };
 
 /* ---- memory objects ------------------------------------------------------ */
@@ -288,7 +293,9 @@ struct _cl_event {
   struct dependent *dependents;
   atomic_int pending;     /* unfinished dependencies + 1 while being submitted */
   int failed_dependency;  /* a dependency ended in error */
-  uint64_t t_queued, t_submit, t_start, t_end;
+  /* Profiling times, kept when the queue profiles or AQUILA_TRACE is set;
+   * t_ready (its dependencies complete) only for the trace. */
+  uint64_t t_queued, t_ready, t_submit, t_start, t_end;
   /* The command. */
   enum command_kind kind;
   cl_mem *retained_mems;

@@ -5,6 +5,7 @@
 #include "hsa_test_util.h"
 
 #include <aquila/cpu_abi.h>
+#include <hsa/hsa_ext_amd.h>
 
 static hsa_agent_t agent;
 static hsa_executable_t exec;
@@ -223,6 +224,42 @@ static void test_many_small_dispatches(void) {
   hsa_signal_destroy(done);
 }
 
+/* hsa_amd_profiling_*: a profiling queue's dispatch leaves in its
+ * completion signal when its work-groups ran, inside the time the host saw
+ * it run (system timestamps); a bad queue, agent or signal is refused. */
+static void test_dispatch_time(void) {
+  CHECK_EQ_INT(hsa_amd_profiling_set_profiler_enabled(queue, 1), HSA_STATUS_SUCCESS);
+  hsa_signal_t done;
+  REQUIRE(hsa_signal_create(1, 0, NULL, &done) == HSA_STATUS_SUCCESS);
+  uint32_t *hits = calloc(100000, sizeof(uint32_t)), errors = 0;
+  REQUIRE(hits);
+  struct record_args args = {hits, &errors};
+  uint32_t grid[3] = {100000, 1, 1};
+  uint16_t wg[3] = {100, 1, 1};
+  uint64_t before = 0, after = 0;
+  hsa_system_get_info(HSA_SYSTEM_INFO_TIMESTAMP, &before);
+  util_dispatch(queue, util_kernel_object(exec, agent, "record"), &args, 1, grid, wg, 0, done,
+                false);
+  CHECK(util_wait_zero(done, timeout));
+  hsa_system_get_info(HSA_SYSTEM_INFO_TIMESTAMP, &after);
+  hsa_amd_profiling_dispatch_time_t t = {0, 0};
+  CHECK_EQ_INT(hsa_amd_profiling_get_dispatch_time(agent, done, &t), HSA_STATUS_SUCCESS);
+  CHECK(before <= t.start && t.start <= t.end && t.end <= after);
+  CHECK_EQ_INT(errors, 0);
+  CHECK_EQ_INT(hsa_amd_profiling_get_dispatch_time(agent, done, NULL),
+               HSA_STATUS_ERROR_INVALID_ARGUMENT);
+  hsa_signal_t bogus = {12345};
+  CHECK_EQ_INT(hsa_amd_profiling_get_dispatch_time(agent, bogus, &t),
+               HSA_STATUS_ERROR_INVALID_SIGNAL);
+  hsa_agent_t no_agent = {77};
+  CHECK_EQ_INT(hsa_amd_profiling_get_dispatch_time(no_agent, done, &t),
+               HSA_STATUS_ERROR_INVALID_AGENT);
+  CHECK_EQ_INT(hsa_amd_profiling_set_profiler_enabled(NULL, 1), HSA_STATUS_ERROR_INVALID_QUEUE);
+  CHECK_EQ_INT(hsa_amd_profiling_set_profiler_enabled(queue, 0), HSA_STATUS_SUCCESS);
+  hsa_signal_destroy(done);
+  free(hits);
+}
+
 int main(void) {
   if (hsa_init() != HSA_STATUS_SUCCESS) return 1;
   agent = util_cpu_agent();
@@ -242,6 +279,7 @@ int main(void) {
   RUN(test_uneven_groups);
   RUN(test_barrier_bit);
   RUN(test_many_small_dispatches);
+  RUN(test_dispatch_time);
   hsa_queue_destroy(queue);
   hsa_executable_destroy(exec);
   hsa_shut_down();
