@@ -460,16 +460,9 @@ static size_t pick_local_size(size_t global, size_t limit, uint32_t units) {
   return 1;
 }
 
-AQUILA_API cl_int clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel kernel, cl_uint work_dim,
-                                         const size_t *global_work_offset,
-                                         const size_t *global_work_size,
-                                         const size_t *local_work_size, cl_uint num_wait,
-                                         const cl_event *wait_list, cl_event *event) {
-  if (queue_check(q)) return CL_INVALID_COMMAND_QUEUE;
-  if (!object_is(kernel, OBJECT_KERNEL)) return CL_INVALID_KERNEL;
-  int slot = program_device_slot(kernel->program, q->device);
-  if (slot < 0 || !kernel->kernel_objects[slot]) return CL_INVALID_PROGRAM_EXECUTABLE;
-  if (kernel->program->context != q->context) return CL_INVALID_CONTEXT;
+/* CL_INVALID_KERNEL_ARGS unless every argument is set and names a live
+ * memory object where it names one; under the kernel's args_lock. */
+static cl_int kernel_args_ready(cl_kernel kernel) {
   const struct aquila_fatbin_kernel *meta = kernel->meta;
   for (uint32_t i = 0; i < meta->num_args; i++)
     if (!kernel->args[i].set) {
@@ -484,6 +477,24 @@ AQUILA_API cl_int clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel kernel, c
                 i, meta->name);
       return CL_INVALID_KERNEL_ARGS;
     }
+  return CL_SUCCESS;
+}
+
+AQUILA_API cl_int clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel kernel, cl_uint work_dim,
+                                         const size_t *global_work_offset,
+                                         const size_t *global_work_size,
+                                         const size_t *local_work_size, cl_uint num_wait,
+                                         const cl_event *wait_list, cl_event *event) {
+  if (queue_check(q)) return CL_INVALID_COMMAND_QUEUE;
+  if (!object_is(kernel, OBJECT_KERNEL)) return CL_INVALID_KERNEL;
+  int slot = program_device_slot(kernel->program, q->device);
+  if (slot < 0 || !kernel->kernel_objects[slot]) return CL_INVALID_PROGRAM_EXECUTABLE;
+  if (kernel->program->context != q->context) return CL_INVALID_CONTEXT;
+  const struct aquila_fatbin_kernel *meta = kernel->meta;
+  pthread_mutex_lock(&kernel->args_lock);
+  cl_int args_err = kernel_args_ready(kernel);
+  pthread_mutex_unlock(&kernel->args_lock);
+  if (args_err) return args_err;
   if (work_dim < 1 || work_dim > 3) return CL_INVALID_WORK_DIMENSION;
   if (!global_work_size) return CL_INVALID_GLOBAL_WORK_SIZE;
   for (cl_uint d = 0; d < work_dim; d++)
@@ -537,10 +548,15 @@ AQUILA_API cl_int clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel kernel, c
     event_release_internal(ev);
     return CL_OUT_OF_HOST_MEMORY;
   }
+  /* The snapshot of the arguments, checked again under the lock: another
+   * thread may have set them since (the application's race, which may
+   * give either value but never half of one). */
+  pthread_mutex_lock(&kernel->args_lock);
+  err = kernel_args_ready(kernel);
   memcpy(kernarg, kernel->arg_values, meta->kernarg_size);
   /* Static __local variables come first in the group segment (cpu_abi.h). */
   uint64_t group_segment = meta->local_mem_size;
-  for (uint32_t i = 0; i < meta->num_args; i++) {
+  for (uint32_t i = 0; !err && i < meta->num_args; i++) {
     const struct aquila_fatbin_arg *a = &meta->args[i];
     if (a->kind == AQUILA_ARG_GLOBAL_PTR || a->kind == AQUILA_ARG_CONSTANT_PTR) {
       cl_mem m = kernel->args[i].mem;
@@ -560,6 +576,9 @@ AQUILA_API cl_int clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel kernel, c
       group_segment += kernel->args[i].local_size;
     }
   }
+  struct ndrange_check *check = NULL;
+  if (!err && vector_check_enabled()) check = vector_check_create(kernel);
+  pthread_mutex_unlock(&kernel->args_lock);
   if (group_segment > dev->local_mem_size) err = CL_OUT_OF_RESOURCES;
   if (kernel->private_size > AQUILA_PRIVATE_SEGMENT_MAX) {
     debug_log("clEnqueueNDRangeKernel: '%s' needs %u bytes of private memory per work-group, "
@@ -570,8 +589,9 @@ AQUILA_API cl_int clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel kernel, c
   struct aquila_hidden_kernargs hidden = {{offset[0], offset[1], offset[2]}, 0};
   memcpy(kernarg + meta->hidden_kernarg_offset, &hidden, sizeof hidden);
   ev->u.ndrange.kernarg = kernarg;
+  ev->u.ndrange.check = check;
   if (err) {
-    event_release_internal(ev); /* frees the kernarg and releases the buffers */
+    event_release_internal(ev); /* frees the kernarg and check, releases the buffers */
     return err;
   }
   ev->u.ndrange.dims = work_dim;
@@ -583,7 +603,6 @@ AQUILA_API cl_int clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel kernel, c
   ev->kernel = kernel;
   object_retain(&kernel->header);
   ev->u.ndrange.kernel_object = kernel->kernel_objects[slot];
-  if (vector_check_enabled()) ev->u.ndrange.check = vector_check_create(kernel);
   return finish_enqueue(ev, num_wait, wait_list, CL_FALSE, event);
 }
 

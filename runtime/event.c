@@ -274,7 +274,22 @@ static void kernel_times(cl_event ev) {
   ev->t_end = t.end;
 }
 
-static void complete_one(cl_event ev, cl_int status, struct completion_list *more) {
+/* Completing an event has two phases. The first (complete_one) settles
+ * it: its status, its dependents started, its queue's count; events it
+ * makes complete at once (markers) follow, iteratively. The second runs,
+ * for each event the first settled, what may call back into the
+ * application: releasing the command's buffers and kernel (a memory
+ * object's destructor callback) and the event's callbacks. An application
+ * callback may so enqueue, wait or call clFinish (the specification leaves
+ * blocking calls there undefined; they must still not hang): everything it
+ * could wait for is settled or in other threads' hands by then. A queue
+ * counts its settled events whose second phase has not run; clFinish waits
+ * for those too, except inside a callback (completion_depth), where it
+ * would wait for itself. */
+static _Thread_local int completion_depth;
+
+static void complete_one(cl_event ev, cl_int status, struct completion_list *more,
+                         struct completion_list *settled) {
   /* A kernel's outcome is read here, once, by whoever completes it. */
   if (status == CL_COMPLETE && ev->kind == COMMAND_NDRANGE && ev->u.ndrange.submitted)
     status = kernel_outcome(ev);
@@ -288,19 +303,15 @@ static void complete_one(cl_event ev, cl_int status, struct completion_list *mor
     if (ev->kind == COMMAND_NDRANGE && ev->u.ndrange.submitted) kernel_times(ev);
   }
   if (AQ_TRACE_ON() && ev->queue) trace_command(ev, status);
-  release_command_resources(ev);
-  /* A callback may release the application's last reference (a user
-   * event has no scheduler reference to keep it): the event lives until
-   * its completion is done. */
+  /* The event lives until its second phase is done (a callback may release
+   * the application's last reference; a user event has no other). */
   object_retain(&ev->header);
   pthread_mutex_lock(&ev->lock);
   atomic_store(&ev->status, status);
   struct dependent *deps = ev->dependents;
   ev->dependents = NULL;
   pthread_cond_broadcast(&ev->cond);
-  int has_callbacks = ev->callbacks != NULL; /* read under the lock, as in event_set_status */
   pthread_mutex_unlock(&ev->lock);
-  if (has_callbacks) run_callbacks(ev, status);
 
   while (deps) {
     struct dependent *next = deps->next;
@@ -316,6 +327,7 @@ static void complete_one(cl_event ev, cl_int status, struct completion_list *mor
   if (q) {
     pthread_mutex_lock(&q->lock);
     q->outstanding--;
+    q->callbacks_pending++;
     if (ev->queue_prev) ev->queue_prev->queue_next = ev->queue_next;
     else q->outstanding_head = ev->queue_next;
     if (ev->queue_next) ev->queue_next->queue_prev = ev->queue_prev;
@@ -323,24 +335,52 @@ static void complete_one(cl_event ev, cl_int status, struct completion_list *mor
     if (was_last) q->last = NULL;
     int was_barrier = q->barrier == ev;
     if (was_barrier) q->barrier = NULL;
+    /* Waiters inside callbacks wait for this count only. */
     if (q->outstanding == 0) pthread_cond_broadcast(&q->idle_cond);
     pthread_mutex_unlock(&q->lock);
     if (was_last) event_release_internal(ev);
     if (was_barrier) event_release_internal(ev);
+  }
+  completion_push(settled, ev, status);
+}
+
+/* The second phase for one settled event (see complete_one). */
+static void finish_completion(cl_event ev, cl_int status) {
+  completion_depth++;
+  release_command_resources(ev);
+  pthread_mutex_lock(&ev->lock);
+  int has_callbacks = ev->callbacks != NULL; /* read under the lock, as in event_set_status */
+  pthread_mutex_unlock(&ev->lock);
+  if (has_callbacks) run_callbacks(ev, status);
+  completion_depth--;
+  cl_command_queue q = ev->queue;
+  if (q) {
+    pthread_mutex_lock(&q->lock);
+    q->callbacks_pending--;
+    if (q->outstanding == 0 && q->callbacks_pending == 0) pthread_cond_broadcast(&q->idle_cond);
+    pthread_mutex_unlock(&q->lock);
     event_release_internal(ev); /* the scheduler's reference */
   }
   event_release_internal(ev);
 }
 
+int event_in_callback(void) {
+  return completion_depth > 0;
+}
+
 void event_complete(cl_event ev, cl_int status) {
   if (atomic_exchange(&ev->completion_claimed, 1)) return;
-  struct completion_list list = {0};
-  complete_one(ev, status, &list);
+  struct completion_list list = {0}, settled = {0};
+  complete_one(ev, status, &list, &settled);
   for (size_t i = 0; i < list.len; i++) {
     cl_event d = list.items[i].ev;
-    if (!atomic_exchange(&d->completion_claimed, 1)) complete_one(d, list.items[i].status, &list);
+    if (!atomic_exchange(&d->completion_claimed, 1))
+      complete_one(d, list.items[i].status, &list, &settled);
   }
   free(list.items);
+  for (size_t i = 0; i < settled.len; i++)
+    finish_completion(settled.items[i].ev, settled.items[i].status);
+  free(settled.items);
 }
 
 /* Adds dep as a dependency of ev. An NDRange whose dependency is an NDRange

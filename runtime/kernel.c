@@ -1,7 +1,8 @@
 /* Kernels: a program's kernel with its argument values. Argument values are
  * kept as a copy of the explicit kernarg segment; buffer and image arguments are
  * resolved to addresses when a command is enqueued, so the command keeps its
- * own snapshot and clSetKernelArg may change the kernel right after. */
+ * own snapshot and clSetKernelArg may change the kernel right after (the
+ * two take the kernel's args_lock). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,6 +26,7 @@ static cl_kernel kernel_create(cl_program p, const struct aquila_fatbin_kernel *
     return NULL;
   }
   object_init(&k->header, OBJECT_KERNEL);
+  pthread_mutex_init(&k->args_lock, NULL);
   k->program = p;
   k->meta = meta;
   for (cl_uint i = 0; i < p->num_devices; i++) {
@@ -124,6 +126,7 @@ void kernel_release_internal(cl_kernel kernel) {
   free(kernel->kernel_objects);
   free(kernel->arg_values);
   free(kernel->args);
+  pthread_mutex_destroy(&kernel->args_lock);
   object_free(kernel);
   atomic_fetch_sub(&p->num_kernels_alive, 1);
   clReleaseProgram(p);
@@ -166,10 +169,21 @@ static int image_arg_matches(const struct aquila_fatbin_arg *a, cl_mem m) {
   return 1;
 }
 
+static cl_int set_arg_locked(cl_kernel kernel, cl_uint arg_index, size_t arg_size,
+                             const void *arg_value);
+
 AQUILA_API cl_int clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size,
                                  const void *arg_value) {
   if (!object_is(kernel, OBJECT_KERNEL)) return CL_INVALID_KERNEL;
   if (arg_index >= kernel->meta->num_args) return CL_INVALID_ARG_INDEX;
+  pthread_mutex_lock(&kernel->args_lock);
+  cl_int err = set_arg_locked(kernel, arg_index, arg_size, arg_value);
+  pthread_mutex_unlock(&kernel->args_lock);
+  return err;
+}
+
+static cl_int set_arg_locked(cl_kernel kernel, cl_uint arg_index, size_t arg_size,
+                             const void *arg_value) {
   const struct aquila_fatbin_arg *a = &kernel->meta->args[arg_index];
   struct kernel_arg *ka = &kernel->args[arg_index];
   switch (a->kind) {
@@ -265,8 +279,10 @@ AQUILA_API cl_int clGetKernelWorkGroupInfo(cl_kernel kernel, cl_device_id device
   }
   case CL_KERNEL_LOCAL_MEM_SIZE: {
     cl_ulong total = kernel->meta->local_mem_size;
+    pthread_mutex_lock(&kernel->args_lock);
     for (uint32_t i = 0; i < kernel->meta->num_args; i++)
       if (kernel->meta->args[i].kind == AQUILA_ARG_LOCAL_PTR) total += kernel->args[i].local_size;
+    pthread_mutex_unlock(&kernel->args_lock);
     INFO_VALUE(cl_ulong, total);
   }
   case CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE:

@@ -138,8 +138,12 @@ AQUILA_API cl_int clFlush(cl_command_queue q) {
 
 AQUILA_API cl_int clFinish(cl_command_queue q) {
   if (queue_check(q)) return CL_INVALID_COMMAND_QUEUE;
+  /* Every command complete, and their callbacks run; inside a callback,
+   * complete only (the callbacks of the commands completed with it run
+   * after it: waiting for them would wait for itself). */
+  int in_callback = event_in_callback();
   pthread_mutex_lock(&q->lock);
-  while (q->outstanding) {
+  while (q->outstanding || (!in_callback && q->callbacks_pending)) {
     cl_event last = q->last;
     if (last && atomic_load(&last->status) > CL_COMPLETE) {
       object_retain(&last->header);

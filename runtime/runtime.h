@@ -164,6 +164,9 @@ struct _cl_command_queue {
   struct _cl_event *barrier; /* latest barrier of an out-of-order queue */
   struct _cl_event *outstanding_head; /* every command not yet complete */
   size_t outstanding;     /* commands enqueued and not yet complete */
+  /* Complete commands whose buffers are not released or callbacks not run
+   * yet (event.c's second phase); clFinish waits for them too. */
+  size_t callbacks_pending;
   uint32_t trace_track;   /* AQUILA_TRACE's row for its commands, or 0 */
 };
 
@@ -249,6 +252,11 @@ struct _cl_kernel {
   uint32_t private_size;
   unsigned char *arg_values; /* explicit kernarg image (values; buffers patched at enqueue) */
   struct kernel_arg *args;
+  /* Guards arg_values and args: clSetKernelArg against an enqueue's
+   * snapshot. The specification makes clSetKernelArg on one kernel from
+   * two threads the application's race; the lock keeps that race (and a
+   * set beside another thread's enqueue) from tearing a buffer's address. */
+  pthread_mutex_t args_lock;
   /* The application's references; the header counts these and those of
    * enqueued commands. */
   atomic_uint app_refs;
@@ -358,6 +366,9 @@ void command_submit_after_all(cl_event ev);
 /* Marks an event complete (status CL_COMPLETE or a negative error): runs
  * callbacks, releases the command's resources, readies dependents. */
 void event_complete(cl_event ev, cl_int status);
+/* Whether the calling thread is inside a completion's callbacks (an event
+ * callback, or a memory object's destructor run by a completion). */
+int event_in_callback(void);
 /* Blocks until ev is complete; returns its final status. */
 cl_int event_wait(cl_event ev);
 void event_set_status(cl_event ev, cl_int status);

@@ -1,0 +1,365 @@
+/* The last ways a program can hurt the runtime (issue 28), beside
+ * test_misuse's: sixteen threads that set one kernel's arguments while
+ * they enqueue it; callbacks that enqueue more work or block in clFinish
+ * (which the specification leaves undefined: it must still neither hang
+ * nor crash); a queue released while its commands run; a process that
+ * exits with commands in flight. Each runs under make check-asan and
+ * make check-tsan too. */
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "api.h"
+
+static const char *src = "__kernel void add(__global int *m, int v) {\n"
+                         "  m[get_global_id(0)] += v;\n"
+                         "}\n"
+                         "__kernel void slow(__global int *m, int rounds) {\n"
+                         "  int x = m[get_global_id(0)];\n"
+                         "  for (int r = 0; r < rounds; r++) x = x * 3 + 1;\n"
+                         "  m[get_global_id(0)] = x;\n"
+                         "}\n";
+
+static cl_program program;
+
+static cl_kernel kernel(const char *name) {
+  cl_int err;
+  return clCreateKernel(program, name, &err);
+}
+
+static void sleep_ms(int ms) {
+  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
+  nanosleep(&ts, NULL);
+}
+
+/* Waits (bounded, 20 s) until *counter reaches want; returns its value. */
+static int wait_count(atomic_int *counter, int want) {
+  for (int i = 0; i < 2000 && atomic_load(counter) < want; i++) sleep_ms(10);
+  return atomic_load(counter);
+}
+
+/* ---- sixteen threads, one kernel ------------------------------------------ */
+
+enum { THREADS = 16, ROUNDS = 50, ITEMS = 64 };
+
+static cl_kernel shared;
+static cl_mem buffers[THREADS];
+static pthread_barrier_t start_line;
+static atomic_int thread_errors;
+
+/* Each round sets the shared kernel's buffer to the thread's own and
+ * enqueues it: the specification makes two threads' clSetKernelArg on one
+ * kernel the application's race, so a launch may take another thread's
+ * buffer, but it takes exactly one (never half of two addresses). Between
+ * rounds the threads wait for events, release them, retain and release the
+ * kernel and read its information. */
+static void *kernel_sharer(void *arg) {
+  int id = (int)(intptr_t)arg;
+  pthread_barrier_wait(&start_line);
+  size_t global = ITEMS;
+  int one = 1;
+  for (int r = 0; r < ROUNDS; r++) {
+    cl_int err = clSetKernelArg(shared, 0, sizeof buffers[id], &buffers[id]);
+    err |= clSetKernelArg(shared, 1, sizeof one, &one);
+    cl_event e = NULL;
+    err |= clEnqueueNDRangeKernel(queue, shared, 1, NULL, &global, NULL, 0, NULL,
+                                  r % 3 == 0 ? &e : NULL);
+    if (e) {
+      if (r % 2) err |= clWaitForEvents(1, &e);
+      err |= clReleaseEvent(e);
+    }
+    if (r % 7 == 3) {
+      err |= clRetainKernel(shared);
+      cl_uint args = 0;
+      err |= clGetKernelInfo(shared, CL_KERNEL_NUM_ARGS, sizeof args, &args, NULL);
+      err |= clReleaseKernel(shared);
+    }
+    if (r % 11 == 5) err |= clFlush(queue);
+    /* A wrong index fails alone, without disturbing the others. */
+    if (clSetKernelArg(shared, 9, sizeof one, &one) != CL_INVALID_ARG_INDEX) err |= 1;
+    if (err != CL_SUCCESS) atomic_fetch_add(&thread_errors, 1);
+  }
+  if (clFinish(queue) != CL_SUCCESS) atomic_fetch_add(&thread_errors, 1);
+  return NULL;
+}
+
+static void sixteen_threads_one_kernel(void) {
+  cl_int err;
+  shared = kernel("add");
+  REQUIRE(shared);
+  for (int i = 0; i < THREADS; i++) {
+    buffers[i] = clCreateBuffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+                                ITEMS * sizeof(int), (int[ITEMS]){0}, &err);
+    REQUIRE(buffers[i]);
+  }
+  atomic_store(&thread_errors, 0);
+  pthread_barrier_init(&start_line, NULL, THREADS);
+  pthread_t tid[THREADS];
+  for (int i = 0; i < THREADS; i++)
+    REQUIRE(!pthread_create(&tid[i], NULL, kernel_sharer, (void *)(intptr_t)i));
+  for (int i = 0; i < THREADS; i++) pthread_join(tid[i], NULL);
+  pthread_barrier_destroy(&start_line);
+  CHECK_EQ_INT(atomic_load(&thread_errors), 0);
+  /* Every launch added 1 to each element of exactly one buffer. */
+  long total = 0;
+  for (int i = 0; i < THREADS; i++) {
+    int r[ITEMS];
+    CHECK_EQ_INT(clEnqueueReadBuffer(queue, buffers[i], CL_TRUE, 0, sizeof r, r, 0, NULL, NULL),
+                 CL_SUCCESS);
+    for (int k = 1; k < ITEMS; k++) CHECK_EQ_INT(r[k], r[0]);
+    total += r[0];
+    clReleaseMemObject(buffers[i]);
+  }
+  CHECK_EQ_INT(total, THREADS * ROUNDS);
+  clReleaseKernel(shared);
+}
+
+/* ---- callbacks that enqueue, and that block ------------------------------ */
+
+static cl_kernel adder;
+static cl_mem counter;
+static atomic_int callbacks_done;
+
+/* Enqueues one more launch from the callback of the previous one, until
+ * CHAIN launches ran; every fourth link waits for its own launch with
+ * clFinish inside the callback. */
+enum { CHAIN = 24 };
+static void CL_CALLBACK chain_link(cl_event e, cl_int status, void *data) {
+  int link = (int)(intptr_t)data;
+  if (status == CL_COMPLETE && link + 1 < CHAIN) {
+    size_t global = ITEMS;
+    cl_event next = NULL;
+    if (clEnqueueNDRangeKernel(queue, adder, 1, NULL, &global, NULL, 0, NULL, &next) ==
+        CL_SUCCESS) {
+      clSetEventCallback(next, CL_COMPLETE, chain_link, (void *)(intptr_t)(link + 1));
+      clReleaseEvent(next);
+      if (link % 4 == 0) clFinish(queue);
+    }
+  }
+  atomic_fetch_add(&callbacks_done, 1);
+}
+
+static void CL_CALLBACK finish_in_callback(cl_event e, cl_int status, void *data) {
+  cl_command_queue q = data;
+  clFinish(q);
+  int r = 0;
+  clEnqueueReadBuffer(q, counter, CL_TRUE, 0, sizeof r, &r, 0, NULL, NULL);
+  atomic_fetch_add(&callbacks_done, 1);
+}
+
+static void CL_CALLBACK destructor_enqueues(cl_mem m, void *data) {
+  size_t global = ITEMS;
+  clEnqueueNDRangeKernel(queue, adder, 1, NULL, &global, NULL, 0, NULL, NULL);
+  clFinish(queue);
+  atomic_fetch_add(&callbacks_done, 1);
+}
+
+static void CL_CALLBACK build_enqueues(cl_program p, void *data) {
+  size_t global = ITEMS;
+  clEnqueueNDRangeKernel(queue, adder, 1, NULL, &global, NULL, 0, NULL, NULL);
+  clFinish(queue);
+  atomic_fetch_add(&callbacks_done, 1);
+}
+
+static void callbacks_enqueue_and_block(void) {
+  cl_int err;
+  adder = kernel("add");
+  counter = clCreateBuffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, ITEMS * sizeof(int),
+                           (int[ITEMS]){0}, &err);
+  REQUIRE(adder && counter);
+  int one = 1;
+  CHECK_EQ_INT(clSetKernelArg(adder, 0, sizeof counter, &counter), CL_SUCCESS);
+  CHECK_EQ_INT(clSetKernelArg(adder, 1, sizeof one, &one), CL_SUCCESS);
+  size_t global = ITEMS;
+  int launches = 0;
+
+  /* A chain of launches, each enqueued by the callback of the one before. */
+  atomic_store(&callbacks_done, 0);
+  cl_event first;
+  CHECK_EQ_INT(clEnqueueNDRangeKernel(queue, adder, 1, NULL, &global, NULL, 0, NULL, &first),
+               CL_SUCCESS);
+  CHECK_EQ_INT(clSetEventCallback(first, CL_COMPLETE, chain_link, (void *)(intptr_t)0),
+               CL_SUCCESS);
+  clReleaseEvent(first);
+  CHECK_EQ_INT(wait_count(&callbacks_done, CHAIN), CHAIN);
+  launches += CHAIN;
+
+  /* Callbacks that block in clFinish and a blocking read: on a marker, a
+   * kernel and a host command (the thread that completes each differs),
+   * on the same queue and on another one. */
+  cl_command_queue other = clCreateCommandQueue(context, device, 0, &err);
+  REQUIRE(other);
+  atomic_store(&callbacks_done, 0);
+  cl_event events[4];
+  CHECK_EQ_INT(clEnqueueNDRangeKernel(queue, adder, 1, NULL, &global, NULL, 0, NULL, &events[0]),
+               CL_SUCCESS);
+  CHECK_EQ_INT(clEnqueueMarkerWithWaitList(queue, 0, NULL, &events[1]), CL_SUCCESS);
+  int zero = 0;
+  cl_mem scratch = clCreateBuffer(context, CL_MEM_READ_WRITE, 64, NULL, &err);
+  REQUIRE(scratch);
+  CHECK_EQ_INT(clEnqueueFillBuffer(queue, scratch, &zero, sizeof zero, 0, 64, 0, NULL, &events[2]),
+               CL_SUCCESS);
+  CHECK_EQ_INT(clEnqueueNDRangeKernel(other, adder, 1, NULL, &global, NULL, 0, NULL, &events[3]),
+               CL_SUCCESS);
+  launches += 2;
+  for (int i = 0; i < 4; i++) {
+    CHECK_EQ_INT(clSetEventCallback(events[i], CL_COMPLETE, finish_in_callback,
+                                    i == 3 ? (void *)queue : (void *)other),
+                 CL_SUCCESS);
+    clReleaseEvent(events[i]);
+  }
+  CHECK_EQ_INT(wait_count(&callbacks_done, 4), 4);
+
+  /* A memory object's destructor and a build's callback that enqueue and
+   * wait. */
+  atomic_store(&callbacks_done, 0);
+  CHECK_EQ_INT(clSetMemObjectDestructorCallback(scratch, destructor_enqueues, NULL), CL_SUCCESS);
+  CHECK_EQ_INT(clReleaseMemObject(scratch), CL_SUCCESS);
+  launches++;
+  cl_program p = clCreateProgramWithSource(context, 1, &src, NULL, &err);
+  REQUIRE(p);
+  CHECK_EQ_INT(clBuildProgram(p, 1, &device, "", build_enqueues, NULL), CL_SUCCESS);
+  launches++;
+  CHECK_EQ_INT(wait_count(&callbacks_done, 2), 2);
+  clReleaseProgram(p);
+
+  CHECK_EQ_INT(clFinish(queue), CL_SUCCESS);
+  CHECK_EQ_INT(clFinish(other), CL_SUCCESS);
+  int r[ITEMS];
+  CHECK_EQ_INT(clEnqueueReadBuffer(queue, counter, CL_TRUE, 0, sizeof r, r, 0, NULL, NULL),
+               CL_SUCCESS);
+  CHECK_EQ_INT(r[0], launches);
+  CHECK_EQ_INT(r[ITEMS - 1], launches);
+  clReleaseCommandQueue(other);
+  clReleaseMemObject(counter);
+  clReleaseKernel(adder);
+}
+
+/* ---- a queue released while its commands run ------------------------------ */
+
+static void queue_released_while_commands_run(void) {
+  cl_int err;
+  cl_command_queue q = clCreateCommandQueue(context, device, 0, &err);
+  cl_kernel k = kernel("slow");
+  enum { N = 4096 };
+  cl_mem m = clCreateBuffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, N * sizeof(int),
+                            (int[N]){0}, &err);
+  REQUIRE(q && k && m);
+  int rounds = 20000;
+  clSetKernelArg(k, 0, sizeof m, &m);
+  clSetKernelArg(k, 1, sizeof rounds, &rounds);
+  size_t global = N;
+  cl_event last = NULL;
+  for (int i = 0; i < 8; i++) {
+    if (last) clReleaseEvent(last);
+    CHECK_EQ_INT(clEnqueueNDRangeKernel(q, k, 1, NULL, &global, NULL, 0, NULL, &last), CL_SUCCESS);
+  }
+  int host[N];
+  CHECK_EQ_INT(clEnqueueReadBuffer(q, m, CL_FALSE, 0, sizeof host, host, 0, NULL, NULL),
+               CL_SUCCESS);
+  cl_event read_done;
+  CHECK_EQ_INT(clEnqueueMarkerWithWaitList(q, 0, NULL, &read_done), CL_SUCCESS);
+  /* Everything but the events goes at once. */
+  CHECK_EQ_INT(clReleaseCommandQueue(q), CL_SUCCESS);
+  CHECK_EQ_INT(clReleaseKernel(k), CL_SUCCESS);
+  CHECK_EQ_INT(clReleaseMemObject(m), CL_SUCCESS);
+  CHECK_EQ_INT(clWaitForEvents(1, &read_done), CL_SUCCESS);
+  cl_int status = 1;
+  clGetEventInfo(last, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL);
+  CHECK_EQ_INT(status, CL_COMPLETE);
+  /* 8 x 20000 rounds of x = 3x + 1 from 0, modulo 2^32. */
+  unsigned x = 0;
+  for (int i = 0; i < 8 * rounds; i++) x = x * 3u + 1u;
+  CHECK_EQ_INT((unsigned)host[0], x);
+  CHECK_EQ_INT((unsigned)host[N - 1], x);
+  clReleaseEvent(last);
+  clReleaseEvent(read_done);
+}
+
+/* ---- a process that exits with commands in flight ------------------------- */
+
+/* The child's ways to leave, with kernels running and more queued: return
+ * from main holding everything (0), or having released everything (1),
+ * and exit() from an event callback, on a runtime thread (2). */
+static void CL_CALLBACK exit_from_callback(cl_event e, cl_int status, void *data) {
+  exit(0);
+}
+
+static int run_exiting_child(int how) {
+  api_setup();
+  cl_int err;
+  program = clCreateProgramWithSource(context, 1, &src, NULL, &err);
+  if (!program || clBuildProgram(program, 1, &device, "", NULL, NULL) != CL_SUCCESS) return 2;
+  cl_kernel k = kernel("slow");
+  enum { N = 1 << 16 };
+  cl_mem m = clCreateBuffer(context, CL_MEM_READ_WRITE, N * sizeof(int), NULL, &err);
+  if (!k || !m) return 3;
+  int rounds = 50000;
+  clSetKernelArg(k, 0, sizeof m, &m);
+  clSetKernelArg(k, 1, sizeof rounds, &rounds);
+  size_t global = N;
+  cl_event first = NULL;
+  for (int i = 0; i < 50; i++)
+    clEnqueueNDRangeKernel(queue, k, 1, NULL, &global, NULL, 0, NULL, i == 0 ? &first : NULL);
+  clFlush(queue);
+  if (how == 2) {
+    /* exit() from the callback of the first kernel, on a runtime thread. */
+    clSetEventCallback(first, CL_COMPLETE, exit_from_callback, NULL);
+    sleep(60); /* the callback exits first */
+    return 4;
+  }
+  clWaitForEvents(1, &first);
+  if (how == 1) {
+    clReleaseKernel(k);
+    clReleaseMemObject(m);
+    clReleaseCommandQueue(queue);
+    clReleaseContext(context);
+  }
+  return 0; /* with 49 kernels of about 20 ms each still to run */
+}
+
+static void exit_with_commands_in_flight(void) {
+  for (int how = 0; how < 3; how++) {
+    pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      char arg[16];
+      snprintf(arg, sizeof arg, "%d", how);
+      execl("/proc/self/exe", "test_robust", "--exiting-child", arg, (char *)NULL);
+      _exit(127);
+    }
+    /* Bounded: 30 s for a child that should leave at once. */
+    int status = 0;
+    pid_t done = 0;
+    for (int i = 0; i < 300 && (done = waitpid(pid, &status, WNOHANG)) == 0; i++) sleep_ms(100);
+    if (done == 0) {
+      printf("  child %d (way %d) still running after 30 s: killed\n", (int)pid, how);
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+    }
+    CHECK(done == pid);
+    if (WIFSIGNALED(status)) printf("  way %d: the child died of signal %d\n", how, WTERMSIG(status));
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+}
+
+int main(int argc, char **argv) {
+  if (argc > 2 && !strcmp(argv[1], "--exiting-child")) return run_exiting_child(atoi(argv[2]));
+  api_setup();
+  cl_int err;
+  program = build_program(src, "", &err);
+  if (!program) {
+    printf("not ok setup: build\n");
+    return 1;
+  }
+  RUN(sixteen_threads_one_kernel);
+  RUN(callbacks_enqueue_and_block);
+  RUN(queue_released_while_commands_run);
+  RUN(exit_with_commands_in_flight);
+  clReleaseProgram(program);
+  api_teardown();
+  CHECK_EXIT();
+}
