@@ -46,19 +46,45 @@ cl_int mem_check_flags(cl_mem_flags flags) {
  * each 4 KiB one. */
 #define HUGE_PAGE_SIZE ((size_t)2 << 20)
 
+/* The bytes of storage all buffers and images hold, and their limit
+ * (CL_DEVICE_GLOBAL_MEM_SIZE: platform.c says why). */
+static _Atomic uint64_t storage_committed;
+static uint64_t storage_limit = UINT64_MAX;
+
+void mem_storage_set_limit(uint64_t bytes) {
+  storage_limit = bytes;
+}
+
+static int storage_reserve(size_t length) {
+  uint64_t before = atomic_fetch_add(&storage_committed, length);
+  if (before + length <= storage_limit && before + length >= before) return 0;
+  atomic_fetch_sub(&storage_committed, length);
+  debug_log("allocation of %zu bytes refused: buffers and images hold %llu of the device's %llu "
+            "bytes (CL_DEVICE_GLOBAL_MEM_SIZE)",
+            length, (unsigned long long)before, (unsigned long long)storage_limit);
+  return -1;
+}
+
 void *mem_storage_alloc(size_t size, size_t *storage_size) {
   size_t page = (size_t)sysconf(_SC_PAGESIZE);
   if (size > SIZE_MAX - page - HUGE_PAGE_SIZE) return NULL;
   size_t length = (size + page - 1) / page * page;
+  if (storage_reserve(length)) return NULL;
   if (length < HUGE_PAGE_SIZE) {
     void *p = mmap(NULL, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) return NULL;
+    if (p == MAP_FAILED) {
+      atomic_fetch_sub(&storage_committed, length);
+      return NULL;
+    }
     *storage_size = length;
     return p;
   }
   size_t span = length + HUGE_PAGE_SIZE;
   char *raw = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (raw == MAP_FAILED) return NULL;
+  if (raw == MAP_FAILED) {
+    atomic_fetch_sub(&storage_committed, length);
+    return NULL;
+  }
   char *start = (char *)(((uintptr_t)raw + HUGE_PAGE_SIZE - 1) & ~(uintptr_t)(HUGE_PAGE_SIZE - 1));
   size_t head = (size_t)(start - raw), tail = span - head - length;
   if (head) munmap(raw, head);
@@ -69,7 +95,9 @@ void *mem_storage_alloc(size_t size, size_t *storage_size) {
 }
 
 void mem_storage_free(void *data, size_t storage_size) {
-  if (data) munmap(data, storage_size);
+  if (!data) return;
+  munmap(data, storage_size);
+  atomic_fetch_sub(&storage_committed, storage_size);
 }
 
 static cl_device_id largest_alloc_device(cl_context c, cl_ulong *max_alloc) {

@@ -1,5 +1,6 @@
 /* The Aquila platform: brings up HSA once, finds the CPU kernel agents that
  * become OpenCL devices, and answers clGetPlatformIDs/clGetPlatformInfo. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -34,6 +35,71 @@ static hsa_status_t find_kernarg_region(hsa_region_t region, void *data) {
   return HSA_STATUS_SUCCESS;
 }
 
+/* The memory limit of the process's cgroup (v2 memory.max of its group
+ * and the groups above it, or v1 memory.limit_in_bytes), or UINT64_MAX. */
+static uint64_t cgroup_memory_limit(void) {
+  uint64_t limit = UINT64_MAX;
+  FILE *f = fopen("/proc/self/cgroup", "r");
+  if (!f) return limit;
+  char line[512];
+  while (fgets(line, sizeof line, f)) {
+    line[strcspn(line, "\n")] = '\0';
+    char path[700];
+    const char *group = NULL, *file = NULL, *root = NULL;
+    if (!strncmp(line, "0::", 3)) {
+      group = line + 3, file = "memory.max", root = "/sys/fs/cgroup";
+    } else {
+      const char *c = strchr(line, ':');
+      if (c && !strncmp(c + 1, "memory:", 7))
+        group = c + 8, file = "memory.limit_in_bytes", root = "/sys/fs/cgroup/memory";
+    }
+    if (!group) continue;
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s", group);
+    for (;;) {
+      snprintf(path, sizeof path, "%s%s/%s", root, dir, file);
+      FILE *g = fopen(path, "r");
+      if (g) {
+        unsigned long long v;
+        if (fscanf(g, "%llu", &v) == 1 && v < limit) limit = v;
+        fclose(g);
+      }
+      char *slash = strrchr(dir, '/');
+      if (!slash || slash == dir) break;
+      *slash = '\0';
+    }
+  }
+  fclose(f);
+  return limit;
+}
+
+/* CL_DEVICE_GLOBAL_MEM_SIZE, which is also the most that the device's
+ * buffers and images may take together (memory.c): three quarters of the
+ * machine's memory, or of the cgroup's limit when lower, so that the
+ * application, the other processes and the kernel keep the rest; or
+ * AQUILA_GLOBAL_MEM_SIZE (bytes, or with a K, M or G suffix). Past it an
+ * allocation fails with CL_MEM_OBJECT_ALLOCATION_FAILURE instead of the
+ * system's out-of-memory killer ending the process when the pages are
+ * first touched. */
+static uint64_t device_memory_size(void) {
+  const char *env = getenv("AQUILA_GLOBAL_MEM_SIZE");
+  if (env && *env) {
+    char *end;
+    unsigned long long v = strtoull(env, &end, 10);
+    int shift = *end == 'K' || *end == 'k'   ? 10
+                : *end == 'M' || *end == 'm' ? 20
+                : *end == 'G' || *end == 'g' ? 30
+                                             : 0;
+    if (v && v < (1ull << (63 - shift))) return (uint64_t)v << shift;
+    debug_log("AQUILA_GLOBAL_MEM_SIZE=%s is not a size: ignored", env);
+  }
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  uint64_t physical = (uint64_t)pages * (uint64_t)page;
+  uint64_t cgroup = cgroup_memory_limit();
+  uint64_t total = cgroup < physical ? cgroup : physical;
+  return total / 4 * 3;
+}
+
 static hsa_status_t add_cpu_agent(hsa_agent_t agent, void *data) {
   hsa_device_type_t type;
   uint32_t features = 0;
@@ -60,8 +126,8 @@ static hsa_status_t add_cpu_agent(hsa_agent_t agent, void *data) {
   uint32_t wg_max = 0;
   hsa_agent_get_info(agent, HSA_AGENT_INFO_WORKGROUP_MAX_SIZE, &wg_max);
   d->max_work_group_size = wg_max ? wg_max : 4096;
-  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-  d->global_mem_size = (uint64_t)pages * (uint64_t)page;
+  d->global_mem_size = device_memory_size();
+  mem_storage_set_limit(d->global_mem_size);
   d->local_mem_size = 64 * 1024;
   char agent_name[64] = {0};
   hsa_agent_get_info(agent, HSA_AGENT_INFO_NAME, agent_name);

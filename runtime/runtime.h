@@ -409,8 +409,10 @@ cl_int queue_check(cl_command_queue q);
 
 /* Mem helpers for the enqueue functions. */
 int mem_is_buffer(cl_mem m);
-/* Storage the runtime allocates for a buffer or an image, and its release. */
+/* Storage the runtime allocates for a buffer or an image, and its release.
+ * NULL past the device's global memory size, counted over all of them. */
 void *mem_storage_alloc(size_t size, size_t *storage_size);
+void mem_storage_set_limit(uint64_t bytes);
 void mem_storage_free(void *data, size_t storage_size);
 /* CL_INVALID_VALUE unless flags is a valid cl_mem_flags combination. */
 cl_int mem_check_flags(cl_mem_flags flags);

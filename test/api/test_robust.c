@@ -3,8 +3,8 @@
  * they enqueue it; callbacks that enqueue more work or block in clFinish
  * (which the specification leaves undefined: it must still neither hang
  * nor crash); a queue released while its commands run; a process that
- * exits with commands in flight. Each runs under make check-asan and
- * make check-tsan too. */
+ * exits with commands in flight; memory allocated until it runs out. Each
+ * runs under make check-asan and make check-tsan too. */
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -346,8 +346,91 @@ static void exit_with_commands_in_flight(void) {
   }
 }
 
+/* ---- memory that holds under pressure ------------------------------------ */
+
+/* Run with AQUILA_GLOBAL_MEM_SIZE=256M: buffers of 32 MiB, each filled
+ * (its pages touched), until an allocation fails; that must be the ninth,
+ * with CL_MEM_OBJECT_ALLOCATION_FAILURE; then, with half of them freed,
+ * allocation and kernels work again. Exit status: the failed check's
+ * line, or 0. */
+static int run_pressure_child(void) {
+  api_setup();
+  cl_ulong global = 0, max_alloc = 0;
+  clGetDeviceInfo(device, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof global, &global, NULL);
+  clGetDeviceInfo(device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max_alloc, &max_alloc, NULL);
+  if (global != 256u << 20 || max_alloc != 128u << 20) return __LINE__ & 0x7f;
+  enum { MB32 = 32 << 20, MOST = 64 };
+  cl_mem held[MOST];
+  int count = 0;
+  cl_int err = CL_SUCCESS;
+  char zero = 0;
+  while (count < MOST) {
+    cl_mem m = clCreateBuffer(context, CL_MEM_READ_WRITE, MB32, NULL, &err);
+    if (!m) break;
+    if (clEnqueueFillBuffer(queue, m, &zero, 1, 0, MB32, 0, NULL, NULL) != CL_SUCCESS)
+      return __LINE__ & 0x7f;
+    held[count++] = m;
+  }
+  clFinish(queue);
+  if (count != 8 || err != CL_MEM_OBJECT_ALLOCATION_FAILURE) {
+    printf("  %d buffers of 32 MiB, then error %d\n", count, err);
+    return __LINE__ & 0x7f;
+  }
+  /* An image is device memory too. */
+  cl_image_format format = {CL_RGBA, CL_UNSIGNED_INT8};
+  if (clCreateImage2D(context, CL_MEM_READ_WRITE, &format, 1024, 1024, 0, NULL, &err) ||
+      err != CL_MEM_OBJECT_ALLOCATION_FAILURE)
+    return __LINE__ & 0x7f;
+  for (int i = 0; i < count; i += 2) clReleaseMemObject(held[i]);
+  program = clCreateProgramWithSource(context, 1, &src, NULL, &err);
+  if (!program || clBuildProgram(program, 1, &device, "", NULL, NULL) != CL_SUCCESS)
+    return __LINE__ & 0x7f;
+  cl_kernel k = kernel("add");
+  for (int i = 0; i < count; i += 2) {
+    held[i] = clCreateBuffer(context, CL_MEM_READ_WRITE, MB32, NULL, &err);
+    if (!held[i]) return __LINE__ & 0x7f;
+  }
+  int two = 2, r[4];
+  clEnqueueFillBuffer(queue, held[0], &zero, 1, 0, MB32, 0, NULL, NULL);
+  clSetKernelArg(k, 0, sizeof held[0], &held[0]);
+  clSetKernelArg(k, 1, sizeof two, &two);
+  size_t items = MB32 / sizeof(int);
+  if (clEnqueueNDRangeKernel(queue, k, 1, NULL, &items, NULL, 0, NULL, NULL) != CL_SUCCESS ||
+      clEnqueueReadBuffer(queue, held[0], CL_TRUE, MB32 - sizeof r, sizeof r, r, 0, NULL, NULL) !=
+          CL_SUCCESS ||
+      r[3] != 2)
+    return __LINE__ & 0x7f;
+  for (int i = 0; i < count; i++) clReleaseMemObject(held[i]);
+  clReleaseKernel(k);
+  clReleaseProgram(program);
+  api_teardown();
+  return 0;
+}
+
+static void allocation_past_global_memory(void) {
+  pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    setenv("AQUILA_GLOBAL_MEM_SIZE", "256M", 1);
+    execl("/proc/self/exe", "test_robust", "--pressure-child", (char *)NULL);
+    _exit(127);
+  }
+  int status = 0;
+  pid_t done = 0;
+  for (int i = 0; i < 600 && (done = waitpid(pid, &status, WNOHANG)) == 0; i++) sleep_ms(100);
+  if (done == 0) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+  }
+  CHECK(done == pid);
+  if (WIFEXITED(status) && WEXITSTATUS(status))
+    printf("  the child failed at test_robust.c line %d (modulo 128)\n", WEXITSTATUS(status));
+  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 int main(int argc, char **argv) {
   if (argc > 2 && !strcmp(argv[1], "--exiting-child")) return run_exiting_child(atoi(argv[2]));
+  if (argc > 1 && !strcmp(argv[1], "--pressure-child")) return run_pressure_child();
   api_setup();
   cl_int err;
   program = build_program(src, "", &err);
@@ -359,6 +442,7 @@ int main(int argc, char **argv) {
   RUN(callbacks_enqueue_and_block);
   RUN(queue_released_while_commands_run);
   RUN(exit_with_commands_in_flight);
+  RUN(allocation_past_global_memory);
   clReleaseProgram(program);
   api_teardown();
   CHECK_EXIT();
