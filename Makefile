@@ -3,6 +3,7 @@
 #   make run     install missing Debian packages, build, run the samples
 #   make check   the same set-up, then every test; last line "N passed, N failed"
 #   make install PREFIX=/usr/local DESTDIR=   /   make uninstall
+#   make deb     Debian packages in build/deb/ (debian/, dpkg-buildpackage)
 #
 # Each layer has a module.mk that adds its sources, libraries, programs and
 # tests to the variables below.
@@ -25,6 +26,11 @@ CPPFLAGS  := -D_GNU_SOURCE -DAQUILA_VERSION=\"0.1.0\" -DCL_TARGET_OPENCL_VERSION
              -Ihsa/include -Icompiler/include -Ifatbin-tools/include -Iruntime -Iicd -I$(BUILD)/gen
 CFLAGS    := -std=c11 -O2 -g $(WARN) -fPIC -pthread
 LDLIBS_SYS := -pthread -ldl -lm
+# A packager's flags (debian/rules passes dpkg-buildflags' hardening), appended.
+EXTRA_CFLAGS ?=
+EXTRA_LDFLAGS ?=
+CFLAGS     += $(EXTRA_CFLAGS)
+LDLIBS_SYS += $(EXTRA_LDFLAGS)
 
 ifeq ($(shell id -u),0)
 SUDO :=
@@ -32,12 +38,13 @@ else
 SUDO := sudo
 endif
 
-.PHONY: all deps run check check-vectorize trace-demo install uninstall clean format libs progs check-asan check-tsan check-valgrind
+.PHONY: all deps run check check-vectorize trace-demo install install-files deb check-deb uninstall clean format libs progs check-asan check-tsan check-valgrind
 all: deps libs progs
 
 # Installs what is missing, and only that. Cheap enough to run every time.
+# NO_DEPS=1 (a package build, whose Build-Depends are installed) skips it.
 deps:
-	@missing=""; for p in $(DEB_PACKAGES); do \
+	@[ -n "$(NO_DEPS)" ] && exit 0; missing=""; for p in $(DEB_PACKAGES); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -129,6 +136,7 @@ LIBDIR     ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 BINDIR     ?= $(PREFIX)/bin
 VENDORDIR  ?= /etc/OpenCL/vendors
+MANDIR     ?= $(PREFIX)/share/man
 PUBLIC_HEADERS := hsa/include/aquila/cpu_abi.h hsa/include/aquila/hsa_ext_aquila.h fatbin-tools/include/aquila/fatbin.h
 
 $(BUILD)/aquila.pc: Makefile
@@ -137,27 +145,62 @@ $(BUILD)/aquila.pc: Makefile
 	  "$(PREFIX)" "$(LIBDIR)" "$(INCLUDEDIR)" \
 	  "Aquila HSA runtime with a CPU agent; the OpenCL ICD is libaquila.so" > $@
 
-install: all $(BUILD)/aquila.pc
+# What install copies: built without the tests, samples and benchmarks.
+INSTALL_FILES := $(BUILD)/libaquila.so $(BUILD)/libaquila-hsa.so $(BUILD)/libaquila_fatbin.a \
+                 $(BUILD)/clfatbin $(BUILD)/aquila/aquila-compiler $(BUILD)/aquila.pc
+install-files: $(INSTALL_FILES)
+
+# The ICD library under its soname (it is loaded by the path in the .icd
+# file, never linked, so it has no development link).
+install: $(INSTALL_FILES)
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(BINDIR) \
 	  $(DESTDIR)$(INCLUDEDIR)/aquila $(DESTDIR)$(VENDORDIR)
-	install -m 755 $(BUILD)/libaquila.so $(DESTDIR)$(LIBDIR)/libaquila.so
-	install -m 755 $(BUILD)/libaquila-hsa.so $(DESTDIR)$(LIBDIR)/libaquila-hsa.so.1
+	install -m 644 $(BUILD)/libaquila.so $(DESTDIR)$(LIBDIR)/libaquila.so.1
+	install -m 644 $(BUILD)/libaquila-hsa.so $(DESTDIR)$(LIBDIR)/libaquila-hsa.so.1
 	ln -sf libaquila-hsa.so.1 $(DESTDIR)$(LIBDIR)/libaquila-hsa.so
 	install -m 644 $(BUILD)/libaquila_fatbin.a $(DESTDIR)$(LIBDIR)/libaquila_fatbin.a
 	install -m 755 $(BUILD)/clfatbin $(DESTDIR)$(BINDIR)/clfatbin
+	install -d $(DESTDIR)$(MANDIR)/man1
+	install -m 644 fatbin-tools/clfatbin.1 $(DESTDIR)$(MANDIR)/man1/clfatbin.1
 	install -d $(DESTDIR)$(LIBDIR)/aquila
 	install -m 755 $(BUILD)/aquila/aquila-compiler $(DESTDIR)$(LIBDIR)/aquila/aquila-compiler
 	install -m 644 $(PUBLIC_HEADERS) $(DESTDIR)$(INCLUDEDIR)/aquila/
 	install -m 644 $(BUILD)/aquila.pc $(DESTDIR)$(LIBDIR)/pkgconfig/aquila.pc
-	echo "$(LIBDIR)/libaquila.so" > $(DESTDIR)$(VENDORDIR)/aquila.icd
+	echo "$(LIBDIR)/libaquila.so.1" > $(DESTDIR)$(VENDORDIR)/aquila.icd
 	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then ldconfig; fi
 
 uninstall:
-	rm -f $(DESTDIR)$(LIBDIR)/libaquila.so $(DESTDIR)$(LIBDIR)/libaquila-hsa.so.1 \
+	rm -f $(DESTDIR)$(LIBDIR)/libaquila.so.1 $(DESTDIR)$(LIBDIR)/libaquila-hsa.so.1 \
 	  $(DESTDIR)$(LIBDIR)/libaquila-hsa.so $(DESTDIR)$(LIBDIR)/libaquila_fatbin.a \
-	  $(DESTDIR)$(BINDIR)/clfatbin $(DESTDIR)$(LIBDIR)/pkgconfig/aquila.pc \
+	  $(DESTDIR)$(BINDIR)/clfatbin $(DESTDIR)$(MANDIR)/man1/clfatbin.1 $(DESTDIR)$(LIBDIR)/pkgconfig/aquila.pc \
 	  $(DESTDIR)$(VENDORDIR)/aquila.icd $(DESTDIR)$(LIBDIR)/aquila/aquila-compiler
 	-rmdir $(DESTDIR)$(LIBDIR)/aquila 2>/dev/null
 	rm -f $(addprefix $(DESTDIR)$(INCLUDEDIR)/aquila/,$(notdir $(PUBLIC_HEADERS)))
 	-rmdir $(DESTDIR)$(INCLUDEDIR)/aquila 2>/dev/null
 	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then ldconfig; fi
+
+# ---- Debian packages ---------------------------------------------------------
+# make deb: the tracked tree (as it is in the work tree) built with Debian's
+# tooling (debian/, debhelper) in $(BUILD)/deb/src; the packages, .changes
+# and lintian's report land in $(BUILD)/deb/. make check-deb installs them
+# on this machine beside pocl, runs clinfo and a sample through the system
+# loader, and purges them again (test/deb/test-deb.sh; needs root or sudo).
+DEB_TOOLS := debhelper dpkg-dev fakeroot lintian
+deb:
+	@missing=""; for p in $(DEB_TOOLS); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "aquila: installing Debian packages:$$missing"; \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+	rm -rf $(BUILD)/deb && mkdir -p $(BUILD)/deb/src
+	git ls-files -z | tar --null -T - -cf - | tar -xf - -C $(BUILD)/deb/src
+	cd $(BUILD)/deb/src && dpkg-buildpackage -b -us -uc
+	lintian --info $(BUILD)/deb/*.changes > $(BUILD)/deb/lintian.txt 2>&1 || true
+	@echo "aquila: packages:"; ls $(BUILD)/deb/*.deb
+	@echo "aquila: lintian ($(BUILD)/deb/lintian.txt):"; grep -E '^[EWI]:' $(BUILD)/deb/lintian.txt | sort | uniq -c || echo "  clean"
+
+check-deb: deb all
+	@sh test/deb/test-deb.sh $(BUILD)

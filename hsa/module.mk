@@ -8,7 +8,7 @@ HSA_SOURCES := hsa/runtime.c hsa/agent.c hsa/memory.c hsa/signal.c hsa/queue.c \
                hsa/vector_check.c hsa/trace.c
 HSA_OBJS        := $(patsubst %,$(BUILD)/obj/%.o,$(basename $(HSA_SOURCES)))
 HSA_SHARED_OBJS := $(patsubst %,$(BUILD)/obj-shared/%.o,$(basename $(HSA_SOURCES)))
-HSA_LIBS_SYS    := -pthread -ldl -lm
+HSA_LIBS_SYS    := -pthread -ldl -lm $(EXTRA_LDFLAGS)
 
 $(BUILD)/libaquila_hsa.a: $(HSA_OBJS)
 	@mkdir -p $(dir $@)
