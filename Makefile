@@ -41,17 +41,23 @@ endif
 .PHONY: all deps run check check-vectorize trace-demo install install-files deb check-deb uninstall clean format libs progs check-asan check-tsan check-valgrind
 all: deps libs progs
 
-# Installs what is missing, and only that. Cheap enough to run every time.
-# NO_DEPS=1 (a package build, whose Build-Depends are installed) skips it.
+# $(call install_missing,PACKAGES) as a recipe line: installs those of the
+# Debian packages that are missing, and only those; cheap when none is.
+define install_missing
+@missing=""; for p in $(1); do \
+  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
+done; \
+if [ -n "$$missing" ]; then \
+  echo "aquila: installing Debian packages:$$missing"; \
+  $(SUDO) apt-get update -qq && \
+  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
+fi
+endef
+
+# What the build and the tests need, run before every build. NO_DEPS=1 (a
+# package build, whose Build-Depends are installed) skips it.
 deps:
-	@[ -n "$(NO_DEPS)" ] && exit 0; missing=""; for p in $(DEB_PACKAGES); do \
-	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
-	done; \
-	if [ -n "$$missing" ]; then \
-	  echo "aquila: installing Debian packages:$$missing"; \
-	  $(SUDO) apt-get update -qq && \
-	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
-	fi
+	$(if $(NO_DEPS),@true,$(call install_missing,$(DEB_PACKAGES)))
 
 # Filled by the module.mk files.
 LIBS :=
@@ -116,9 +122,7 @@ check-vectorize: all
 # $(BUILD)/trace-demo.json (open it in ui.perfetto.dev) and $(BUILD)/trace-demo.png.
 TRACE_DEMO_SAMPLE ?= bitonicsort
 trace-demo: all
-	@dpkg-query -W -f='$${Status}' python3-matplotlib 2>/dev/null | grep -q 'install ok installed' || \
-	  { echo "aquila: installing python3-matplotlib"; $(SUDO) apt-get update -qq && \
-	    DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends python3-matplotlib; }
+	$(call install_missing,python3-matplotlib)
 	$(LOADER_ENV) AQUILA_TRACE=$(abspath $(BUILD))/trace-demo.json $(BUILD)/samples/$(TRACE_DEMO_SAMPLE)
 	/usr/bin/python3 samples/render-trace.py $(BUILD)/trace-demo.json $(BUILD)/trace-demo.png \
 	  --title "$(TRACE_DEMO_SAMPLE) sample on Aquila's CPU agent (AQUILA_TRACE)"
@@ -187,14 +191,7 @@ uninstall:
 # loader, and purges them again (test/deb/test-deb.sh; needs root or sudo).
 DEB_TOOLS := debhelper dpkg-dev fakeroot lintian
 deb:
-	@missing=""; for p in $(DEB_TOOLS); do \
-	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
-	done; \
-	if [ -n "$$missing" ]; then \
-	  echo "aquila: installing Debian packages:$$missing"; \
-	  $(SUDO) apt-get update -qq && \
-	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
-	fi
+	$(call install_missing,$(DEB_TOOLS))
 	rm -rf $(BUILD)/deb && mkdir -p $(BUILD)/deb/src
 	git ls-files -z | tar --null -T - -cf - | tar -xf - -C $(BUILD)/deb/src
 	cd $(BUILD)/deb/src && dpkg-buildpackage -b -us -uc

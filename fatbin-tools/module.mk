@@ -50,14 +50,7 @@ FUZZ_CORPUS := $(BUILD)/fuzz/corpus
 
 .PHONY: fuzz fuzz-deps
 fuzz-deps:
-	@missing=""; for p in clang-19 libclang-rt-19-dev libelf-dev; do \
-	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
-	done; \
-	if [ -n "$$missing" ]; then \
-	  echo "aquila: installing Debian packages:$$missing"; \
-	  $(SUDO) apt-get update -qq && \
-	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
-	fi
+	$(call install_missing,clang-19 libclang-rt-19-dev libelf-dev)
 
 $(FUZZ_BIN): test/fatbin/fuzz_fatbin_read.c $(FATBIN_LIB_SRCS) fatbin-tools/fatbin_format.h \
              fatbin-tools/include/aquila/fatbin.h | fuzz-deps

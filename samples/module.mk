@@ -49,14 +49,7 @@ BENCH_PACKAGES := pocl-opencl-icd libclblast-dev clpeak hashcat clfft-client
 
 .PHONY: bench bench-deps
 bench-deps:
-	@missing=""; for p in $(BENCH_PACKAGES); do \
-	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
-	done; \
-	if [ -n "$$missing" ]; then \
-	  echo "aquila: installing for make bench:$$missing"; \
-	  $(SUDO) apt-get update -qq && \
-	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
-	fi
+	$(call install_missing,$(BENCH_PACKAGES))
 
 # Both parts run even when the first reports a failure; the target fails if either did.
 bench: all bench-deps $(BENCH_BINS) $(BUILD)/bench/clblast_sgemm

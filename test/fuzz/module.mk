@@ -11,14 +11,7 @@ FUZZ_COMPILER_TIME := $(if $(filter file,$(origin FUZZ_TIME)),600,$(FUZZ_TIME))
 
 .PHONY: fuzz-compiler fuzz-compiler-deps
 fuzz-compiler-deps:
-	@missing=""; for p in $(FUZZ_COMPILER_PACKAGES); do \
-	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
-	done; \
-	if [ -n "$$missing" ]; then \
-	  echo "aquila: installing Debian packages:$$missing"; \
-	  $(SUDO) apt-get update -qq && \
-	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
-	fi
+	$(call install_missing,$(FUZZ_COMPILER_PACKAGES))
 
 fuzz-compiler: all fuzz-compiler-deps
 	@BUILD=$(BUILD) CLSMITH=$(CLSMITH) FUZZ_TIME=$(FUZZ_COMPILER_TIME) bash test/fuzz/fuzz-compiler.sh
