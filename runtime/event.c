@@ -3,6 +3,7 @@
  * becomes ready when its count of unfinished dependencies drops to zero;
  * completing an event walks its dependents (iteratively, so a long chain of
  * markers never deepens the stack). */
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -555,6 +556,35 @@ cl_int event_wait(cl_event ev) {
   }
 }
 
+/* For clGetEventInfo's status: a kernel whose dispatch has finished is
+ * completed by the asking thread, as by a waiter (event_wait), instead of
+ * being left to the device's watcher thread, which on a loaded machine
+ * first waits for a time slice: a program that polls the status until it
+ * reads CL_COMPLETE sees the completion as soon as the last work-group
+ * ends. */
+static void event_poll(cl_event ev) {
+  if (atomic_load(&ev->status) <= CL_COMPLETE || ev->kind != COMMAND_NDRANGE ||
+      atomic_load(&ev->completion_claimed))
+    return;
+  pthread_mutex_lock(&ev->lock);
+  int submitted = ev->u.ndrange.submitted;
+  hsa_signal_t s = ev->u.ndrange.signal;
+  pthread_mutex_unlock(&ev->lock);
+  if (!submitted) return;
+  /* The signal may be another dispatch's by now if the watcher completed
+   * ev meanwhile: event_complete then does nothing (completion_claimed).
+   * Unlike a wait, a query runs none of the kernel's work-groups: the
+   * kernel may be waiting for what the querying thread does next. A
+   * thread that polls in a loop would hold a processor a compute unit may
+   * be waiting for: it yields it. */
+  if (hsa_signal_load_scacquire(s) != 0) {
+    sched_yield();
+    return;
+  }
+  queue_complete_finished(ev->queue);
+  event_complete(ev, CL_COMPLETE);
+}
+
 /* ---- API ------------------------------------------------------------------ */
 
 AQUILA_API cl_int clWaitForEvents(cl_uint num_events, const cl_event *event_list) {
@@ -578,7 +608,9 @@ AQUILA_API cl_int clGetEventInfo(cl_event event, cl_event_info param_name, size_
   case CL_EVENT_COMMAND_QUEUE: INFO_VALUE(cl_command_queue, event->queue);
   case CL_EVENT_CONTEXT: INFO_VALUE(cl_context, event->context);
   case CL_EVENT_COMMAND_TYPE: INFO_VALUE(cl_command_type, event->type);
-  case CL_EVENT_COMMAND_EXECUTION_STATUS: INFO_VALUE(cl_int, atomic_load(&event->status));
+  case CL_EVENT_COMMAND_EXECUTION_STATUS:
+    event_poll(event);
+    INFO_VALUE(cl_int, atomic_load(&event->status));
   case CL_EVENT_REFERENCE_COUNT: INFO_VALUE(cl_uint, atomic_load(&event->header.refcount));
   default: return CL_INVALID_VALUE;
   }

@@ -542,6 +542,47 @@ static double now_s(void) {
   return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* A program that awaits its kernels by polling the status until it reads
+ * CL_COMPLETE (as SDK samples do): each poll sees the status move only
+ * forward, the results are there once it reads CL_COMPLETE, and a chain of
+ * 200 launches awaited so completes in well under the limit (the status
+ * query completes a finished kernel itself instead of waiting for the
+ * watcher thread; finish_ignores_other_queues checks that it runs none of
+ * a kernel's work-groups). */
+static void polled_status(void) {
+  cl_int err;
+  enum { N = 4096, LAUNCHES = 200 };
+  cl_mem m = clCreateBuffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, N * sizeof(int),
+                            (int[N]){0}, &err);
+  REQUIRE(m);
+  CHECK_EQ_INT(clSetKernelArg(inc, 0, sizeof m, &m), CL_SUCCESS);
+  size_t g = N;
+  double start = now_s();
+  for (int i = 0; i < LAUNCHES; i++) {
+    cl_event e;
+    CHECK_EQ_INT(clEnqueueNDRangeKernel(queue, inc, 1, NULL, &g, NULL, 0, NULL, &e), CL_SUCCESS);
+    clFlush(queue);
+    cl_int status = CL_QUEUED, previous = CL_QUEUED;
+    while (status > CL_COMPLETE && now_s() - start < 60) {
+      CHECK_EQ_INT(clGetEventInfo(e, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status,
+                                  NULL),
+                   CL_SUCCESS);
+      CHECK(status <= previous);
+      previous = status;
+    }
+    CHECK_EQ_INT(status, CL_COMPLETE);
+    int first = -1;
+    /* Complete means done: the read sees the kernel's result. */
+    CHECK_EQ_INT(clEnqueueReadBuffer(queue, m, CL_TRUE, 0, sizeof first, &first, 0, NULL, NULL),
+                 CL_SUCCESS);
+    CHECK_EQ_INT(first, i + 1);
+    clReleaseEvent(e);
+    if (status != CL_COMPLETE) break;
+  }
+  CHECK(now_s() - start < 60);
+  clReleaseMemObject(m);
+}
+
 static void long_chains(void) {
   cl_int err;
   cl_uint ctx_refs = context_refs();
@@ -631,6 +672,7 @@ int main(void) {
   RUN(profiling);
   RUN(blocking_and_finish);
   RUN(long_chains);
+  RUN(polled_status);
   clReleaseKernel(inc);
   api_teardown();
   CHECK_EXIT();
