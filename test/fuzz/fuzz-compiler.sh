@@ -60,6 +60,10 @@
 #   FUZZ_JOBS         kernels at once (default 2: builds are single-threaded)
 #   FUZZ_OUT          results folder (default $BUILD/fuzz/compiler)
 #   AQUILA_ICD, POCL_ICD, OCLGRIND_LIB   the three platforms
+#   AQUILA_VECTORIZE  check: Aquila's vectorizer checks itself on every kernel
+#                     (docs/ARCHITECTURE.md); each kernel's count of commands
+#                     compared and whether they differed go to MODE.vector-check,
+#                     and a kernel that differed is kept under MODE/vector-check/
 set -u
 
 OUTCOMES="agree wrong crash hang build error ref-disagree one-ref-differs no-reference all-timeout undefined"
@@ -310,6 +314,20 @@ fuzz_one() {
   fit_geometry "$WORK/kernel.cl"
   run_on aquila "$AQUILA_ICD" "$FUZZ_TIMEOUT"
   A=$STATUS Abuilt=$BUILT At=$ELAPSED
+  # Under AQUILA_VECTORIZE=check, a kernel whose vectorized and scalar
+  # versions differ is a finding whatever the outputs say: kept under
+  # vector-check/, with the count of commands compared in <mode>.vector-check.
+  if [ "${AQUILA_VECTORIZE:-}" = check ]; then
+    compared=$(sed -n 's/.*AQUILA_VECTORIZE=check: \([0-9]*\) kernel commands compared.*/\1/p' \
+      "$WORK/aquila.err" | head -1)
+    differ=$(grep -m1 'AQUILA_VECTORIZE=check: kernel' "$WORK/aquila.err" || true)
+    echo "$seed ${compared:-0} ${differ:+differs}" >>"$RUN_DIR/$m.vector-check"
+    if [ -n "$differ" ]; then
+      mkdir -p "$RUN_DIR/$m/vector-check/$seed"
+      cp "$WORK/kernel.cl" "$WORK/aquila.err" "$RUN_DIR/$m/vector-check/$seed/"
+      echo "[$m] $seed: the self-check reports: $differ"
+    fi
+  fi
   O=unrun P=unrun
   # With FUZZ_POCL=needed, a kernel on which Aquila and Oclgrind agree is
   # settled without pocl (pocl decides only whether a disagreement counts).
