@@ -16,7 +16,7 @@ CLANG      ?= clang-19
 CC         := gcc
 CXX        := g++
 
-DEB_PACKAGES := clang-19 libclang-19-dev llvm-19-dev lld-19 libclc-19 libhsa-runtime-dev \
+DEB_PACKAGES := clang-19 libclang-19-dev llvm-19-dev lld-19 binutils g++ libclc-19 libhsa-runtime-dev \
                 ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-headers libelf-dev clinfo pkg-config \
                 valgrind libclang-rt-19-dev
 

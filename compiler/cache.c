@@ -135,20 +135,54 @@ static int make_dirs(char *path) {
   return mkdir(path, 0755) == 0 || errno == EEXIST ? 0 : -1;
 }
 
-int cache_make_key(const struct aquila_compile_input *in, struct cache_key *key) {
-  if (!cache_enabled()) return -1;
+/* The environment's hash and the variables that change code, read at every
+ * build: a program may change them between two builds. The clang driver
+ * counts only where it runs (from source; not from bitcode). */
+static struct hasher start_key(int from_source) {
   pthread_once(&environment_once, hash_environment);
   struct hasher h = environment_hash;
-  /* Read at every build: a program may change them between two builds. */
-  hash_field(&h, getenv("AQUILA_CLANG") ? getenv("AQUILA_CLANG") : "clang-19");
+  if (from_source) hash_field(&h, getenv("AQUILA_CLANG") ? getenv("AQUILA_CLANG") : "clang-19");
   hash_field(&h, getenv("AQUILA_BARRIERS"));
   hash_field(&h, getenv("AQUILA_LOOP_BARRIERS"));
   hash_field(&h, getenv("AQUILA_VECTORIZE"));
   hash_field(&h, getenv("AQUILA_VECTORIZE_SKIP"));
   hash_field(&h, getenv("AQUILA_VECTORIZE_MAX_INSTRUCTIONS"));
+  return h;
+}
+
+static void finish_key(const struct hasher *h, struct cache_key *key) {
+  snprintf(key->hex, sizeof key->hex, "%016llx%016llx", (unsigned long long)h->a,
+           (unsigned long long)h->b);
+}
+
+int cache_make_kernels_key(const struct aquila_fatbin *fb, const char *target,
+                           const char *const *names, size_t num_names, struct cache_key *key) {
+  if (!cache_enabled()) return -1;
+  const struct aquila_fatbin_code *bc = aquila_fatbin_find_code(fb, "bitcode");
+  if (!bc) return -1;
+  struct hasher h = start_key(0);
+  hash_field(&h, "kernels");
+  uint64_t n = bc->size;
+  hash_bytes(&h, &n, sizeof n);
+  hash_bytes(&h, bc->data, bc->size);
+  hash_field(&h, fb->build_options ? fb->build_options : "");
+  hash_field(&h, target);
+  n = num_names;
+  hash_bytes(&h, &n, sizeof n);
+  for (size_t i = 0; i < num_names; i++)
+    hash_field(&h, names[i]);
+  finish_key(&h, key);
+  return 0;
+}
+
+int cache_make_key(const struct aquila_compile_input *in, struct cache_key *key) {
+  if (!cache_enabled()) return -1;
+  struct hasher h = start_key(1);
   hash_field(&h, in->source);
   hash_field(&h, in->options ? in->options : "");
-  hash_field(&h, in->compile_only ? "object" : "executable");
+  hash_field(&h, in->compile_only     ? "object"
+                 : in->code_on_demand ? "bitcode executable"
+                                      : "executable");
   uint64_t n = in->num_targets;
   hash_bytes(&h, &n, sizeof n);
   for (size_t i = 0; i < in->num_targets; i++) {
@@ -171,8 +205,7 @@ int cache_make_key(const struct aquila_compile_input *in, struct cache_key *key)
     hash_field(&h, in->header_names[i]);
     hash_field(&h, in->header_sources[i]);
   }
-  snprintf(key->hex, sizeof key->hex, "%016llx%016llx", (unsigned long long)h.a,
-           (unsigned long long)h.b);
+  finish_key(&h, key);
   return 0;
 }
 

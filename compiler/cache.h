@@ -12,6 +12,11 @@ struct cache_key {
 
 /* Returns 0 and fills key, or -1 when caching is off (AQUILA_CACHE=0). */
 int cache_make_key(const struct aquila_compile_input *in, struct cache_key *key);
+/* The key of the code object for some kernels of an executable fat binary
+ * (aquila_compile_kernels): its bitcode, build options, target and the
+ * kernels' names. */
+int cache_make_kernels_key(const struct aquila_fatbin *fb, const char *target,
+                           const char *const *names, size_t num_names, struct cache_key *key);
 /* A valid cached fat binary, or NULL (missing, corrupt or truncated). */
 struct aquila_fatbin *cache_load(const struct cache_key *key);
 /* Stores fb; failures are silent (the cache is an optimization). */

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "spawn.h"
 #include "util.h"
@@ -143,6 +144,42 @@ static void collect_diagnostic(LLVMDiagnosticInfoRef info, void *log) {
   LLVMDisposeMessage(msg);
 }
 
+int codegen_check_bitcode(const void *bitcode, size_t bitcode_size,
+                          struct aquila_fatbin_kernel *kernels, unsigned num_kernels,
+                          struct strbuf *log) {
+  pthread_once(&llvm_once, init_llvm);
+  LLVMContextRef ctx = LLVMContextCreate();
+  LLVMContextSetDiagnosticHandler(ctx, collect_diagnostic, log);
+  LLVMModuleRef m = NULL;
+  LLVMMemoryBufferRef buf =
+      LLVMCreateMemoryBufferWithMemoryRangeCopy(bitcode, bitcode_size, "program.bc");
+  int status = -1;
+  if (LLVMParseBitcodeInContext2(ctx, buf, &m)) {
+    strbuf_append(log, "error: the program's LLVM bitcode is invalid\n");
+  } else {
+    /* Before the work-group compiler: its hooks (__aquila_*) and printf are
+     * still calls here, bound later. */
+    int missing = 0;
+    for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f)) {
+      if (!LLVMIsDeclaration(f) || LLVMGetFirstUse(f) == NULL) continue;
+      size_t len;
+      const char *name = LLVMGetValueName2(f, &len);
+      if (external_allowed(name) || !strncmp(name, "__aquila_", 9) || !strcmp(name, "printf"))
+        continue;
+      strbuf_printf(log,
+                    "error: undefined function '%s': neither defined by the program nor a "
+                    "builtin this device provides\n",
+                    name);
+      missing++;
+    }
+    status = missing ? -1 : workgroup_kernel_layout(m, kernels, num_kernels, log);
+    LLVMDisposeModule(m);
+  }
+  LLVMDisposeMemoryBuffer(buf);
+  LLVMContextDispose(ctx);
+  return status;
+}
+
 int codegen_kernel_layout(const void *bitcode, size_t bitcode_size,
                           struct aquila_fatbin_kernel *kernels, unsigned num_kernels,
                           struct strbuf *log) {
@@ -164,10 +201,77 @@ int codegen_kernel_layout(const void *bitcode, size_t bitcode_size,
   return status;
 }
 
+/* Leaves the module with the kernels listed as its only kernels: another
+ * kernel that one of them calls (OpenCL C allows it) becomes an ordinary
+ * function, at its call sites too (a call whose convention differs from
+ * its callee's is undefined and the optimizer deletes it); the rest goes,
+ * with whatever only it used. */
+static int keep_only_kernels(LLVMModuleRef m, const struct aquila_fatbin_kernel *kernels,
+                             unsigned num_kernels, struct strbuf *log) {
+  LLVMValueRef next;
+  for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = next) {
+    next = LLVMGetNextFunction(f);
+    if (LLVMGetFunctionCallConv(f) != LLVMSPIRKERNELCallConv || LLVMIsDeclaration(f)) continue;
+    size_t len;
+    const char *name = LLVMGetValueName2(f, &len);
+    int listed = 0;
+    for (unsigned i = 0; i < num_kernels && !listed; i++)
+      listed = !strcmp(kernels[i].name, name);
+    if (listed) continue;
+    if (!LLVMGetFirstUse(f)) {
+      LLVMDeleteFunction(f);
+      continue;
+    }
+    LLVMSetFunctionCallConv(f, LLVMCCallConv);
+    for (LLVMUseRef u = LLVMGetFirstUse(f); u; u = LLVMGetNextUse(u)) {
+      LLVMValueRef user = LLVMGetUser(u);
+      if (LLVMIsACallInst(user) && LLVMGetCalledValue(user) == f)
+        LLVMSetInstructionCallConv(user, LLVMCCallConv);
+    }
+  }
+  LLVMPassBuilderOptionsRef pbo = LLVMCreatePassBuilderOptions();
+  LLVMErrorRef err = LLVMRunPasses(m, "globaldce", NULL, pbo);
+  LLVMDisposePassBuilderOptions(pbo);
+  if (!err) return 0;
+  char *msg = LLVMGetErrorMessage(err);
+  strbuf_printf(log, "error: internal: removing the other kernels failed: %s\n", msg);
+  LLVMDisposeErrorMessage(msg);
+  return -1;
+}
+
+static const char *chosen_linker = "ld.lld-19";
+
+static void choose_linker(void) {
+  const char *path = getenv("PATH");
+  char *copy = strdup(path && *path ? path : "/usr/bin:/bin");
+  if (!copy) return;
+  char *save = NULL;
+  for (char *dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+    char candidate[4096];
+    snprintf(candidate, sizeof candidate, "%s/ld.bfd", dir);
+    if (access(candidate, X_OK) == 0) {
+      chosen_linker = "ld.bfd";
+      break;
+    }
+  }
+  free(copy);
+}
+
+/* GNU ld (binutils) when present: it starts in about 20 ms, lld in about
+ * 70 (it loads libLLVM), and a kernel's first launch may wait for it.
+ * AQUILA_LLD names another linker. */
+static const char *code_object_linker(void) {
+  const char *env = getenv("AQUILA_LLD");
+  if (env && *env) return env;
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, choose_linker);
+  return chosen_linker;
+}
+
 int codegen_cpu_code_object(const void *bitcode, size_t bitcode_size, const char *target,
                             int opt_disable, struct aquila_fatbin_kernel *kernels,
-                            unsigned num_kernels, const char *dir, void **code, size_t *code_size,
-                            struct strbuf *log) {
+                            unsigned num_kernels, int only_these, const char *dir, void **code,
+                            size_t *code_size, struct strbuf *log) {
   pthread_once(&llvm_once, init_llvm);
   *code = NULL;
   *code_size = 0;
@@ -190,6 +294,7 @@ int codegen_cpu_code_object(const void *bitcode, size_t bitcode_size, const char
   LLVMDisposeTargetData(td);
   LLVMSetDataLayout(m, layout);
   LLVMDisposeMessage(layout);
+  if (only_these && keep_only_kernels(m, kernels, num_kernels, log)) goto out;
   struct vectorize_target vt = vector_target(target);
   if (workgroup_compile(m, kernels, num_kernels, opt_disable ? NULL : &vt, log)) goto out;
 
@@ -239,8 +344,7 @@ int codegen_cpu_code_object(const void *bitcode, size_t bitcode_size, const char
   int wrote = write_file(obj_path.data, LLVMGetBufferStart(obj), LLVMGetBufferSize(obj));
   LLVMDisposeMemoryBuffer(obj);
   if (wrote == 0) {
-    const char *lld = getenv("AQUILA_LLD");
-    char *argv[] = {(char *)(lld ? lld : "ld.lld-19"),
+    char *argv[] = {(char *)code_object_linker(),
                     "-shared",
                     "--hash-style=gnu",
                     "-O1",

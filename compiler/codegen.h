@@ -9,11 +9,20 @@
 
 /* Builds a code object (an x86-64 shared object exporting the kernel table)
  * for target from portable bitcode, in scratch directory dir. Fills the
- * kernels' layout fields. Returns 0, or -1 with the reason in log. */
+ * kernels' layout fields. With only_these, the code object holds just the
+ * kernels listed (the others' code is never generated). Returns 0, or -1
+ * with the reason in log. */
 int codegen_cpu_code_object(const void *bitcode, size_t bitcode_size, const char *target,
                             int opt_disable, struct aquila_fatbin_kernel *kernels,
-                            unsigned num_kernels, const char *dir, void **code,
+                            unsigned num_kernels, int only_these, const char *dir, void **code,
                             size_t *code_size, struct strbuf *log);
+/* Checks portable bitcode for calls of functions that nobody defines, as
+ * code generation would (the build's error, before any code is made), and
+ * fills the kernels' argument layout. Returns 0, or -1 with one line per
+ * problem in log. */
+int codegen_check_bitcode(const void *bitcode, size_t bitcode_size,
+                          struct aquila_fatbin_kernel *kernels, unsigned num_kernels,
+                          struct strbuf *log);
 
 /* Fills the kernels' layout fields (kernarg offsets, sizes, attributes) from
  * bitcode without generating code, for compiled objects whose calls may be

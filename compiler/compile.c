@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 
 #include "cache.h"
+#include "clang_in_process.h"
 #include "codegen.h"
 #include "frontend.h"
 #include "options.h"
@@ -32,10 +33,21 @@ extern const char aquila_builtins_bc_start[];
 extern const char aquila_builtins_bc_end[];
 
 static const char *const common_args[] = {
-    "-x", "cl", "-target", "x86_64-pc-linux-gnu", "-fPIC", "-Xclang", "-finclude-default-header",
-    "-Xclang", "-ffake-address-space-map", "-Xclang", "-cl-ext=-cl_khr_fp16",
-    "-D__OPENCL_VERSION__=120", "-D__IMAGE_SUPPORT__=1",
-    "-Wno-unused-command-line-argument", "-Wno-psabi",
+    "-x",
+    "cl",
+    "-target",
+    "x86_64-pc-linux-gnu",
+    "-fPIC",
+    "-Xclang",
+    "-finclude-default-header",
+    "-Xclang",
+    "-ffake-address-space-map",
+    "-Xclang",
+    "-cl-ext=-cl_khr_fp16",
+    "-D__OPENCL_VERSION__=120",
+    "-D__IMAGE_SUPPORT__=1",
+    "-Wno-unused-command-line-argument",
+    "-Wno-psabi",
 };
 #define NUM_COMMON_ARGS (sizeof common_args / sizeof common_args[0])
 
@@ -62,7 +74,6 @@ void aquila_compiler_unload(void) {
   /* In-process, LLVM's state stays loaded with the library. */
 }
 
-
 static char *path_in(const char *dir, const char *name) {
   struct strbuf sb = {0};
   strbuf_printf(&sb, "%s/%s", dir, name);
@@ -76,12 +87,14 @@ static const char **frontend_args(const struct build_options *opts, const char *
   const char **args = calloc(n, sizeof *args);
   if (!args) abort();
   int k = 0;
-  for (size_t i = 0; i < NUM_COMMON_ARGS; i++) args[k++] = common_args[i];
+  for (size_t i = 0; i < NUM_COMMON_ARGS; i++)
+    args[k++] = common_args[i];
   snprintf(std_arg, 32, "-cl-std=%s", opts->cl_std);
   args[k++] = std_arg;
   args[k++] = "-I";
   args[k++] = dir;
-  for (size_t i = 0; i < opts->num_clang_args; i++) args[k++] = opts->clang_args[i];
+  for (size_t i = 0; i < opts->num_clang_args; i++)
+    args[k++] = opts->clang_args[i];
   *count = k;
   return args;
 }
@@ -106,7 +119,8 @@ static int check_targets(const char *const *targets, size_t num_targets, struct 
 }
 
 static void copy_kernels(struct aquila_fatbin *fb, const struct frontend_result *fr) {
-  for (unsigned i = 0; i < fr->num_kernels; i++) aquila_fatbin_add_kernel(fb, &fr->kernels[i]);
+  for (unsigned i = 0; i < fr->num_kernels; i++)
+    aquila_fatbin_add_kernel(fb, &fr->kernels[i]);
 }
 
 /* Appends what the clang driver printed, less the report of a crash of its
@@ -264,17 +278,38 @@ enum aquila_compile_status aquila_compile(const struct aquila_compile_input *in,
     argv[k++] = bc_path;
     argv[k++] = src_path;
     argv[k] = NULL;
-    struct strbuf driver_out = {0};
-    int rc = spawn_and_wait(argv, &driver_out);
-    free(argv);
-    if (rc != 0) {
-      strbuf_printf(&log, "error: code generation failed (clang status %d)\n", rc);
-      append_driver_output(&log, driver_out.data);
+    if (!getenv("AQUILA_CLANG")) {
+      /* In this process: no clang-19 to start. AQUILA_CLANG runs that
+       * driver instead. */
+      char *diagnostics = NULL;
+      int rc = clang_emit_bitcode_in_process((const char *const *)argv, k, bc_path, &diagnostics);
+      free(argv);
+      if (rc != 0) {
+        if (rc < 0) {
+          frontend_note_crash();
+          strbuf_append(&log, "error: clang crashed generating code for this program (a "
+                              "defect of clang, not a diagnosis of the program)\n");
+        } else {
+          strbuf_append(&log, "error: code generation failed\n");
+        }
+        append_driver_output(&log, diagnostics);
+        free(diagnostics);
+        goto out;
+      }
+      free(diagnostics);
+    } else {
+      struct strbuf driver_out = {0};
+      int rc = spawn_and_wait(argv, &driver_out);
+      free(argv);
+      if (rc != 0) {
+        strbuf_printf(&log, "error: code generation failed (clang status %d)\n", rc);
+        append_driver_output(&log, driver_out.data);
+        strbuf_free(&driver_out);
+        if (rc < 0) status = AQUILA_COMPILE_UNAVAILABLE;
+        goto out;
+      }
       strbuf_free(&driver_out);
-      if (rc < 0) status = AQUILA_COMPILE_UNAVAILABLE;
-      goto out;
     }
-    strbuf_free(&driver_out);
   }
   if (read_file(bc_path, &bitcode, &bitcode_size)) {
     strbuf_append(&log, "error: cannot read the generated bitcode\n");
@@ -302,6 +337,23 @@ enum aquila_compile_status aquila_compile(const struct aquila_compile_input *in,
     status = AQUILA_COMPILE_OK;
     goto out;
   }
+  if (in->code_on_demand && in->num_targets == 0) {
+    /* Code comes kernel by kernel when the application uses one
+     * (aquila_compile_kernels); the build still reports what code
+     * generation would refuse. */
+    if (codegen_check_bitcode(bitcode, bitcode_size, fr.kernels, fr.num_kernels, &log)) goto out;
+    copy_kernels(fb, &fr);
+    if (aquila_fatbin_add_code(fb, "bitcode", bitcode, bitcode_size) ||
+        aquila_fatbin_set_source(fb, in->source, in->options ? in->options : "")) {
+      status = AQUILA_COMPILE_NO_MEMORY;
+      goto out;
+    }
+    if (cacheable) cache_store(&key, fb);
+    *out = fb;
+    fb = NULL;
+    status = AQUILA_COMPILE_OK;
+    goto out;
+  }
   const char *const *targets = in->num_targets ? in->targets : &host;
   size_t num_targets = in->num_targets ? in->num_targets : 1;
   size_t num_cpu_codes = 0;
@@ -311,7 +363,7 @@ enum aquila_compile_status aquila_compile(const struct aquila_compile_input *in,
     size_t code_size = 0;
     if (codegen_supports_target(targets[i])) {
       if (codegen_cpu_code_object(bitcode, bitcode_size, targets[i], opts.opt_disable, fr.kernels,
-                                  fr.num_kernels, dir, &code, &code_size, &log))
+                                  fr.num_kernels, 0, dir, &code, &code_size, &log))
         goto out;
       num_cpu_codes++;
     } else if (codegen_gpu_code_object(targets[i], &opts, src_path, dir, &code, &code_size, &log)) {
@@ -331,7 +383,7 @@ enum aquila_compile_status aquila_compile(const struct aquila_compile_input *in,
     void *code = NULL;
     size_t code_size = 0;
     if (codegen_cpu_code_object(bitcode, bitcode_size, host, opts.opt_disable, fr.kernels,
-                                fr.num_kernels, dir, &code, &code_size, &log))
+                                fr.num_kernels, 0, dir, &code, &code_size, &log))
       goto out;
     free(code);
   }
@@ -360,8 +412,91 @@ out:
   return status;
 }
 
-enum aquila_compile_status aquila_compile_from_bitcode(struct aquila_fatbin *fb,
-                                                       const char *target, char **log_out) {
+/* Refuses a target that code cannot be generated for from the bitcode. */
+static int check_bitcode_target(const char *target, struct strbuf *log) {
+  if (codegen_supports_target(target)) return 0;
+  enum gpu_kind kind = gpu_target_kind(target);
+  if (kind == GPU_AMD || kind == GPU_NVIDIA)
+    strbuf_printf(log,
+                  "error: cannot generate code for target '%s' from the portable bitcode "
+                  "(it is x86-64's): GPU code is built from the source with aquila_compile\n",
+                  target);
+  else
+    strbuf_printf(log, "error: cannot generate code for target '%s'\n", target);
+  return -1;
+}
+
+enum aquila_compile_status aquila_compile_kernels(struct aquila_fatbin *fb, const char *target,
+                                                  const char *const *names, size_t num_names,
+                                                  struct aquila_fatbin **out, char **log_out) {
+  struct strbuf log = {0};
+  enum aquila_compile_status status = AQUILA_COMPILE_FAILED;
+  const struct aquila_fatbin_code *bc = aquila_fatbin_find_code(fb, "bitcode");
+  struct aquila_fatbin *built = NULL;
+  char *dir = NULL;
+  void *code = NULL;
+  size_t code_size = 0;
+  *out = NULL;
+  if (!bc) {
+    strbuf_append(&log, "error: the binary holds no portable bitcode to build from\n");
+    goto out;
+  }
+  if (check_bitcode_target(target, &log)) goto out;
+  struct cache_key key;
+  int cacheable = cache_make_kernels_key(fb, target, names, num_names, &key) == 0;
+  if (cacheable && (built = cache_load(&key)) != NULL) {
+    if (aquila_fatbin_find_code(built, target) && fatbin_adopt_layout(fb, built, 0) == 0) {
+      *out = built;
+      built = NULL;
+      status = AQUILA_COMPILE_OK;
+      goto out;
+    }
+    aquila_fatbin_destroy(built);
+  }
+  if (!(built = aquila_fatbin_create(AQUILA_FATBIN_EXECUTABLE))) {
+    status = AQUILA_COMPILE_NO_MEMORY;
+    goto out;
+  }
+  for (size_t i = 0; i < num_names; i++) {
+    const struct aquila_fatbin_kernel *k = aquila_fatbin_find_kernel(fb, names[i]);
+    if (!k) {
+      strbuf_printf(&log, "error: the program has no kernel '%s'\n", names[i]);
+      goto out;
+    }
+    if (aquila_fatbin_add_kernel(built, k)) {
+      status = AQUILA_COMPILE_NO_MEMORY;
+      goto out;
+    }
+  }
+  if (!(dir = make_scratch_dir())) {
+    strbuf_printf(&log, "error: cannot create a scratch directory: %s\n", strerror(errno));
+    goto out;
+  }
+  int opt_disable = fb->build_options && strstr(fb->build_options, "-cl-opt-disable");
+  if (codegen_cpu_code_object(bc->data, bc->size, target, opt_disable, built->kernels,
+                              built->num_kernels, 1, dir, &code, &code_size, &log))
+    goto out;
+  if (aquila_fatbin_add_code(built, target, code, code_size) || fatbin_adopt_layout(fb, built, 0)) {
+    status = AQUILA_COMPILE_NO_MEMORY;
+    goto out;
+  }
+  if (cacheable) cache_store(&key, built);
+  *out = built;
+  built = NULL;
+  status = AQUILA_COMPILE_OK;
+out:
+  if (dir) {
+    remove_scratch_dir(dir);
+    free(dir);
+  }
+  free(code);
+  aquila_fatbin_destroy(built);
+  *log_out = strbuf_take(&log);
+  return status;
+}
+
+enum aquila_compile_status aquila_compile_from_bitcode(struct aquila_fatbin *fb, const char *target,
+                                                       char **log_out) {
   struct strbuf log = {0};
   enum aquila_compile_status status = AQUILA_COMPILE_FAILED;
   const struct aquila_fatbin_code *bc = aquila_fatbin_find_code(fb, "bitcode");
@@ -370,17 +505,7 @@ enum aquila_compile_status aquila_compile_from_bitcode(struct aquila_fatbin *fb,
     strbuf_append(&log, "error: the binary holds no portable bitcode to build from\n");
     goto out;
   }
-  if (!codegen_supports_target(target)) {
-    enum gpu_kind kind = gpu_target_kind(target);
-    if (kind == GPU_AMD || kind == GPU_NVIDIA)
-      strbuf_printf(&log,
-                    "error: cannot generate code for target '%s' from the portable bitcode "
-                    "(it is x86-64's): GPU code is built from the source with aquila_compile\n",
-                    target);
-    else
-      strbuf_printf(&log, "error: cannot generate code for target '%s'\n", target);
-    goto out;
-  }
+  if (check_bitcode_target(target, &log)) goto out;
   if (!(dir = make_scratch_dir())) {
     strbuf_printf(&log, "error: cannot create a scratch directory: %s\n", strerror(errno));
     goto out;
@@ -388,8 +513,8 @@ enum aquila_compile_status aquila_compile_from_bitcode(struct aquila_fatbin *fb,
   int opt_disable = fb->build_options && strstr(fb->build_options, "-cl-opt-disable");
   void *code = NULL;
   size_t code_size = 0;
-  if (codegen_cpu_code_object(bc->data, bc->size, target, opt_disable, fb->kernels,
-                              fb->num_kernels, dir, &code, &code_size, &log))
+  if (codegen_cpu_code_object(bc->data, bc->size, target, opt_disable, fb->kernels, fb->num_kernels,
+                              0, dir, &code, &code_size, &log))
     goto out;
   status = aquila_fatbin_add_code(fb, target, code, code_size) ? AQUILA_COMPILE_NO_MEMORY
                                                                : AQUILA_COMPILE_OK;

@@ -34,12 +34,16 @@ static char *canonical_unsigned(const char *name) {
   const char *base = NULL;
   size_t base_len = 0;
   for (const char *p = name; p < name + len;) {
-    while (p < name + len && *p == ' ') p++;
+    while (p < name + len && *p == ' ')
+      p++;
     const char *e = p;
-    while (e < name + len && *e != ' ') e++;
+    while (e < name + len && *e != ' ')
+      e++;
     size_t n = (size_t)(e - p);
-    if (n == 8 && !strncmp(p, "unsigned", 8)) is_unsigned = 1;
-    else if (n == 6 && !strncmp(p, "signed", 6)) is_signed = 1;
+    if (n == 8 && !strncmp(p, "unsigned", 8))
+      is_unsigned = 1;
+    else if (n == 6 && !strncmp(p, "signed", 6))
+      is_signed = 1;
     else if (n) {
       if (base) return NULL;
       base = p;
@@ -58,18 +62,18 @@ static char *canonical_unsigned(const char *name) {
   }
   struct strbuf sb = {0};
   strbuf_printf(&sb, "%s%s", is_unsigned ? "u" : "", b);
-  for (size_t i = 0; i < stars; i++) strbuf_append(&sb, "*");
+  for (size_t i = 0; i < stars; i++)
+    strbuf_append(&sb, "*");
   return strbuf_take(&sb);
 }
 
 /* Removes address-space, access and cv qualifier words from a spelling:
  * CL_KERNEL_ARG_TYPE_NAME is the bare type. */
 static char *bare_type_name(const char *spelling) {
-  static const char *const drop[] = {"__global", "__local", "__constant", "__private",
-                                     "global", "local", "constant", "private",
-                                     "const", "volatile", "restrict", "__read_only",
-                                     "__write_only", "__read_write", "read_only",
-                                     "write_only", "read_write", NULL};
+  static const char *const drop[] = {
+      "__global",     "__local",      "__constant", "__private",  "global",     "local",
+      "constant",     "private",      "const",      "volatile",   "restrict",   "__read_only",
+      "__write_only", "__read_write", "read_only",  "write_only", "read_write", NULL};
   struct strbuf sb = {0};
   const char *s = spelling;
   while (*s) {
@@ -83,7 +87,8 @@ static char *bare_type_name(const char *spelling) {
       continue;
     }
     const char *e = s;
-    while (*e && *e != ' ' && *e != '*') e++;
+    while (*e && *e != ' ' && *e != '*')
+      e++;
     size_t len = (size_t)(e - s);
     int dropped = 0;
     for (int i = 0; drop[i]; i++)
@@ -213,6 +218,10 @@ int frontend_recovered_from_crash(void) {
   return recovered_from_crash;
 }
 
+void frontend_note_crash(void) {
+  recovered_from_crash = 1;
+}
+
 int frontend_parse(const char *main_path, const char *const *args, int num_args,
                    struct frontend_result *out, struct strbuf *log) {
   memset(out, 0, sizeof *out);
@@ -238,11 +247,13 @@ int frontend_parse(const char *main_path, const char *const *args, int num_args,
   for (unsigned i = 0; i < num_diags; i++) {
     CXDiagnostic d = clang_getDiagnostic(tu, i);
     enum CXDiagnosticSeverity sev = clang_getDiagnosticSeverity(d);
-    if (sev >= CXDiagnostic_Error) out->num_errors++;
-    else if (sev == CXDiagnostic_Warning) out->num_warnings++;
-    CXString s = clang_formatDiagnostic(d, CXDiagnostic_DisplaySourceLocation |
-                                              CXDiagnostic_DisplayColumn |
-                                              CXDiagnostic_DisplayOption);
+    if (sev >= CXDiagnostic_Error)
+      out->num_errors++;
+    else if (sev == CXDiagnostic_Warning)
+      out->num_warnings++;
+    CXString s =
+        clang_formatDiagnostic(d, CXDiagnostic_DisplaySourceLocation | CXDiagnostic_DisplayColumn |
+                                      CXDiagnostic_DisplayOption);
     strbuf_printf(log, "%s\n", clang_getCString(s));
     clang_disposeString(s);
     clang_disposeDiagnostic(d);

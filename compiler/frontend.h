@@ -28,5 +28,8 @@ void frontend_result_free(struct frontend_result *r);
  * that would run further builds should end and let a fresh one take them
  * (the helper does). */
 int frontend_recovered_from_crash(void);
+/* Records that clang crashed in this process outside libclang (code
+ * generation in process) and was recovered from. */
+void frontend_note_crash(void);
 
 #endif

@@ -46,6 +46,7 @@ static void serve_compile(struct wire *in, struct wire *out) {
   ci.source = wire_get_str(in);
   ci.options = wire_get_str(in);
   ci.compile_only = (int)wire_get_u64(in);
+  ci.code_on_demand = (int)wire_get_u64(in);
   ci.num_targets = wire_get_u64(in);
   const char **targets = calloc(ci.num_targets + 1, sizeof *targets);
   for (size_t i = 0; targets && i < ci.num_targets; i++)
@@ -117,6 +118,25 @@ static void serve_from_bitcode(struct wire *in, struct wire *out) {
   reply_fatbin(out, st, log, fb);
 }
 
+static void serve_kernels(struct wire *in, struct wire *out) {
+  const char *target = wire_get_str(in);
+  size_t n = wire_get_u64(in);
+  const char **names = in->failed ? NULL : calloc(n + 1, sizeof *names);
+  for (size_t i = 0; names && i < n; i++)
+    names[i] = wire_get_str(in);
+  struct aquila_fatbin *fb = names ? get_fatbin(in) : NULL;
+  if (!target || !names || !fb || in->failed) {
+    reply(out, AQUILA_COMPILE_FAILED, "error: internal: malformed kernels request\n", NULL, 0);
+  } else {
+    struct aquila_fatbin *built = NULL;
+    char *log = NULL;
+    enum aquila_compile_status st = aquila_compile_kernels(fb, target, names, n, &built, &log);
+    reply_fatbin(out, st, log, built);
+  }
+  free(names);
+  aquila_fatbin_destroy(fb);
+}
+
 /* Clang recurses once per nesting level of a program: a sum of 100,000
  * terms (a generated kernel, a macro that doubles itself) overruns an 8 MiB
  * stack, in libclang here and in the clang driver the helper starts. So
@@ -145,6 +165,9 @@ static void *serve(void *arg) {
       break;
     case WIRE_FROM_BITCODE:
       serve_from_bitcode(&in, &out);
+      break;
+    case WIRE_KERNELS:
+      serve_kernels(&in, &out);
       break;
     case WIRE_HOST_TARGET: {
       const char *t = aquila_compiler_host_target();

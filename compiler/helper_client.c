@@ -37,8 +37,8 @@ extern char **environ;
 
 struct helper {
   pid_t pid;
-  int sock;       /* requests and replies */
-  int stderr_fd;  /* a memfd: the helper's standard error for the current request */
+  int sock;      /* requests and replies */
+  int stderr_fd; /* a memfd: the helper's standard error for the current request */
   struct helper *next;
 };
 
@@ -311,8 +311,10 @@ static enum aquila_compile_status call_for_fatbin(struct wire *req, struct aquil
 static void put_fatbin(struct wire *req, const struct aquila_fatbin *fb) {
   void *data = NULL;
   size_t size = 0;
-  if (aquila_fatbin_write(fb, &data, &size) != 0) req->failed = 1;
-  else wire_put_bytes(req, data, size);
+  if (aquila_fatbin_write(fb, &data, &size) != 0)
+    req->failed = 1;
+  else
+    wire_put_bytes(req, data, size);
   free(data);
 }
 
@@ -329,6 +331,7 @@ enum aquila_compile_status aquila_compile(const struct aquila_compile_input *in,
   wire_put_str(&req, in->source);
   wire_put_str(&req, in->options);
   wire_put_u64(&req, (uint64_t)in->compile_only);
+  wire_put_u64(&req, (uint64_t)in->code_on_demand);
   wire_put_u64(&req, in->num_targets);
   for (size_t i = 0; i < in->num_targets; i++)
     wire_put_str(&req, in->targets[i]);
@@ -340,9 +343,9 @@ enum aquila_compile_status aquila_compile(const struct aquila_compile_input *in,
   return call_for_fatbin(&req, out, log_out);
 }
 
-enum aquila_compile_status aquila_link(const struct aquila_fatbin *const *inputs,
-                                       size_t num_inputs, const char *options,
-                                       struct aquila_fatbin **out, char **log_out) {
+enum aquila_compile_status aquila_link(const struct aquila_fatbin *const *inputs, size_t num_inputs,
+                                       const char *options, struct aquila_fatbin **out,
+                                       char **log_out) {
   struct wire req = {0};
   begin_request(&req, WIRE_LINK);
   wire_put_str(&req, options);
@@ -352,41 +355,47 @@ enum aquila_compile_status aquila_link(const struct aquila_fatbin *const *inputs
   return call_for_fatbin(&req, out, log_out);
 }
 
-static int replace_string(char **dst, const char *src) {
-  char *copy = src ? strdup(src) : NULL;
-  if (src && !copy) return -1;
-  free(*dst);
-  *dst = copy;
-  return 0;
-}
-
-/* Code generation fills the kernels' layout (kernarg offsets, local memory,
- * attributes): take it over from the helper's copy of the binary. */
-static int adopt_kernel_layout(struct aquila_fatbin *fb, const struct aquila_fatbin *built) {
-  for (uint32_t i = 0; i < fb->num_kernels; i++) {
-    struct aquila_fatbin_kernel *k = &fb->kernels[i];
-    const struct aquila_fatbin_kernel *b = aquila_fatbin_find_kernel(built, k->name);
-    if (!b || b->num_args != k->num_args) return -1;
-    for (uint32_t a = 0; a < k->num_args; a++) {
-      k->args[a].size = b->args[a].size;
-      k->args[a].alignment = b->args[a].alignment;
-      k->args[a].offset = b->args[a].offset;
+enum aquila_compile_status aquila_compile_kernels(struct aquila_fatbin *fb, const char *target,
+                                                  const char *const *names, size_t num_names,
+                                                  struct aquila_fatbin **out, char **log_out) {
+  *out = NULL;
+  struct cache_key key;
+  if (cache_make_kernels_key(fb, target, names, num_names, &key) == 0) {
+    struct aquila_fatbin *cached = cache_load(&key);
+    if (cached && aquila_fatbin_find_code(cached, target) &&
+        fatbin_adopt_layout(fb, cached, 0) == 0) {
+      *out = cached;
+      *log_out = strdup("");
+      return *log_out ? AQUILA_COMPILE_OK : AQUILA_COMPILE_NO_MEMORY;
     }
-    memcpy(k->reqd_work_group_size, b->reqd_work_group_size, sizeof k->reqd_work_group_size);
-    memcpy(k->work_group_size_hint, b->work_group_size_hint, sizeof k->work_group_size_hint);
-    k->local_mem_size = b->local_mem_size;
-    k->kernarg_size = b->kernarg_size;
-    k->kernarg_alignment = b->kernarg_alignment;
-    k->hidden_kernarg_offset = b->hidden_kernarg_offset;
-    if (replace_string(&k->vec_type_hint, b->vec_type_hint) ||
-        replace_string(&k->attributes, b->attributes))
-      return -1;
+    aquila_fatbin_destroy(cached);
   }
-  return 0;
+  struct wire req = {0};
+  begin_request(&req, WIRE_KERNELS);
+  wire_put_str(&req, target);
+  wire_put_u64(&req, num_names);
+  for (size_t i = 0; i < num_names; i++)
+    wire_put_str(&req, names[i]);
+  put_fatbin(&req, fb);
+  struct aquila_fatbin *built = NULL;
+  enum aquila_compile_status st = call_for_fatbin(&req, &built, log_out);
+  if (st == AQUILA_COMPILE_OK &&
+      (!aquila_fatbin_find_code(built, target) || fatbin_adopt_layout(fb, built, 0) != 0)) {
+    st = AQUILA_COMPILE_FAILED;
+    struct strbuf log = {0};
+    strbuf_append(&log, *log_out);
+    strbuf_append(&log, "error: internal: cannot take over the compiler's code object\n");
+    free(*log_out);
+    *log_out = strbuf_take(&log);
+    aquila_fatbin_destroy(built);
+    built = NULL;
+  }
+  *out = built;
+  return st;
 }
 
-enum aquila_compile_status aquila_compile_from_bitcode(struct aquila_fatbin *fb,
-                                                       const char *target, char **log_out) {
+enum aquila_compile_status aquila_compile_from_bitcode(struct aquila_fatbin *fb, const char *target,
+                                                       char **log_out) {
   struct wire req = {0};
   begin_request(&req, WIRE_FROM_BITCODE);
   wire_put_str(&req, target);
@@ -395,7 +404,7 @@ enum aquila_compile_status aquila_compile_from_bitcode(struct aquila_fatbin *fb,
   enum aquila_compile_status st = call_for_fatbin(&req, &built, log_out);
   if (st == AQUILA_COMPILE_OK) {
     const struct aquila_fatbin_code *code = aquila_fatbin_find_code(built, target);
-    if (!code || adopt_kernel_layout(fb, built) != 0 ||
+    if (!code || fatbin_adopt_layout(fb, built, 1) != 0 ||
         aquila_fatbin_add_code(fb, target, code->data, code->size) != 0) {
       st = AQUILA_COMPILE_FAILED;
       struct strbuf log = {0};

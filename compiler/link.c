@@ -16,16 +16,22 @@
 /* Link options of OpenCL 1.2 (section 5.6.5.3). The math options are
  * accepted; the code keeps the math flags it was compiled with. */
 static int parse_link_options(const char *options, int *create_library, struct strbuf *log) {
-  static const char *const accepted[] = {"-enable-link-options", "-cl-denorms-are-zero",
-                                         "-cl-no-signed-zeros", "-cl-unsafe-math-optimizations",
-                                         "-cl-finite-math-only", "-cl-fast-relaxed-math", NULL};
+  static const char *const accepted[] = {"-enable-link-options",
+                                         "-cl-denorms-are-zero",
+                                         "-cl-no-signed-zeros",
+                                         "-cl-unsafe-math-optimizations",
+                                         "-cl-finite-math-only",
+                                         "-cl-fast-relaxed-math",
+                                         NULL};
   *create_library = 0;
   const char *s = options ? options : "";
   while (*s) {
-    while (*s == ' ' || *s == '\t' || *s == '\n') s++;
+    while (*s == ' ' || *s == '\t' || *s == '\n')
+      s++;
     if (!*s) break;
     const char *e = s;
-    while (*e && *e != ' ' && *e != '\t' && *e != '\n') e++;
+    while (*e && *e != ' ' && *e != '\t' && *e != '\n')
+      e++;
     size_t len = (size_t)(e - s);
     int known = 0;
     if (len == strlen("-create-library") && !strncmp(s, "-create-library", len)) {
@@ -59,8 +65,8 @@ enum aquila_compile_status aquila_link(const struct aquila_fatbin *const *inputs
     return AQUILA_COMPILE_INVALID_OPTIONS;
   }
   enum aquila_compile_status status = AQUILA_COMPILE_FAILED;
-  struct aquila_fatbin *fb = aquila_fatbin_create(create_library ? AQUILA_FATBIN_LIBRARY
-                                                                  : AQUILA_FATBIN_EXECUTABLE);
+  struct aquila_fatbin *fb =
+      aquila_fatbin_create(create_library ? AQUILA_FATBIN_LIBRARY : AQUILA_FATBIN_EXECUTABLE);
   LLVMContextRef ctx = LLVMContextCreate();
   LLVMContextSetDiagnosticHandler(ctx, collect_diagnostic, &log);
   LLVMModuleRef linked = NULL;
@@ -119,7 +125,7 @@ enum aquila_compile_status aquila_link(const struct aquila_fatbin *const *inputs
     const char *host = aquila_compiler_host_target();
     void *code = NULL;
     size_t code_size = 0;
-    if (codegen_cpu_code_object(bc_data, bc_size, host, 0, fb->kernels, fb->num_kernels, dir,
+    if (codegen_cpu_code_object(bc_data, bc_size, host, 0, fb->kernels, fb->num_kernels, 0, dir,
                                 &code, &code_size, &log))
       goto out;
     int rc = aquila_fatbin_add_code(fb, host, code, code_size);

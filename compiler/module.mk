@@ -10,13 +10,18 @@ BUILTINS_BC ?= $(BUILD)/compiler/builtins-x86_64.bc
 #   hits itself, so LLVM never loads into an application.
 COMPILER_CLIENT_ONLY := compiler/helper.c compiler/helper_client.c
 COMPILER_SRCS := $(filter-out $(COMPILER_CLIENT_ONLY),$(wildcard compiler/*.c))
-COMPILER_OBJS := $(COMPILER_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/compiler/builtins_blob.o
-COMPILER_LDLIBS := -lclang-19 -lLLVM-19
+COMPILER_OBJS := $(COMPILER_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/compiler/builtins_blob.o \
+                 $(BUILD)/obj/compiler/clang_in_process.o
+# clang_in_process.cpp uses clang's C++ API, from libclang-cpp (clang-19
+# depends on it; its headers come with libclang-19-dev).
+LIBCLANG_CPP := $(firstword $(wildcard $(LLVM_DIR)/lib/libclang-cpp.so.19*) -lclang-cpp)
+COMPILER_LDLIBS := -lclang-19 $(LIBCLANG_CPP) -lLLVM-19 -lstdc++
 COMPILER_CLIENT_SRCS := compiler/helper_client.c compiler/wire.c compiler/cache.c compiler/gpu.c \
                         compiler/options.c compiler/util.c compiler/strbuf.c compiler/spawn.c
 COMPILER_CLIENT_OBJS := $(COMPILER_CLIENT_SRCS:%.c=$(BUILD)/obj/%.o)
 
 $(COMPILER_OBJS): CPPFLAGS += -I$(LLVM_DIR)/include
+$(BUILD)/gen/compiler_hash.h: compiler/clang_in_process.cpp
 
 $(BUILD)/obj/compiler/builtins_blob.o: compiler/builtins_blob.S $(BUILTINS_BC) | deps
 	@mkdir -p $(dir $@)

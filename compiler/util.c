@@ -75,3 +75,35 @@ const char *cpu_target_override(void) {
     if (!strcmp(e, levels[i])) return levels[i];
   return NULL;
 }
+
+static int replace_string(char **dst, const char *src) {
+  char *copy = src ? strdup(src) : NULL;
+  if (src && !copy) return -1;
+  free(*dst);
+  *dst = copy;
+  return 0;
+}
+
+int fatbin_adopt_layout(struct aquila_fatbin *fb, const struct aquila_fatbin *built, int all) {
+  for (uint32_t i = 0; i < fb->num_kernels; i++) {
+    struct aquila_fatbin_kernel *k = &fb->kernels[i];
+    const struct aquila_fatbin_kernel *b = aquila_fatbin_find_kernel(built, k->name);
+    if (!b && !all) continue;
+    if (!b || b->num_args != k->num_args) return -1;
+    for (uint32_t a = 0; a < k->num_args; a++) {
+      k->args[a].size = b->args[a].size;
+      k->args[a].alignment = b->args[a].alignment;
+      k->args[a].offset = b->args[a].offset;
+    }
+    memcpy(k->reqd_work_group_size, b->reqd_work_group_size, sizeof k->reqd_work_group_size);
+    memcpy(k->work_group_size_hint, b->work_group_size_hint, sizeof k->work_group_size_hint);
+    k->local_mem_size = b->local_mem_size;
+    k->kernarg_size = b->kernarg_size;
+    k->kernarg_alignment = b->kernarg_alignment;
+    k->hidden_kernarg_offset = b->hidden_kernarg_offset;
+    if (replace_string(&k->vec_type_hint, b->vec_type_hint) ||
+        replace_string(&k->attributes, b->attributes))
+      return -1;
+  }
+  return 0;
+}

@@ -3,6 +3,8 @@
 #define AQUILA_COMPILER_UTIL_H
 
 #include <stddef.h>
+
+#include "aquila/fatbin.h"
 #include <unistd.h>
 
 int write_file(const char *path, const void *data, size_t size);
@@ -17,5 +19,11 @@ void remove_scratch_dir(const char *dir);
  * the target that replaces this CPU's own for the CPU device (make
  * check-valgrind sets x86-64-v3, as Valgrind runs no AVX-512); else NULL. */
 const char *cpu_target_override(void);
+
+/* Code generation fills the kernels' layout (kernarg offsets, local memory,
+ * attributes): fb takes it over from built, the binary code was generated
+ * for, for every kernel (all) or for those built holds. 0, or -1 when a
+ * kernel is missing or differs (or on no memory). */
+int fatbin_adopt_layout(struct aquila_fatbin *fb, const struct aquila_fatbin *built, int all);
 
 #endif

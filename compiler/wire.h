@@ -9,10 +9,11 @@
 #include <stdint.h>
 
 enum wire_op {
-  WIRE_COMPILE = 1,       /* aquila_compile */
-  WIRE_LINK = 2,          /* aquila_link */
-  WIRE_FROM_BITCODE = 3,  /* aquila_compile_from_bitcode */
-  WIRE_HOST_TARGET = 4,   /* aquila_compiler_host_target */
+  WIRE_COMPILE = 1,      /* aquila_compile */
+  WIRE_LINK = 2,         /* aquila_link */
+  WIRE_FROM_BITCODE = 3, /* aquila_compile_from_bitcode */
+  WIRE_HOST_TARGET = 4,  /* aquila_compiler_host_target */
+  WIRE_KERNELS = 5,      /* aquila_compile_kernels */
 };
 
 /* A message being built (put) or read (get). A get past the end or of the

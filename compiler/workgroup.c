@@ -57,12 +57,12 @@ struct wg_types {
 struct kernel_build {
   char *name;
   LLVMValueRef kernel, wi, wg;
-  LLVMValueRef wi_vec;   /* K.wi.v<W>: W work-items along x at once (vectorize.c), or NULL */
-  unsigned width;        /* that W */
-  int vec_only;          /* the required local size along x is a multiple of W: no scalar path */
-  int check_twin;        /* AQUILA_VECTORIZE=check: K.wg.scalar runs K.wi alone, for comparing */
+  LLVMValueRef wi_vec;    /* K.wi.v<W>: W work-items along x at once (vectorize.c), or NULL */
+  unsigned width;         /* that W */
+  int vec_only;           /* the required local size along x is a multiple of W: no scalar path */
+  int check_twin;         /* AQUILA_VECTORIZE=check: K.wg.scalar runs K.wi alone, for comparing */
   LLVMValueRef wg_scalar; /* that K.wg.scalar, or NULL */
-  struct strbuf vec_why; /* why K.wi was not vectorized */
+  struct strbuf vec_why;  /* why K.wi was not vectorized */
   struct aquila_fatbin_kernel *meta;
   uint32_t hidden_offset, kernarg_size, kernarg_align;
   uint32_t reqd[3];
@@ -241,6 +241,38 @@ static void copy_fp_attributes(LLVMValueRef from, LLVMValueRef to) {
   }
 }
 
+/* Where kernel argument i of k lies in the kernarg segment: its type as
+ * stored (the pointee of a byval argument), size and alignment. Returns
+ * whether it is a __local pointer (stored as a byte offset into the group
+ * segment). */
+static int kernel_arg_slot(struct wg_types *t, LLVMValueRef k, unsigned i, LLVMTypeRef *value_type,
+                           uint32_t *size, uint32_t *align) {
+  LLVMTypeRef pt = LLVMTypeOf(LLVMGetParam(k, i));
+  LLVMAttributeRef byval = LLVMGetEnumAttributeAtIndex(k, i + 1, attr_kind("byval"));
+  int is_local_ptr =
+      LLVMGetTypeKind(pt) == LLVMPointerTypeKind && LLVMGetPointerAddressSpace(pt) == 3;
+  *value_type = byval ? LLVMGetTypeAttributeValue(byval) : pt;
+  if (is_local_ptr) {
+    *size = *align = 8;
+  } else {
+    *size = (uint32_t)LLVMABISizeOfType(t->td, *value_type);
+    *align = LLVMABIAlignmentOfType(t->td, *value_type);
+  }
+  if (*align == 0) *align = 1;
+  return is_local_ptr;
+}
+
+static void record_arg_layout(struct aquila_fatbin_arg *a, uint32_t offset, uint32_t size,
+                              uint32_t align, int is_local_ptr) {
+  a->offset = offset;
+  a->size = is_local_ptr ? 0 : size;
+  a->alignment = align;
+  /* A pointer's host-side value is a cl_mem handle, whatever its width here. */
+  if (a->kind == AQUILA_ARG_GLOBAL_PTR || a->kind == AQUILA_ARG_CONSTANT_PTR ||
+      a->kind == AQUILA_ARG_IMAGE)
+    a->size = 8;
+}
+
 /* Builds K.wi: unpacks K's arguments from the kernarg segment and calls K. */
 static int build_workitem_function(struct wg_types *t, LLVMModuleRef m, struct kernel_build *kb,
                                    struct strbuf *log) {
@@ -275,20 +307,11 @@ static int build_workitem_function(struct wg_types *t, LLVMModuleRef m, struct k
   uint32_t offset = 0, max_align = 16;
   unsigned byval_kind = attr_kind("byval");
   for (unsigned i = 0; i < nparams; i++) {
-    LLVMValueRef p = LLVMGetParam(k, i);
-    LLVMTypeRef pt = LLVMTypeOf(p);
+    LLVMTypeRef pt = LLVMTypeOf(LLVMGetParam(k, i));
     LLVMAttributeRef byval = LLVMGetEnumAttributeAtIndex(k, i + 1, byval_kind);
+    LLVMTypeRef value_type;
     uint32_t size, align;
-    int is_local_ptr =
-        LLVMGetTypeKind(pt) == LLVMPointerTypeKind && LLVMGetPointerAddressSpace(pt) == 3;
-    LLVMTypeRef value_type = byval ? LLVMGetTypeAttributeValue(byval) : pt;
-    if (is_local_ptr) {
-      size = align = 8; /* a byte offset into the group segment */
-    } else {
-      size = (uint32_t)LLVMABISizeOfType(t->td, value_type);
-      align = LLVMABIAlignmentOfType(t->td, value_type);
-    }
-    if (align == 0) align = 1;
+    int is_local_ptr = kernel_arg_slot(t, k, i, &value_type, &size, &align);
     offset = align_up(offset, align);
     if (align > max_align) max_align = align;
     LLVMValueRef off = LLVMConstInt(t->i64, offset, 0);
@@ -311,16 +334,7 @@ static int build_workitem_function(struct wg_types *t, LLVMModuleRef m, struct k
       LLVMSetAlignment(v, align);
       args[i] = v;
     }
-    if (kb->meta) {
-      kb->meta->args[i].offset = offset;
-      kb->meta->args[i].size = is_local_ptr ? 0 : size;
-      kb->meta->args[i].alignment = align;
-      /* A pointer's host-side value is a cl_mem handle, whatever its width here. */
-      if (kb->meta->args[i].kind == AQUILA_ARG_GLOBAL_PTR ||
-          kb->meta->args[i].kind == AQUILA_ARG_CONSTANT_PTR ||
-          kb->meta->args[i].kind == AQUILA_ARG_IMAGE)
-        kb->meta->args[i].size = 8;
-    }
+    if (kb->meta) record_arg_layout(&kb->meta->args[i], offset, size, align, is_local_ptr);
     offset += size;
   }
   kb->hidden_offset = align_up(offset, 8);
@@ -1531,6 +1545,48 @@ static void prepare_functions(LLVMModuleRef m) {
                 LLVMCreateEnumAttribute(LLVMGetModuleContext(m), attr_kind("nobuiltin"), 0));
         }
   }
+}
+
+int workgroup_kernel_layout(LLVMModuleRef m, struct aquila_fatbin_kernel *kernels,
+                            unsigned num_kernels, struct strbuf *log) {
+  struct wg_types t;
+  init_types(&t, m);
+  for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f)) {
+    if (LLVMGetFunctionCallConv(f) != LLVMSPIRKERNELCallConv || LLVMIsDeclaration(f)) continue;
+    size_t len;
+    const char *name = LLVMGetValueName2(f, &len);
+    struct aquila_fatbin_kernel *meta = NULL;
+    for (unsigned i = 0; i < num_kernels && !meta; i++)
+      if (!strcmp(kernels[i].name, name)) meta = &kernels[i];
+    if (!meta) continue;
+    unsigned nparams = LLVMCountParams(f);
+    if (meta->num_args != nparams) {
+      strbuf_printf(log, "error: kernel '%s': front end saw %u arguments, code has %u\n", name,
+                    meta->num_args, nparams);
+      return -1;
+    }
+    uint32_t offset = 0, max_align = 16;
+    for (unsigned i = 0; i < nparams; i++) {
+      LLVMTypeRef value_type;
+      uint32_t size, align;
+      int is_local_ptr = kernel_arg_slot(&t, f, i, &value_type, &size, &align);
+      offset = align_up(offset, align);
+      if (align > max_align) max_align = align;
+      record_arg_layout(&meta->args[i], offset, size, align, is_local_ptr);
+      offset += size;
+    }
+    meta->hidden_kernarg_offset = align_up(offset, 8);
+    meta->kernarg_size =
+        meta->hidden_kernarg_offset + (uint32_t)sizeof(struct aquila_hidden_kernargs);
+    meta->kernarg_alignment = max_align;
+    read_function_md_ints(t.ctx, f, "reqd_work_group_size", meta->reqd_work_group_size);
+    read_function_md_ints(t.ctx, f, "work_group_size_hint", meta->work_group_size_hint);
+    free(meta->vec_type_hint);
+    meta->vec_type_hint = read_vec_type_hint(t.ctx, f);
+    free(meta->attributes);
+    meta->attributes = kernel_attributes(meta);
+  }
+  return 0;
 }
 
 int workgroup_compile(LLVMModuleRef m, struct aquila_fatbin_kernel *kernels, unsigned num_kernels,

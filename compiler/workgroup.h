@@ -12,9 +12,15 @@
  * their kernarg layout, attributes and local memory size filled in. With vt,
  * work-item functions are vectorized across work-items for that target
  * where they can be (vectorize.c). Returns 0, or -1 with the reason in log. */
-int workgroup_compile(LLVMModuleRef m, struct aquila_fatbin_kernel *kernels,
-                      unsigned num_kernels, const struct vectorize_target *vt,
-                      struct strbuf *log);
+int workgroup_compile(LLVMModuleRef m, struct aquila_fatbin_kernel *kernels, unsigned num_kernels,
+                      const struct vectorize_target *vt, struct strbuf *log);
+
+/* The kernels' argument layout in the kernarg segment and their attributes,
+ * as workgroup_compile fills them, without changing m: for a build whose
+ * code comes later. The static __local bytes (local_mem_size) are known
+ * only once each kernel's code is made, and stay as they are. */
+int workgroup_kernel_layout(LLVMModuleRef m, struct aquila_fatbin_kernel *kernels,
+                            unsigned num_kernels, struct strbuf *log);
 
 /* After the optimizer: inlines the builtins' out-of-line slow paths
  * (__aquila_vv_*, kept as calls for the loop vectorizer). Returns 0, or -1

@@ -9,6 +9,9 @@
 #include "runtime.h"
 
 static cl_kernel kernel_create(cl_program p, const struct aquila_fatbin_kernel *meta, cl_int *err) {
+  /* The layout (kernarg size, argument offsets) comes with the code. */
+  uint32_t index = (uint32_t)(meta - p->fatbin->kernels);
+  if ((*err = program_make_kernel_code(p, &index, 1)) != CL_SUCCESS) return NULL;
   cl_kernel k = calloc(1, sizeof *k);
   if (!k) {
     *err = CL_OUT_OF_HOST_MEMORY;
@@ -34,7 +37,8 @@ static cl_kernel kernel_create(cl_program p, const struct aquila_fatbin_kernel *
     if (!pd->loaded) continue;
     hsa_executable_symbol_t sym;
     hsa_agent_t agent = p->devices[i]->agent;
-    hsa_status_t st = hsa_executable_get_symbol_by_name(pd->executable, meta->name, &agent, &sym);
+    hsa_status_t st = hsa_executable_get_symbol_by_name(program_kernel_executable(p, i, index),
+                                                        meta->name, &agent, &sym);
     if (st == HSA_STATUS_SUCCESS)
       st = hsa_executable_symbol_get_info(sym, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT,
                                           &k->kernel_objects[i]);
@@ -88,6 +92,14 @@ AQUILA_API cl_int clCreateKernelsInProgram(cl_program program, cl_uint num_kerne
   cl_uint n = program->fatbin->num_kernels;
   if (kernels && num_kernels < n) return CL_INVALID_VALUE;
   if (kernels) {
+    /* Every kernel's code in one go: one request, one executable. */
+    uint32_t *all = malloc((n ? n : 1) * sizeof *all);
+    if (!all) return CL_OUT_OF_HOST_MEMORY;
+    for (cl_uint i = 0; i < n; i++)
+      all[i] = i;
+    cl_int err = program_make_kernel_code(program, all, n);
+    free(all);
+    if (err != CL_SUCCESS) return err;
     for (cl_uint i = 0; i < n; i++) {
       cl_int err;
       kernels[i] = kernel_create(program, &program->fatbin->kernels[i], &err);

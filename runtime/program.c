@@ -1,7 +1,10 @@
 /* Programs: source or fat binary in, per-device executables out. Building
  * compiles (compiler/) into a fat binary; loading picks, per device, the
- * code object built for exactly that CPU, else compiles the binary's
- * portable bitcode for it, and loads the result as an HSA executable. */
+ * code object built for exactly that CPU and loads it as an HSA
+ * executable. Without one, machine code is made from the binary's portable
+ * bitcode on demand: for the kernels an application creates, when it
+ * creates them, each batch loaded as an executable of its own
+ * (AQUILA_CODEGEN=eager makes all of it at the build instead). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,16 +51,35 @@ static struct _cl_program *program_new(cl_context ctx, const cl_device_id *devs,
   p->context = ctx;
   p->num_devices = n;
   memcpy(p->devices, devs, n * sizeof *devs);
-  for (cl_uint i = 0; i < n; i++) p->per_device[i].status = CL_BUILD_NONE;
+  for (cl_uint i = 0; i < n; i++)
+    p->per_device[i].status = CL_BUILD_NONE;
   pthread_mutex_init(&p->lock, NULL);
+  pthread_mutex_init(&p->codegen_lock, NULL);
   object_retain(&ctx->header);
   return p;
 }
 
-static void destroy_executable(struct program_device *pd) {
-  hsa_executable_destroy(pd->executable);
-  hsa_code_object_reader_destroy(pd->reader);
+static void destroy_code(struct loaded_code *c) {
+  hsa_executable_destroy(c->executable);
+  hsa_code_object_reader_destroy(c->reader);
+}
+
+/* Forgets pd's code without destroying it (its owner is elsewhere now). */
+static void forget_code(struct program_device *pd) {
   pd->loaded = 0;
+  pd->has_whole = 0;
+  pd->on_demand = NULL;
+  pd->num_on_demand = 0;
+  pd->kernel_code = NULL;
+}
+
+static void destroy_executable(struct program_device *pd) {
+  if (pd->has_whole) destroy_code(&pd->whole);
+  for (uint32_t i = 0; i < pd->num_on_demand; i++)
+    destroy_code(&pd->on_demand[i]);
+  free(pd->on_demand);
+  free(pd->kernel_code);
+  forget_code(pd);
 }
 
 /* Commands enqueued with kernels that the application has released may
@@ -73,7 +95,7 @@ static void program_unload(cl_program p) {
     if (retired) {
       p->retired = retired;
       retired[p->num_retired++] = *pd;
-      pd->loaded = 0;
+      forget_code(pd);
     } else {
       destroy_executable(pd);
     }
@@ -104,7 +126,8 @@ static void program_set_arg_info(cl_program p, int available, const unsigned cha
   if (n == 0 || (!available && !per_kernel)) return;
   p->kernel_arg_info = malloc(n);
   if (!p->kernel_arg_info) return; /* the information then is not available */
-  for (uint32_t i = 0; i < n; i++) p->kernel_arg_info[i] = per_kernel ? per_kernel[i] : 1;
+  for (uint32_t i = 0; i < n; i++)
+    p->kernel_arg_info[i] = per_kernel ? per_kernel[i] : 1;
 }
 
 /* A linked kernel's arguments are described when the compiled object or
@@ -115,7 +138,8 @@ static void program_link_arg_info(cl_program out, cl_uint num_inputs, const cl_p
   for (uint32_t k = 0; per_kernel && k < n; k++)
     for (cl_uint i = 0; i < num_inputs; i++) {
       const struct aquila_fatbin *in = inputs[i]->fatbin;
-      const struct aquila_fatbin_kernel *m = aquila_fatbin_find_kernel(in, out->fatbin->kernels[k].name);
+      const struct aquila_fatbin_kernel *m =
+          aquila_fatbin_find_kernel(in, out->fatbin->kernels[k].name);
       if (m && inputs[i]->kernel_arg_info && inputs[i]->kernel_arg_info[m - in->kernels])
         per_kernel[k] = 1;
     }
@@ -221,12 +245,12 @@ AQUILA_API cl_program clCreateProgramWithBinary(cl_context context, cl_uint num_
     clReleaseProgram(p);
     goto fail;
   }
-  cl_program_binary_type type = p->fatbin->kind == AQUILA_FATBIN_COMPILED_OBJECT
-                                    ? CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT
-                                : p->fatbin->kind == AQUILA_FATBIN_LIBRARY
-                                    ? CL_PROGRAM_BINARY_TYPE_LIBRARY
-                                    : CL_PROGRAM_BINARY_TYPE_EXECUTABLE;
-  for (cl_uint i = 0; i < num_devices; i++) p->per_device[i].binary_type = type;
+  cl_program_binary_type type =
+      p->fatbin->kind == AQUILA_FATBIN_COMPILED_OBJECT ? CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT
+      : p->fatbin->kind == AQUILA_FATBIN_LIBRARY       ? CL_PROGRAM_BINARY_TYPE_LIBRARY
+                                                       : CL_PROGRAM_BINARY_TYPE_EXECUTABLE;
+  for (cl_uint i = 0; i < num_devices; i++)
+    p->per_device[i].binary_type = type;
   if (p->fatbin->source) p->source = strdup(p->fatbin->source);
   if (errcode_ret) *errcode_ret = CL_SUCCESS;
   return p;
@@ -240,8 +264,10 @@ AQUILA_API cl_program clCreateProgramWithBuiltInKernels(cl_context context, cl_u
                                                         const char *kernel_names,
                                                         cl_int *errcode_ret) {
   cl_int err = CL_INVALID_VALUE; /* CL_DEVICE_BUILT_IN_KERNELS is empty */
-  if (!object_is(context, OBJECT_CONTEXT)) err = CL_INVALID_CONTEXT;
-  else if (!num_devices || !device_list || !kernel_names) err = CL_INVALID_VALUE;
+  if (!object_is(context, OBJECT_CONTEXT))
+    err = CL_INVALID_CONTEXT;
+  else if (!num_devices || !device_list || !kernel_names)
+    err = CL_INVALID_VALUE;
   else
     for (cl_uint i = 0; i < num_devices; i++)
       if (!device_is_valid(device_list[i]) || !context_has_device(context, device_list[i]))
@@ -260,16 +286,19 @@ AQUILA_API cl_int clReleaseProgram(cl_program program) {
   if (!object_is(program, OBJECT_PROGRAM)) return CL_INVALID_PROGRAM;
   if (!object_release(&program->header)) return CL_SUCCESS;
   program_unload(program);
-  for (cl_uint i = 0; i < program->num_retired; i++) destroy_executable(&program->retired[i]);
+  for (cl_uint i = 0; i < program->num_retired; i++)
+    destroy_executable(&program->retired[i]);
   free(program->retired);
   free(program->kernel_arg_info);
-  for (cl_uint i = 0; i < program->num_devices; i++) free(program->per_device[i].log);
+  for (cl_uint i = 0; i < program->num_devices; i++)
+    free(program->per_device[i].log);
   aquila_fatbin_destroy(program->fatbin);
   free(program->source);
   free(program->options);
   free(program->devices);
   free(program->per_device);
   pthread_mutex_destroy(&program->lock);
+  pthread_mutex_destroy(&program->codegen_lock);
   cl_context ctx = program->context;
   object_free(program);
   clReleaseContext(ctx);
@@ -290,13 +319,60 @@ static void append_log(struct program_device *pd, const char *text) {
   pd->log = log;
 }
 
-/* Loads the device's code object from the fat binary, compiling the
- * portable bitcode for this CPU when no code object fits. */
+/* AQUILA_CODEGEN=eager: all machine code at the build, as before code on
+ * demand (for comparisons, and for an application that wants every
+ * kernel's code ready before its first launch). */
+static int codegen_on_demand(void) {
+  const char *mode = getenv("AQUILA_CODEGEN");
+  return !(mode && !strcmp(mode, "eager"));
+}
+
+static cl_int load_code(cl_program p, cl_uint i, const struct aquila_fatbin_code *code,
+                        struct loaded_code *out) {
+  cl_device_id d = p->devices[i];
+  struct program_device *pd = &p->per_device[i];
+  uint64_t t_load = trace_begin();
+  if (hsa_code_object_reader_create_from_memory(code->data, code->size, &out->reader) !=
+      HSA_STATUS_SUCCESS) {
+    append_log(pd, "error: the device rejected the code object\n");
+    return CL_BUILD_PROGRAM_FAILURE;
+  }
+  hsa_status_t st = hsa_executable_create_alt(
+      HSA_PROFILE_FULL, HSA_DEFAULT_FLOAT_ROUNDING_MODE_DEFAULT, NULL, &out->executable);
+  if (st == HSA_STATUS_SUCCESS)
+    st = hsa_executable_load_agent_code_object(out->executable, d->agent, out->reader, NULL, NULL);
+  if (st == HSA_STATUS_SUCCESS) st = hsa_executable_freeze(out->executable, NULL);
+  if (st != HSA_STATUS_SUCCESS) {
+    const char *msg = NULL;
+    hsa_status_string(st, &msg);
+    append_log(pd, "error: loading the code object failed: ");
+    append_log(pd, msg ? msg : "unknown HSA error");
+    append_log(pd, "\n");
+    hsa_code_object_reader_destroy(out->reader);
+    trace_build_step("load code object", t_load, 0, p->fatbin, d->name);
+    return CL_BUILD_PROGRAM_FAILURE;
+  }
+  trace_build_step("load code object", t_load, 1, p->fatbin, d->name);
+  return CL_SUCCESS;
+}
+
+/* Loads the device's code object from the fat binary; without one, readies
+ * the device for code on demand, or (eager) compiles the portable bitcode
+ * for this CPU first. */
 cl_int program_load_for_device(cl_program p, cl_uint i) {
   cl_device_id d = p->devices[i];
   struct program_device *pd = &p->per_device[i];
   const char *target = device_code_target(d);
   const struct aquila_fatbin_code *code = aquila_fatbin_select_cpu_code(p->fatbin, target);
+  if (!code && codegen_on_demand() && aquila_fatbin_find_code(p->fatbin, "bitcode")) {
+    uint32_t n = p->fatbin->num_kernels;
+    pd->kernel_code = malloc((n ? n : 1) * sizeof *pd->kernel_code);
+    if (!pd->kernel_code) return CL_OUT_OF_HOST_MEMORY;
+    for (uint32_t k = 0; k < n; k++)
+      pd->kernel_code[k] = -1;
+    pd->loaded = 1;
+    return CL_SUCCESS;
+  }
   if (!code) {
     char *log = NULL;
     uint64_t t0 = trace_begin();
@@ -311,31 +387,86 @@ cl_int program_load_for_device(cl_program p, cl_uint i) {
     code = aquila_fatbin_find_code(p->fatbin, target);
     if (!code) return CL_BUILD_PROGRAM_FAILURE;
   }
-  uint64_t t_load = trace_begin();
-  if (hsa_code_object_reader_create_from_memory(code->data, code->size, &pd->reader) !=
-      HSA_STATUS_SUCCESS) {
-    append_log(pd, "error: the device rejected the code object\n");
-    return CL_BUILD_PROGRAM_FAILURE;
-  }
-  hsa_status_t st = hsa_executable_create_alt(HSA_PROFILE_FULL,
-                                              HSA_DEFAULT_FLOAT_ROUNDING_MODE_DEFAULT, NULL,
-                                              &pd->executable);
-  if (st == HSA_STATUS_SUCCESS)
-    st = hsa_executable_load_agent_code_object(pd->executable, d->agent, pd->reader, NULL, NULL);
-  if (st == HSA_STATUS_SUCCESS) st = hsa_executable_freeze(pd->executable, NULL);
-  if (st != HSA_STATUS_SUCCESS) {
-    const char *msg = NULL;
-    hsa_status_string(st, &msg);
-    append_log(pd, "error: loading the code object failed: ");
-    append_log(pd, msg ? msg : "unknown HSA error");
-    append_log(pd, "\n");
-    hsa_code_object_reader_destroy(pd->reader);
-    trace_build_step("load code object", t_load, 0, p->fatbin, d->name);
-    return CL_BUILD_PROGRAM_FAILURE;
-  }
+  cl_int err = load_code(p, i, code, &pd->whole);
+  if (err != CL_SUCCESS) return err;
+  pd->has_whole = 1;
   pd->loaded = 1;
-  trace_build_step("load code object", t_load, 1, p->fatbin, d->name);
   return CL_SUCCESS;
+}
+
+hsa_executable_t program_kernel_executable(cl_program p, cl_uint i, uint32_t k) {
+  struct program_device *pd = &p->per_device[i];
+  if (pd->has_whole) return pd->whole.executable;
+  int32_t c = pd->kernel_code ? pd->kernel_code[k] : -1;
+  return c >= 0 ? pd->on_demand[c].executable : (hsa_executable_t){0};
+}
+
+/* Code on demand for one device: one request for every kernel asked for
+ * that the device lacks, loaded as one executable. */
+static cl_int make_code_for_device(cl_program p, cl_uint i, const uint32_t *kernels,
+                                   uint32_t num_kernels) {
+  struct program_device *pd = &p->per_device[i];
+  if (!pd->loaded || pd->has_whole) return CL_SUCCESS;
+  const char **names = malloc((num_kernels ? num_kernels : 1) * sizeof *names);
+  uint32_t *which = malloc((num_kernels ? num_kernels : 1) * sizeof *which);
+  struct loaded_code *grown =
+      realloc(pd->on_demand, (pd->num_on_demand + 1) * sizeof *pd->on_demand);
+  if (grown) pd->on_demand = grown;
+  if (!names || !which || !grown) {
+    free(names);
+    free(which);
+    return CL_OUT_OF_HOST_MEMORY;
+  }
+  uint32_t n = 0;
+  for (uint32_t j = 0; j < num_kernels; j++) {
+    uint32_t k = kernels[j];
+    int seen = 0;
+    for (uint32_t m = 0; m < n && !seen; m++)
+      seen = which[m] == k;
+    if (pd->kernel_code[k] >= 0 || seen) continue;
+    which[n] = k;
+    names[n++] = p->fatbin->kernels[k].name;
+  }
+  cl_int err = CL_SUCCESS;
+  if (n > 0) {
+    const char *target = device_code_target(p->devices[i]);
+    struct aquila_fatbin *built = NULL;
+    char *log = NULL;
+    uint64_t t0 = now_ns();
+    enum aquila_compile_status st =
+        aquila_compile_kernels(p->fatbin, target, names, n, &built, &log);
+    trace_build_step("code generation on demand", t0, st == AQUILA_COMPILE_OK, built, names[0]);
+    debug_log("machine code for %u kernel%s ('%s'%s) for %s: %s in %.1f ms", n, n == 1 ? "" : "s",
+              names[0], n > 1 ? ", ..." : "", target, st == AQUILA_COMPILE_OK ? "made" : "failed",
+              (double)(now_ns() - t0) / 1e6);
+    if (log && *log) {
+      append_log(pd, log);
+      debug_log("code generation log:\n%s", log);
+    }
+    free(log);
+    const struct aquila_fatbin_code *code =
+        st == AQUILA_COMPILE_OK ? aquila_fatbin_find_code(built, target) : NULL;
+    if (!code) {
+      err = st == AQUILA_COMPILE_NO_MEMORY ? CL_OUT_OF_HOST_MEMORY : CL_INVALID_PROGRAM_EXECUTABLE;
+    } else if ((err = load_code(p, i, code, &pd->on_demand[pd->num_on_demand])) == CL_SUCCESS) {
+      for (uint32_t m = 0; m < n; m++)
+        pd->kernel_code[which[m]] = (int32_t)pd->num_on_demand;
+      pd->num_on_demand++;
+    }
+    aquila_fatbin_destroy(built);
+  }
+  free(names);
+  free(which);
+  return err;
+}
+
+cl_int program_make_kernel_code(cl_program p, const uint32_t *kernels, uint32_t num_kernels) {
+  cl_int err = CL_SUCCESS;
+  pthread_mutex_lock(&p->codegen_lock);
+  for (cl_uint i = 0; i < p->num_devices && err == CL_SUCCESS; i++)
+    err = make_code_for_device(p, i, kernels, num_kernels);
+  pthread_mutex_unlock(&p->codegen_lock);
+  return err;
 }
 
 AQUILA_API cl_int clBuildProgram(cl_program program, cl_uint num_devices,
@@ -368,13 +499,15 @@ AQUILA_API cl_int clBuildProgram(cl_program program, cl_uint num_devices,
     program->per_device[i].status = CL_BUILD_IN_PROGRESS;
   }
   if (from_source) {
-    struct aquila_compile_input in = {.source = program->source, .options = options};
+    struct aquila_compile_input in = {
+        .source = program->source, .options = options, .code_on_demand = codegen_on_demand()};
     struct aquila_fatbin *fb = NULL;
     char *log = NULL;
     uint64_t t0 = trace_begin();
     enum aquila_compile_status st = aquila_compile(&in, &fb, &log);
     trace_build_step("clBuildProgram: compile", t0, st == AQUILA_COMPILE_OK, fb, options);
-    for (cl_uint i = 0; i < program->num_devices; i++) append_log(&program->per_device[i], log ? log : "");
+    for (cl_uint i = 0; i < program->num_devices; i++)
+      append_log(&program->per_device[i], log ? log : "");
     if (log && *log) debug_log("build log:\n%s", log);
     free(log);
     if (st == AQUILA_COMPILE_OK) {
@@ -395,7 +528,8 @@ AQUILA_API cl_int clBuildProgram(cl_program program, cl_uint num_devices,
     uint64_t t0 = trace_begin();
     enum aquila_compile_status st = aquila_link(inputs, 1, "", &fb, &log);
     trace_build_step("clBuildProgram: link", t0, st == AQUILA_COMPILE_OK, fb, "");
-    for (cl_uint i = 0; i < program->num_devices; i++) append_log(&program->per_device[i], log ? log : "");
+    for (cl_uint i = 0; i < program->num_devices; i++)
+      append_log(&program->per_device[i], log ? log : "");
     free(log);
     if (st == AQUILA_COMPILE_OK) {
       aquila_fatbin_destroy(program->fatbin);
@@ -424,11 +558,16 @@ AQUILA_API cl_int clBuildProgram(cl_program program, cl_uint num_devices,
 
 static cl_int status_to_cl(enum aquila_compile_status st, cl_int invalid_options, cl_int failure) {
   switch (st) {
-  case AQUILA_COMPILE_OK: return CL_SUCCESS;
-  case AQUILA_COMPILE_INVALID_OPTIONS: return invalid_options;
-  case AQUILA_COMPILE_UNAVAILABLE: return CL_COMPILER_NOT_AVAILABLE;
-  case AQUILA_COMPILE_NO_MEMORY: return CL_OUT_OF_HOST_MEMORY;
-  default: return failure;
+  case AQUILA_COMPILE_OK:
+    return CL_SUCCESS;
+  case AQUILA_COMPILE_INVALID_OPTIONS:
+    return invalid_options;
+  case AQUILA_COMPILE_UNAVAILABLE:
+    return CL_COMPILER_NOT_AVAILABLE;
+  case AQUILA_COMPILE_NO_MEMORY:
+    return CL_OUT_OF_HOST_MEMORY;
+  default:
+    return failure;
   }
 }
 
@@ -444,8 +583,10 @@ static cl_int check_device_list(cl_program p, cl_uint num_devices, const cl_devi
 static cl_int begin_build(cl_program p) {
   pthread_mutex_lock(&p->lock);
   cl_int err = CL_SUCCESS;
-  if (p->building || atomic_load(&p->num_kernels_attached) > 0) err = CL_INVALID_OPERATION;
-  else p->building = 1;
+  if (p->building || atomic_load(&p->num_kernels_attached) > 0)
+    err = CL_INVALID_OPERATION;
+  else
+    p->building = 1;
   pthread_mutex_unlock(&p->lock);
   return err;
 }
@@ -516,8 +657,8 @@ AQUILA_API cl_int clCompileProgram(cl_program program, cl_uint num_devices,
     free(pd->log);
     pd->log = strdup(log ? log : "");
     pd->status = err == CL_SUCCESS ? CL_BUILD_SUCCESS : CL_BUILD_ERROR;
-    pd->binary_type = err == CL_SUCCESS ? CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT
-                                        : CL_PROGRAM_BINARY_TYPE_NONE;
+    pd->binary_type =
+        err == CL_SUCCESS ? CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT : CL_PROGRAM_BINARY_TYPE_NONE;
   }
   program_set_arg_info(program, err == CL_SUCCESS && options_request_arg_info(options), NULL);
   free(log);
@@ -538,8 +679,8 @@ AQUILA_API cl_program clLinkProgram(cl_context context, cl_uint num_devices,
     err = CL_INVALID_CONTEXT;
     goto done;
   }
-  if ((num_devices == 0) != (device_list == NULL) || num_input_programs == 0 ||
-      !input_programs || (!pfn_notify && user_data)) {
+  if ((num_devices == 0) != (device_list == NULL) || num_input_programs == 0 || !input_programs ||
+      (!pfn_notify && user_data)) {
     err = CL_INVALID_VALUE;
     goto done;
   }
@@ -588,9 +729,9 @@ AQUILA_API cl_program clLinkProgram(cl_context context, cl_uint num_devices,
       if (lerr != CL_SUCCESS) err = CL_LINK_PROGRAM_FAILURE;
     }
     pd->status = err == CL_SUCCESS ? CL_BUILD_SUCCESS : CL_BUILD_ERROR;
-    pd->binary_type = err != CL_SUCCESS                    ? CL_PROGRAM_BINARY_TYPE_NONE
+    pd->binary_type = err != CL_SUCCESS                   ? CL_PROGRAM_BINARY_TYPE_NONE
                       : fb->kind == AQUILA_FATBIN_LIBRARY ? CL_PROGRAM_BINARY_TYPE_LIBRARY
-                                                           : CL_PROGRAM_BINARY_TYPE_EXECUTABLE;
+                                                          : CL_PROGRAM_BINARY_TYPE_EXECUTABLE;
   }
   if (err == CL_SUCCESS) program_link_arg_info(out, num_input_programs, input_programs);
   free(log);
@@ -648,19 +789,25 @@ AQUILA_API cl_int clGetProgramInfo(cl_program program, cl_program_info param_nam
   if (!object_is(program, OBJECT_PROGRAM)) return CL_INVALID_PROGRAM;
   cl_program p = program;
   switch (param_name) {
-  case CL_PROGRAM_REFERENCE_COUNT: INFO_VALUE(cl_uint, atomic_load(&p->header.refcount));
-  case CL_PROGRAM_CONTEXT: INFO_VALUE(cl_context, p->context);
-  case CL_PROGRAM_NUM_DEVICES: INFO_VALUE(cl_uint, p->num_devices);
+  case CL_PROGRAM_REFERENCE_COUNT:
+    INFO_VALUE(cl_uint, atomic_load(&p->header.refcount));
+  case CL_PROGRAM_CONTEXT:
+    INFO_VALUE(cl_context, p->context);
+  case CL_PROGRAM_NUM_DEVICES:
+    INFO_VALUE(cl_uint, p->num_devices);
   case CL_PROGRAM_DEVICES:
     return info_copy(p->devices, p->num_devices * sizeof(cl_device_id), param_value_size,
                      param_value, param_value_size_ret);
-  case CL_PROGRAM_SOURCE: INFO_STRING(p->source ? p->source : "");
+  case CL_PROGRAM_SOURCE:
+    INFO_STRING(p->source ? p->source : "");
   case CL_PROGRAM_BINARY_SIZES:
   case CL_PROGRAM_BINARIES: {
     void *image = NULL;
     size_t image_size = 0;
-    if (p->fatbin && aquila_fatbin_write(p->fatbin, &image, &image_size) != 0)
-      return CL_OUT_OF_HOST_MEMORY;
+    pthread_mutex_lock(&p->codegen_lock);
+    int written = !p->fatbin || aquila_fatbin_write(p->fatbin, &image, &image_size) == 0;
+    pthread_mutex_unlock(&p->codegen_lock);
+    if (!written) return CL_OUT_OF_HOST_MEMORY;
     cl_int err;
     if (param_name == CL_PROGRAM_BINARY_SIZES) {
       size_t *sizes = calloc(p->num_devices, sizeof *sizes);
@@ -668,14 +815,16 @@ AQUILA_API cl_int clGetProgramInfo(cl_program program, cl_program_info param_nam
         free(image);
         return CL_OUT_OF_HOST_MEMORY;
       }
-      for (cl_uint i = 0; i < p->num_devices; i++) sizes[i] = image_size;
+      for (cl_uint i = 0; i < p->num_devices; i++)
+        sizes[i] = image_size;
       err = info_copy(sizes, p->num_devices * sizeof *sizes, param_value_size, param_value,
                       param_value_size_ret);
       free(sizes);
     } else {
       err = CL_SUCCESS;
       if (param_value) {
-        if (param_value_size < p->num_devices * sizeof(unsigned char *)) err = CL_INVALID_VALUE;
+        if (param_value_size < p->num_devices * sizeof(unsigned char *))
+          err = CL_INVALID_VALUE;
         else
           for (cl_uint i = 0; i < p->num_devices; i++) {
             unsigned char *dst = ((unsigned char **)param_value)[i];
@@ -694,35 +843,41 @@ AQUILA_API cl_int clGetProgramInfo(cl_program program, cl_program_info param_nam
   case CL_PROGRAM_KERNEL_NAMES: {
     if (!program_built(p)) return CL_INVALID_PROGRAM_EXECUTABLE;
     size_t len = 1;
-    for (uint32_t i = 0; i < p->fatbin->num_kernels; i++) len += strlen(p->fatbin->kernels[i].name) + 1;
+    for (uint32_t i = 0; i < p->fatbin->num_kernels; i++)
+      len += strlen(p->fatbin->kernels[i].name) + 1;
     char *names = calloc(1, len);
     if (!names) return CL_OUT_OF_HOST_MEMORY;
     for (uint32_t i = 0; i < p->fatbin->num_kernels; i++) {
       if (i) strcat(names, ";");
       strcat(names, p->fatbin->kernels[i].name);
     }
-    cl_int err = info_copy(names, strlen(names) + 1, param_value_size, param_value,
-                           param_value_size_ret);
+    cl_int err =
+        info_copy(names, strlen(names) + 1, param_value_size, param_value, param_value_size_ret);
     free(names);
     return err;
   }
-  default: return CL_INVALID_VALUE;
+  default:
+    return CL_INVALID_VALUE;
   }
 }
 
 AQUILA_API cl_int clGetProgramBuildInfo(cl_program program, cl_device_id device,
-                                        cl_program_build_info param_name,
-                                        size_t param_value_size, void *param_value,
-                                        size_t *param_value_size_ret) {
+                                        cl_program_build_info param_name, size_t param_value_size,
+                                        void *param_value, size_t *param_value_size_ret) {
   if (!object_is(program, OBJECT_PROGRAM)) return CL_INVALID_PROGRAM;
   int i = device_is_valid(device) ? program_device_index(program, device) : -1;
   if (i < 0) return CL_INVALID_DEVICE;
   struct program_device *pd = &program->per_device[i];
   switch (param_name) {
-  case CL_PROGRAM_BUILD_STATUS: INFO_VALUE(cl_build_status, pd->status);
-  case CL_PROGRAM_BUILD_OPTIONS: INFO_STRING(program->options ? program->options : "");
-  case CL_PROGRAM_BUILD_LOG: INFO_STRING(pd->log ? pd->log : "");
-  case CL_PROGRAM_BINARY_TYPE: INFO_VALUE(cl_program_binary_type, pd->binary_type);
-  default: return CL_INVALID_VALUE;
+  case CL_PROGRAM_BUILD_STATUS:
+    INFO_VALUE(cl_build_status, pd->status);
+  case CL_PROGRAM_BUILD_OPTIONS:
+    INFO_STRING(program->options ? program->options : "");
+  case CL_PROGRAM_BUILD_LOG:
+    INFO_STRING(pd->log ? pd->log : "");
+  case CL_PROGRAM_BINARY_TYPE:
+    INFO_VALUE(cl_program_binary_type, pd->binary_type);
+  default:
+    return CL_INVALID_VALUE;
   }
 }

@@ -59,17 +59,17 @@ void debug_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * with CL_INVALID_VALUE when the caller's buffer is too small. */
 cl_int info_copy(const void *value, size_t size, size_t param_value_size, void *param_value,
                  size_t *param_value_size_ret);
-#define INFO_VALUE(type, v)                                                                       \
-  do {                                                                                            \
-    type info_v_ = (v);                                                                           \
-    return info_copy(&info_v_, sizeof info_v_, param_value_size, param_value,                     \
-                     param_value_size_ret);                                                       \
+#define INFO_VALUE(type, v)                                                                        \
+  do {                                                                                             \
+    type info_v_ = (v);                                                                            \
+    return info_copy(&info_v_, sizeof info_v_, param_value_size, param_value,                      \
+                     param_value_size_ret);                                                        \
   } while (0)
-#define INFO_STRING(s)                                                                            \
-  do {                                                                                            \
-    const char *info_s_ = (s);                                                                    \
-    return info_copy(info_s_, strlen(info_s_) + 1, param_value_size, param_value,                 \
-                     param_value_size_ret);                                                       \
+#define INFO_STRING(s)                                                                             \
+  do {                                                                                             \
+    const char *info_s_ = (s);                                                                     \
+    return info_copy(info_s_, strlen(info_s_) + 1, param_value_size, param_value,                  \
+                     param_value_size_ret);                                                        \
   } while (0)
 
 uint64_t now_ns(void);
@@ -108,7 +108,7 @@ struct _cl_device_id {
   cl_device_id parent, root;
   uint32_t unit_mask[32];
   cl_device_partition_property *partition_type; /* CL_DEVICE_PARTITION_TYPE, 0-terminated */
-  size_t partition_type_len;                     /* with the 0; 0 for a root device */
+  size_t partition_type_len;                    /* with the 0; 0 for a root device */
 };
 
 /* The platform's devices; returns 0 and CL_SUCCESS once HSA is up. */
@@ -160,14 +160,14 @@ struct _cl_command_queue {
   hsa_queue_t *hsa_queue;
   pthread_mutex_t lock;
   pthread_cond_t idle_cond;
-  struct _cl_event *last; /* most recent command (in-order dependency) */
-  struct _cl_event *barrier; /* latest barrier of an out-of-order queue */
+  struct _cl_event *last;             /* most recent command (in-order dependency) */
+  struct _cl_event *barrier;          /* latest barrier of an out-of-order queue */
   struct _cl_event *outstanding_head; /* every command not yet complete */
-  size_t outstanding;     /* commands enqueued and not yet complete */
+  size_t outstanding;                 /* commands enqueued and not yet complete */
   /* Complete commands whose buffers are not released or callbacks not run
    * yet (event.c's second phase); clFinish waits for them too. */
   size_t callbacks_pending;
-  uint32_t trace_track;   /* AQUILA_TRACE's row for its commands, or 0 */
+  uint32_t trace_track; /* AQUILA_TRACE's row for its commands, or 0 */
 };
 
 /* ---- memory objects ------------------------------------------------------ */
@@ -188,7 +188,7 @@ struct _cl_mem {
   char *data;     /* the storage kernels see */
   int owns_data;
   size_t storage_size; /* the mapping behind data when owns_data (mem_storage_alloc) */
-  cl_mem parent; /* sub-buffers */
+  cl_mem parent;       /* sub-buffers */
   size_t offset;
   atomic_uint map_count;
   pthread_mutex_t lock;
@@ -203,12 +203,25 @@ struct _cl_mem {
 
 /* ---- programs and kernels ------------------------------------------------ */
 
+/* One HSA executable loaded on a device, and the reader of its code. */
+struct loaded_code {
+  hsa_executable_t executable;
+  hsa_code_object_reader_t reader;
+};
+
 struct program_device {
   cl_build_status status;
   char *log;
-  hsa_executable_t executable;
-  hsa_code_object_reader_t reader;
-  int loaded;
+  int loaded; /* built for the device: whole is loaded, or code comes on demand */
+  /* A code object holding every kernel (from a binary, the kernel cache or
+   * AQUILA_CODEGEN=eager); without one, machine code is made kernel by
+   * kernel when the application creates kernels (program_make_kernel_code),
+   * each batch its own executable. */
+  int has_whole;
+  struct loaded_code whole;
+  struct loaded_code *on_demand;
+  uint32_t num_on_demand;
+  int32_t *kernel_code; /* per kernel of fatbin: its index in on_demand, -1 before */
   cl_program_binary_type binary_type;
 };
 
@@ -223,6 +236,9 @@ struct _cl_program {
   cl_device_id *devices;
   struct program_device *per_device;
   pthread_mutex_t lock;
+  /* Held while machine code is made on demand and while anything reads the
+   * layout it fills into fatbin's kernels (CL_PROGRAM_BINARIES). */
+  pthread_mutex_t codegen_lock;
   atomic_uint num_kernels_attached; /* kernels the application holds */
   atomic_uint num_kernels_alive;    /* those, and kernels only enqueued commands hold */
   int building;
@@ -234,6 +250,14 @@ struct _cl_program {
    * types (source compiled with -cl-kernel-arg-info); NULL: none does. */
   unsigned char *kernel_arg_info;
 };
+
+/* Makes machine code for the kernels (indices into p->fatbin->kernels) on
+ * every device of p that builds code on demand and lacks it, before kernels
+ * are created from them. CL_SUCCESS, or an error with the reason in the
+ * devices' build logs. */
+cl_int program_make_kernel_code(cl_program p, const uint32_t *kernels, uint32_t num_kernels);
+/* The executable holding kernel k's code on device slot i (loaded). */
+hsa_executable_t program_kernel_executable(cl_program p, cl_uint i, uint32_t k);
 
 struct kernel_arg {
   int set;
@@ -266,7 +290,7 @@ struct _cl_kernel {
 /* ---- events and commands ------------------------------------------------- */
 
 enum command_kind {
-  COMMAND_NONE,      /* markers, barriers, user events */
+  COMMAND_NONE, /* markers, barriers, user events */
   COMMAND_NDRANGE,
   COMMAND_READ,      /* memcpy region */
   COMMAND_COPY_RECT, /* generic rectangular copy (read/write/copy rect) */
@@ -299,8 +323,8 @@ struct _cl_event {
   pthread_cond_t cond;
   struct event_callback *callbacks;
   struct dependent *dependents;
-  atomic_int pending;     /* unfinished dependencies + 1 while being submitted */
-  int failed_dependency;  /* a dependency ended in error */
+  atomic_int pending;    /* unfinished dependencies + 1 while being submitted */
+  int failed_dependency; /* a dependency ended in error */
   /* Profiling times, kept when the queue profiles or AQUILA_TRACE is set;
    * t_ready (its dependencies complete) only for the trace. */
   uint64_t t_queued, t_ready, t_submit, t_start, t_end;
@@ -348,7 +372,7 @@ struct _cl_event {
     } image;
   } u;
   atomic_int completion_claimed;
-  struct _cl_event *inflight_next; /* device watcher list */
+  struct _cl_event *inflight_next;           /* device watcher list */
   struct _cl_event *queue_prev, *queue_next; /* the queue's outstanding list */
 };
 

@@ -70,13 +70,22 @@ __attribute__((unused)) static cl_program build_program(const char *src, const c
 
 /* Builds src with the compiler's report of each kernel in its build log
  * (AQUILA_DEBUG=vectorize; no kernel cache, so that it is compiled) and
- * copies the log into log. */
+ * copies the log into log. Machine code, and with it the report, is made
+ * when kernels are created: every kernel is created once here. */
 __attribute__((unused)) static cl_program build_program_reporting(const char *src, char *log,
                                                                   size_t log_size) {
   setenv("AQUILA_DEBUG", "vectorize", 1);
   setenv("AQUILA_CACHE", "0", 1);
   cl_int err;
   cl_program p = build_program(src, "", &err);
+  cl_uint n = 0;
+  if (p && clCreateKernelsInProgram(p, 0, NULL, &n) == CL_SUCCESS && n > 0) {
+    cl_kernel *kernels = calloc(n, sizeof *kernels);
+    if (kernels && clCreateKernelsInProgram(p, n, kernels, NULL) == CL_SUCCESS)
+      for (cl_uint i = 0; i < n; i++)
+        clReleaseKernel(kernels[i]);
+    free(kernels);
+  }
   unsetenv("AQUILA_DEBUG");
   unsetenv("AQUILA_CACHE");
   log[0] = '\0';

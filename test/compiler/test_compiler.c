@@ -42,7 +42,8 @@ static int run_scale(cl_program p) {
   cl_kernel k = clCreateKernel(p, "scale", &err);
   if (!k) return 0;
   float host[1024];
-  for (int i = 0; i < 1024; i++) host[i] = 1.0f;
+  for (int i = 0; i < 1024; i++)
+    host[i] = 1.0f;
   cl_mem buf = clCreateBuffer(context, CL_MEM_COPY_HOST_PTR, sizeof host, host, &err);
   float f = 3.0f;
   size_t n = 1024;
@@ -52,7 +53,8 @@ static int run_scale(cl_program p) {
   if (err == CL_SUCCESS)
     err = clEnqueueReadBuffer(queue, buf, CL_TRUE, 0, sizeof host, host, 0, NULL, NULL);
   int ok = err == CL_SUCCESS;
-  for (int i = 0; i < 1024 && ok; i++) ok = host[i] == 3.0f;
+  for (int i = 0; i < 1024 && ok; i++)
+    ok = host[i] == 3.0f;
   clReleaseMemObject(buf);
   clReleaseKernel(k);
   return ok;
@@ -91,24 +93,26 @@ static void cache_hit_and_invalidation(void) {
   CHECK_EQ_INT(err, CL_SUCCESS);
   CHECK(run_scale(p));
   clReleaseProgram(p);
-  CHECK_EQ_INT(count_cache_entries(), before + 1);
+  /* The program (bitcode and metadata) and its kernel's machine code. */
+  CHECK_EQ_INT(count_cache_entries(), before + 2);
   /* The same build again is served from the cache. */
   p = build_source(scale_source, "-DFIRST", &err);
   CHECK_EQ_INT(err, CL_SUCCESS);
   CHECK(run_scale(p));
   clReleaseProgram(p);
-  CHECK_EQ_INT(count_cache_entries(), before + 1);
-  /* Other options are another entry. */
+  CHECK_EQ_INT(count_cache_entries(), before + 2);
+  /* Other options are another entry; no kernel made, no code. */
   p = build_source(scale_source, "-DSECOND", &err);
   CHECK_EQ_INT(err, CL_SUCCESS);
   clReleaseProgram(p);
-  CHECK_EQ_INT(count_cache_entries(), before + 2);
+  CHECK_EQ_INT(count_cache_entries(), before + 3);
 }
 
 static void corrupt_cache_entry_is_rebuilt(void) {
   cl_int err;
-  const char *src = "__kernel void scale(__global float *x, float f) { x[get_global_id(0)] *= f; }\n"
-                    "// corrupt-entry test\n";
+  const char *src =
+      "__kernel void scale(__global float *x, float f) { x[get_global_id(0)] *= f; }\n"
+      "// corrupt-entry test\n";
   cl_program p = build_source(src, "", &err);
   CHECK_EQ_INT(err, CL_SUCCESS);
   clReleaseProgram(p);
@@ -141,10 +145,37 @@ static void cache_off(void) {
   unsetenv("AQUILA_CACHE");
 }
 
-/* A binary with a code object for this CPU loads with no compiler at all. */
+/* A binary with a code object for this CPU loads with no compiler at all.
+ * Builds make machine code on demand, so that binary comes from a build
+ * with AQUILA_CODEGEN=eager; one from a build on demand holds the bitcode,
+ * and its kernels' code comes from the kernel cache, here with no compiler
+ * either. */
 static void binary_needs_no_compiler(void) {
   cl_int err;
+  cl_program lazy = build_source(scale_source, "-DON_DEMAND", &err);
+  REQUIRE(err == CL_SUCCESS);
+  CHECK(run_scale(lazy)); /* its code is now in the kernel cache */
+  size_t lazy_size = 0;
+  clGetProgramInfo(lazy, CL_PROGRAM_BINARY_SIZES, sizeof lazy_size, &lazy_size, NULL);
+  REQUIRE(lazy_size > 0);
+  unsigned char *lazy_bin = malloc(lazy_size);
+  clGetProgramInfo(lazy, CL_PROGRAM_BINARIES, sizeof lazy_bin, &lazy_bin, NULL);
+  clReleaseProgram(lazy);
+  setenv("AQUILA_CLANG", "/nonexistent/clang", 1);
+  setenv("AQUILA_LLD", "/nonexistent/ld.lld", 1);
+  const unsigned char *lazy_bins[1] = {lazy_bin};
+  lazy = clCreateProgramWithBinary(context, 1, &device, &lazy_size, lazy_bins, NULL, &err);
+  CHECK_EQ_INT(err, CL_SUCCESS);
+  CHECK_EQ_INT(clBuildProgram(lazy, 1, &device, "", NULL, NULL), CL_SUCCESS);
+  CHECK(run_scale(lazy));
+  clReleaseProgram(lazy);
+  unsetenv("AQUILA_CLANG");
+  unsetenv("AQUILA_LLD");
+  free(lazy_bin);
+
+  setenv("AQUILA_CODEGEN", "eager", 1);
   cl_program p = build_source(scale_source, "", &err);
+  unsetenv("AQUILA_CODEGEN");
   REQUIRE(err == CL_SUCCESS);
   size_t size = 0;
   clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, NULL);
@@ -295,7 +326,8 @@ static void check_reduce(const char *mode) {
   REQUIRE(k);
   enum { N = 4096, WG = 128 };
   int in[N], out[N / WG];
-  for (int i = 0; i < N; i++) in[i] = i % 13;
+  for (int i = 0; i < N; i++)
+    in[i] = i % 13;
   cl_mem bi = clCreateBuffer(context, CL_MEM_COPY_HOST_PTR, sizeof in, in, &err);
   cl_mem bo = clCreateBuffer(context, CL_MEM_READ_WRITE, sizeof out, NULL, &err);
   clSetKernelArg(k, 0, sizeof bi, &bi);
@@ -307,7 +339,8 @@ static void check_reduce(const char *mode) {
                CL_SUCCESS);
   for (int grp = 0; grp < N / WG; grp++) {
     int expect = 3;
-    for (int i = 0; i < WG; i++) expect += in[grp * WG + i] + 1 + i % 3;
+    for (int i = 0; i < WG; i++)
+      expect += in[grp * WG + i] + 1 + i % 3;
     CHECK_EQ_INT(out[grp], expect);
   }
   clReleaseMemObject(bi);
@@ -372,11 +405,13 @@ static void printf_output_is_flushed_at_completion(void) {
  * a library in between, and a link that cannot resolve a function. */
 static void compile_and_link(void) {
   const char *header_src = "#define FACTOR 3.0f\nfloat times(float v);\n";
-  const char *helper_src = "#include \"inc/factor.h\"\nfloat times(float v) { return v * FACTOR; }\n";
-  const char *kernel_src = "#include \"inc/factor.h\"\n"
-                           "__kernel void scale(__global float *x, float f) {\n"
-                           "  x[get_global_id(0)] = times(x[get_global_id(0)]) * f / FACTOR * 3.0f / f;\n"
-                           "}\n";
+  const char *helper_src =
+      "#include \"inc/factor.h\"\nfloat times(float v) { return v * FACTOR; }\n";
+  const char *kernel_src =
+      "#include \"inc/factor.h\"\n"
+      "__kernel void scale(__global float *x, float f) {\n"
+      "  x[get_global_id(0)] = times(x[get_global_id(0)]) * f / FACTOR * 3.0f / f;\n"
+      "}\n";
   cl_int err;
   cl_program header = clCreateProgramWithSource(context, 1, &header_src, NULL, &err);
   cl_program helper = clCreateProgramWithSource(context, 1, &helper_src, NULL, &err);
@@ -388,7 +423,8 @@ static void compile_and_link(void) {
   clGetProgramBuildInfo(kernel, device, CL_PROGRAM_BINARY_TYPE, sizeof type, &type, NULL);
   CHECK_EQ_INT(type, CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT);
   /* helper becomes a library, then is linked with the kernel's object. */
-  cl_program lib = clLinkProgram(context, 1, &device, "-create-library", 1, &helper, NULL, NULL, &err);
+  cl_program lib =
+      clLinkProgram(context, 1, &device, "-create-library", 1, &helper, NULL, NULL, &err);
   CHECK_EQ_INT(err, CL_SUCCESS);
   clGetProgramBuildInfo(lib, device, CL_PROGRAM_BINARY_TYPE, sizeof type, &type, NULL);
   CHECK_EQ_INT(type, CL_PROGRAM_BINARY_TYPE_LIBRARY);
@@ -424,12 +460,13 @@ static void compile_and_link(void) {
 static void c99_inline_functions(void) {
   const char *header_src = "inline float twice(float v) { return 2.0f * v; }\n"
                            "static inline float minus_one(float v) { return v - 1.0f; }\n";
-  const char *build_src = "inline float twice(float v) { return 2.0f * v; }\n"
-                          "static inline float half_of(float v) { return 0.5f * v; }\n"
-                          "extern inline float plus_one(float v) { return v + 1.0f; }\n"
-                          "__kernel void scale(__global float *x, float f) {\n"
-                          "  size_t i = get_global_id(0); x[i] = half_of(twice(x[i]) * f) + plus_one(0.0f) - 1.0f;\n"
-                          "}\n";
+  const char *build_src =
+      "inline float twice(float v) { return 2.0f * v; }\n"
+      "static inline float half_of(float v) { return 0.5f * v; }\n"
+      "extern inline float plus_one(float v) { return v + 1.0f; }\n"
+      "__kernel void scale(__global float *x, float f) {\n"
+      "  size_t i = get_global_id(0); x[i] = half_of(twice(x[i]) * f) + plus_one(0.0f) - 1.0f;\n"
+      "}\n";
   cl_int err;
   cl_program p = build_source(build_src, "", &err);
   CHECK_EQ_INT(err, CL_SUCCESS);
@@ -460,7 +497,8 @@ static void c99_inline_functions(void) {
     CHECK(run_scale(exe));
     clReleaseProgram(exe);
   }
-  for (int i = 0; i < 2; i++) clReleaseProgram(objs[i]);
+  for (int i = 0; i < 2; i++)
+    clReleaseProgram(objs[i]);
   clReleaseProgram(header);
 }
 
@@ -608,8 +646,9 @@ static void kernel_qualifier_from_a_macro(void) {
   CHECK(run_scale(p));
   clReleaseProgram(p);
   const char *header_src = "#define KERNEL_FQ __kernel\n";
-  const char *src = "#include \"vendor.h\"\n"
-                    "KERNEL_FQ void scale(__global float *x, float f) { x[get_global_id(0)] *= f; }\n";
+  const char *src =
+      "#include \"vendor.h\"\n"
+      "KERNEL_FQ void scale(__global float *x, float f) { x[get_global_id(0)] *= f; }\n";
   cl_program header = clCreateProgramWithSource(context, 1, &header_src, NULL, &err);
   cl_program obj = clCreateProgramWithSource(context, 1, &src, NULL, &err);
   const char *names[1] = {"vendor.h"};
@@ -653,7 +692,8 @@ static void clblast_xgemm_loop_builds(void) {
   CHECK_EQ_INT(clEnqueueNDRangeKernel(queue, k, 1, NULL, &g, &l, 0, NULL, NULL), CL_SUCCESS);
   CHECK_EQ_INT(clEnqueueReadBuffer(queue, bout, CL_TRUE, 0, sizeof out, out, 0, NULL, NULL),
                CL_SUCCESS);
-  for (int i = 0; i < 64; i++) CHECK(out[i] == 120.0f);
+  for (int i = 0; i < 64; i++)
+    CHECK(out[i] == 120.0f);
   clReleaseMemObject(bin);
   clReleaseMemObject(bout);
   clReleaseKernel(k);
@@ -683,14 +723,17 @@ static void compiler_crash_is_a_build_failure(void) {
   CHECK_EQ_INT(err, CL_SUCCESS);
   char fake[300], log[4096];
   snprintf(fake, sizeof fake, "%s/crashing-clang", cache_dir);
-  /* The driver's parent is the compiler process: this is it dying of SIGSEGV. */
-  write_fake_clang(fake, "echo 'fatal: about to crash' >&2; kill -SEGV $PPID; sleep 5");
+  /* The driver's parent is the compiler process: this is it dying. (Not of
+   * a SIGSEGV sent from outside: once clang has run in the process, LLVM's
+   * handler takes SIGSEGV for a fault, which would fault again on return,
+   * and carries on after one that was only sent.) */
+  write_fake_clang(fake, "echo 'fatal: about to crash' >&2; kill -KILL $PPID; sleep 5");
   setenv("AQUILA_CLANG", fake, 1);
   cl_program p = build_source("__kernel void k(__global int *x) { x[0] = 1; }\n", "", &err);
   unsetenv("AQUILA_CLANG");
   CHECK_EQ_INT(err, CL_BUILD_PROGRAM_FAILURE);
   build_log_of(p, log, sizeof log);
-  CHECK(strstr(log, "crashed (signal 11") != NULL);
+  CHECK(strstr(log, "crashed (signal 9") != NULL);
   if (p) clReleaseProgram(p);
   CHECK(run_scale(before));
   cl_program after = build_source(scale_source, "-DAFTER_THE_CRASH", &err);
@@ -757,12 +800,16 @@ static void compiler_diagnostics_reach_stderr(void) {
   close(fd);
   setenv("AQUILA_DEBUG_REGIONS", "1", 1);
   cl_int err;
-  cl_program p = build_source("__kernel void regions_report(__global float *x, __local float *t) {\n"
-                              "  t[get_local_id(0)] = x[get_global_id(0)];\n"
-                              "  barrier(CLK_LOCAL_MEM_FENCE);\n"
-                              "  x[get_global_id(0)] += t[0];\n"
-                              "}\n",
-                              "", &err);
+  cl_program p =
+      build_source("__kernel void regions_report(__global float *x, __local float *t) {\n"
+                   "  t[get_local_id(0)] = x[get_global_id(0)];\n"
+                   "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+                   "  x[get_global_id(0)] += t[0];\n"
+                   "}\n",
+                   "", &err);
+  /* The report comes with the kernel's machine code, made when it is created. */
+  cl_kernel k = p ? clCreateKernel(p, "regions_report", NULL) : NULL;
+  if (k) clReleaseKernel(k);
   unsetenv("AQUILA_DEBUG_REGIONS");
   fflush(stderr);
   dup2(saved, 2);
@@ -798,8 +845,8 @@ static void compiler_memory_is_clean(void) {
         f);
   fclose(f);
   snprintf(cmd, sizeof cmd,
-           "AQUILA_CACHE=0 valgrind -q --error-exitcode=99 %s/clfatbin build --target x86-64-v2 "
-           "-o %s/tree_sum.bin %s",
+           "AQUILA_CACHE=0 valgrind -q --error-exitcode=99 --suppressions=test/valgrind.supp "
+           "%s/clfatbin build --target x86-64-v2 -o %s/tree_sum.bin %s",
            build_dir, cache_dir, src_path);
   int status = system(cmd);
   CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
@@ -811,7 +858,8 @@ static void compiler_memory_is_clean(void) {
 static const char *loops_source =
     "__kernel void uniform_bound(__global const float *x, __global float *y, int n) {\n"
     "  size_t i = get_global_id(0); float acc = 0.0f; float priv[4] = {1, 2, 3, 4};\n"
-    "  for (int j = 0; j < n; j++) { acc += x[j] * priv[j & 3] + x[i % 64]; if (acc > 1e6f) acc = 0; }\n"
+    "  for (int j = 0; j < n; j++) { acc += x[j] * priv[j & 3] + x[i % 64]; if (acc > 1e6f) acc = "
+    "0; }\n"
     "  y[i] = acc;\n"
     "}\n"
     "__kernel void varying_bound(__global const float *x, __global float *y, int n) {\n"
@@ -824,7 +872,8 @@ static const char *loops_source =
     "  if (i % 3 == 0) { acc = 0.0f; for (int j = 0; j < n; j++) acc += x[j] * 2.0f; }\n"
     "  y[i] = acc;\n"
     "}\n"
-    "__kernel void uniform_break_nested(__global const float *x, __global float *y, int n, int m) {\n"
+    "__kernel void uniform_break_nested(__global const float *x, __global float *y, int n, int m) "
+    "{\n"
     "  size_t i = get_global_id(0); float acc = 0.0f;\n"
     "  for (int j = 0; j < n; j++) {\n"
     "    if (j == m) break;\n"
@@ -864,7 +913,8 @@ static void check_loops(const char *mode) {
   REQUIRE(err == CL_SUCCESS);
   enum { G = 96, L = 32, NX = 64 };
   float x[NX], out[G];
-  for (int j = 0; j < NX; j++) x[j] = (float)(j % 9) * 0.5f;
+  for (int j = 0; j < NX; j++)
+    x[j] = (float)(j % 9) * 0.5f;
   int n = 40, m = 6;
   run_loops_kernel(p, "uniform_bound", n, m, out, G, L, x, NX);
   for (int i = 0; i < G; i++) {
@@ -878,7 +928,8 @@ static void check_loops(const char *mode) {
   run_loops_kernel(p, "varying_bound", n, m, out, G, L, x, NX);
   for (int i = 0; i < G; i++) {
     float acc = 0;
-    for (int j = 0; j < i % 7 + n; j++) acc += x[j];
+    for (int j = 0; j < i % 7 + n; j++)
+      acc += x[j];
     CHECK(out[i] == acc);
   }
   run_loops_kernel(p, "loop_in_varying_if", n, m, out, G, L, x, NX);
@@ -886,7 +937,8 @@ static void check_loops(const char *mode) {
     float acc = -1;
     if (i % 3 == 0) {
       acc = 0;
-      for (int j = 0; j < n; j++) acc += x[j] * 2.0f;
+      for (int j = 0; j < n; j++)
+        acc += x[j] * 2.0f;
     }
     CHECK(out[i] == acc);
   }
@@ -896,7 +948,8 @@ static void check_loops(const char *mode) {
     for (int j = 0; j < n; j++) {
       if (j == m) break;
       if (j % 5 == 1) continue;
-      for (int k = 0; k < m; k++) acc += x[(j + k) % n] * (float)(i % 5);
+      for (int k = 0; k < m; k++)
+        acc += x[(j + k) % n] * (float)(i % 5);
     }
     CHECK(out[i] == acc);
   }
@@ -904,7 +957,8 @@ static void check_loops(const char *mode) {
   cl_kernel k = clCreateKernel(p, "atomics_in_loop", &err);
   REQUIRE(k);
   int hist[16] = {0}, data[NX];
-  for (int j = 0; j < NX; j++) data[j] = j * 7;
+  for (int j = 0; j < NX; j++)
+    data[j] = j * 7;
   cl_mem bh = clCreateBuffer(context, CL_MEM_COPY_HOST_PTR, sizeof hist, hist, &err);
   cl_mem bd = clCreateBuffer(context, CL_MEM_COPY_HOST_PTR, sizeof data, data, &err);
   clSetKernelArg(k, 0, sizeof bh, &bh);
@@ -915,8 +969,10 @@ static void check_loops(const char *mode) {
   clEnqueueReadBuffer(queue, bh, CL_TRUE, 0, sizeof hist, hist, 0, NULL, NULL);
   int expect[16] = {0};
   for (int i = 0; i < G; i++)
-    for (int j = 0; j < n; j++) expect[(data[j] + i) % 16]++;
-  for (int b = 0; b < 16; b++) CHECK_EQ_INT(hist[b], expect[b]);
+    for (int j = 0; j < n; j++)
+      expect[(data[j] + i) % 16]++;
+  for (int b = 0; b < 16; b++)
+    CHECK_EQ_INT(hist[b], expect[b]);
   clReleaseMemObject(bh);
   clReleaseMemObject(bd);
   clReleaseKernel(k);
@@ -985,7 +1041,8 @@ static void mad_enable_contracts(void) {
   for (int o = 0; o < 3; o++) {
     run_mad2(options[o], out, a, b, c, N);
     fused = 0;
-    for (int i = 0; i < N; i++) fused += out[i] == fmaf(a[i], b[i], c[i]);
+    for (int i = 0; i < N; i++)
+      fused += out[i] == fmaf(a[i], b[i], c[i]);
     if (has_fma) {
       if (fused != N) printf("  %s: %d of %d results fused\n", options[o], fused, N);
       CHECK_EQ_INT(fused, N);
@@ -1018,15 +1075,15 @@ static void math_rare_paths_across_link(void) {
   REQUIRE(k);
   enum { N = 1024 };
   static float x[N], y[N];
-  for (int i = 0; i < N; i++) x[i] = i % 2 ? (float)i * 1e5f : (float)i * 0.01f;
+  for (int i = 0; i < N; i++)
+    x[i] = i % 2 ? (float)i * 1e5f : (float)i * 0.01f;
   cl_mem in = clCreateBuffer(context, CL_MEM_COPY_HOST_PTR, sizeof x, x, &err);
   cl_mem out = clCreateBuffer(context, CL_MEM_WRITE_ONLY, sizeof y, NULL, &err);
   clSetKernelArg(k, 0, sizeof out, &out);
   clSetKernelArg(k, 1, sizeof in, &in);
   size_t n = N;
   CHECK_EQ_INT(clEnqueueNDRangeKernel(queue, k, 1, NULL, &n, NULL, 0, NULL, NULL), CL_SUCCESS);
-  CHECK_EQ_INT(clEnqueueReadBuffer(queue, out, CL_TRUE, 0, sizeof y, y, 0, NULL, NULL),
-               CL_SUCCESS);
+  CHECK_EQ_INT(clEnqueueReadBuffer(queue, out, CL_TRUE, 0, sizeof y, y, 0, NULL, NULL), CL_SUCCESS);
   int bad = 0;
   for (int i = 0; i < N; i++) {
     double r = sin(x[i]) + cos(x[i]) + sin(x[i]) * tan(x[i]);
@@ -1052,26 +1109,25 @@ static void math_rare_paths_across_link(void) {
  * pointers meet; the same for vstore4 of floats read back by vload4 of
  * ints, which are the builtin library's accesses. */
 static void aliasing_is_not_strict_by_default(void) {
-  const char *src =
-      "__kernel void k(__global const int *in, __global uint *out, int n) {\n"
-      "  int i = get_global_id(0);\n"
-      "  int z = in[i] == 12345;\n"
-      "  __global uint *w = out + 8 * i;\n"
-      "  __global ulong *q = (__global ulong *)(w + z);\n"
-      "  w[0] = 1u;\n"
-      "  q[0] = ((ulong)(uint)in[i] << 32) | 7u;\n"
-      "  uint first = w[0];\n"
-      "  __global float *f = (__global float *)(w + z + 1);\n"
-      "  w[1] = 5u;\n"
-      "  f[0] = 2.0f;\n"
-      "  uint second = w[1];\n"
-      "  vstore4((float4)(1.0f, 2.0f, 3.0f, 4.0f), 1, (__global float *)(w + z));\n"
-      "  int4 bits = vload4(1, (__global int *)w);\n"
-      "  w[2] = first;\n"
-      "  w[3] = second;\n"
-      "  w[4] = (uint)bits.x;\n"
-      "  w[5] = (uint)bits.w;\n"
-      "}\n";
+  const char *src = "__kernel void k(__global const int *in, __global uint *out, int n) {\n"
+                    "  int i = get_global_id(0);\n"
+                    "  int z = in[i] == 12345;\n"
+                    "  __global uint *w = out + 8 * i;\n"
+                    "  __global ulong *q = (__global ulong *)(w + z);\n"
+                    "  w[0] = 1u;\n"
+                    "  q[0] = ((ulong)(uint)in[i] << 32) | 7u;\n"
+                    "  uint first = w[0];\n"
+                    "  __global float *f = (__global float *)(w + z + 1);\n"
+                    "  w[1] = 5u;\n"
+                    "  f[0] = 2.0f;\n"
+                    "  uint second = w[1];\n"
+                    "  vstore4((float4)(1.0f, 2.0f, 3.0f, 4.0f), 1, (__global float *)(w + z));\n"
+                    "  int4 bits = vload4(1, (__global int *)w);\n"
+                    "  w[2] = first;\n"
+                    "  w[3] = second;\n"
+                    "  w[4] = (uint)bits.x;\n"
+                    "  w[5] = (uint)bits.w;\n"
+                    "}\n";
   for (int strict = 0; strict < 2; strict++) {
     cl_int err;
     cl_program p = build_source(src, strict ? "-cl-strict-aliasing" : "", &err);
@@ -1086,7 +1142,8 @@ static void aliasing_is_not_strict_by_default(void) {
     enum { N = 64 };
     int in[N];
     cl_uint out[8 * N];
-    for (int i = 0; i < N; i++) in[i] = i * 3;
+    for (int i = 0; i < N; i++)
+      in[i] = i * 3;
     cl_mem a = clCreateBuffer(context, CL_MEM_COPY_HOST_PTR, sizeof in, in, &err);
     cl_mem b = clCreateBuffer(context, CL_MEM_READ_WRITE, sizeof out, NULL, &err);
     int n = N;

@@ -31,6 +31,12 @@ struct aquila_compile_input {
   /* clCompileProgram: stop at a compiled object (portable bitcode and kernel
    * metadata, no code objects) that aquila_link turns into an executable. */
   int compile_only;
+  /* With no targets: an executable with the portable bitcode and the
+   * kernels' metadata but no code object yet; aquila_compile_kernels makes
+   * machine code for the kernels an application uses, when it uses them.
+   * Errors that code generation would report (undefined functions) are
+   * still found here. */
+  int code_on_demand;
 };
 
 /* Builds an executable fat binary. *log receives a malloc'd build log (possibly
@@ -44,13 +50,21 @@ enum aquila_compile_status aquila_compile(const struct aquila_compile_input *in,
  * AQUILA_COMPILE_INVALID_OPTIONS; unresolved or duplicate symbols
  * AQUILA_COMPILE_FAILED with the reason in the log. */
 enum aquila_compile_status aquila_link(const struct aquila_fatbin *const *inputs, size_t num_inputs,
-                                       const char *options, struct aquila_fatbin **out,
-                                       char **log);
+                                       const char *options, struct aquila_fatbin **out, char **log);
+
+/* Machine code for some kernels of an executable fat binary, from its
+ * portable bitcode: *out holds the kernels named (their layout: kernarg
+ * offsets, local memory) and one code object for target that defines
+ * exactly them. fb's own entries for those kernels get the layout too.
+ * Served from the kernel cache when it holds them. */
+enum aquila_compile_status aquila_compile_kernels(struct aquila_fatbin *fb, const char *target,
+                                                  const char *const *names, size_t num_names,
+                                                  struct aquila_fatbin **out, char **log);
 
 /* Turns a fat binary's portable bitcode into a code object for target and adds
  * it to fb. */
-enum aquila_compile_status aquila_compile_from_bitcode(struct aquila_fatbin *fb,
-                                                       const char *target, char **log);
+enum aquila_compile_status aquila_compile_from_bitcode(struct aquila_fatbin *fb, const char *target,
+                                                       char **log);
 
 /* The fatbin target name of the host CPU, e.g. "x86_64-native:znver3". */
 const char *aquila_compiler_host_target(void);
