@@ -145,6 +145,8 @@ done
 
 echo
 echo "Building programs (fresh process and kernel cache each run; medians of 5)"
+echo "  first/second build and cache hit: clBuildProgram alone; the rest: from the source to"
+echo "  the first result read back, machine code included (bench/buildtime.c)"
 for round in 1 2 3 4 5; do
   for platform in aquila pocl; do
     if [ $platform = aquila ]; then icd=$aquila_icd; else icd=$pocl_icd; fi
@@ -152,7 +154,8 @@ for round in 1 2 3 4 5; do
   done
 done
 printf '%-28s %12s %12s %9s\n' measure Aquila pocl pocl/Aq
-for key in startup_ms cold_build_ms second_build_ms cache_hit_ms; do
+for key in startup_ms cold_build_ms second_build_ms cache_hit_ms many_kernels_ms reduction_ms \
+  scan_ms huge_kernel_ms; do
   a=$(field $key <"$tmp/build.aquila" | median)
   p=$(field $key <"$tmp/build.pocl" | median)
   case $key in
@@ -160,6 +163,10 @@ for key in startup_ms cold_build_ms second_build_ms cache_hit_ms; do
   cold_build_ms) label="first build (ms)" ;;
   second_build_ms) label="second build (ms)" ;;
   cache_hit_ms) label="kernel-cache hit (ms)" ;;
+  many_kernels_ms) label="200 kernels, 1 run (ms)" ;;
+  reduction_ms) label="reduction (ms)" ;;
+  scan_ms) label="scan, 3 kernels (ms)" ;;
+  huge_kernel_ms) label="100 KB kernel (ms)" ;;
   esac
   awk -v l="$label" -v a="$a" -v p="$p" 'BEGIN {
     printf "%-28s %12s %12s %9s\n", l, a, p, (a + 0 > 0) ? sprintf("%.2f", p / a) : "-" }'

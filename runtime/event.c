@@ -51,8 +51,10 @@ static void event_free(cl_event ev) {
   pthread_mutex_destroy(&ev->lock);
   pthread_cond_destroy(&ev->cond);
   object_free(ev);
-  if (q) clReleaseCommandQueue(q);
-  else if (ctx) clReleaseContext(ctx);
+  if (q)
+    clReleaseCommandQueue(q);
+  else if (ctx)
+    clReleaseContext(ctx);
 }
 
 void event_release_internal(cl_event ev) {
@@ -155,7 +157,8 @@ static void completion_push(struct completion_list *l, cl_event ev, cl_int statu
 }
 
 static void release_command_resources(cl_event ev) {
-  for (size_t i = 0; i < ev->num_retained_mems; i++) clReleaseMemObject(ev->retained_mems[i]);
+  for (size_t i = 0; i < ev->num_retained_mems; i++)
+    clReleaseMemObject(ev->retained_mems[i]);
   free(ev->retained_mems);
   ev->retained_mems = NULL;
   ev->num_retained_mems = 0;
@@ -196,29 +199,52 @@ static cl_int kernel_outcome(cl_event ev) {
 
 static const char *command_type_name(cl_command_type type) {
   switch (type) {
-  case CL_COMMAND_NDRANGE_KERNEL: return "NDRange kernel";
-  case CL_COMMAND_TASK: return "task";
-  case CL_COMMAND_NATIVE_KERNEL: return "native kernel";
-  case CL_COMMAND_READ_BUFFER: return "read buffer";
-  case CL_COMMAND_WRITE_BUFFER: return "write buffer";
-  case CL_COMMAND_COPY_BUFFER: return "copy buffer";
-  case CL_COMMAND_READ_IMAGE: return "read image";
-  case CL_COMMAND_WRITE_IMAGE: return "write image";
-  case CL_COMMAND_COPY_IMAGE: return "copy image";
-  case CL_COMMAND_COPY_IMAGE_TO_BUFFER: return "copy image to buffer";
-  case CL_COMMAND_COPY_BUFFER_TO_IMAGE: return "copy buffer to image";
-  case CL_COMMAND_MAP_BUFFER: return "map buffer";
-  case CL_COMMAND_MAP_IMAGE: return "map image";
-  case CL_COMMAND_UNMAP_MEM_OBJECT: return "unmap";
-  case CL_COMMAND_MARKER: return "marker";
-  case CL_COMMAND_READ_BUFFER_RECT: return "read buffer rect";
-  case CL_COMMAND_WRITE_BUFFER_RECT: return "write buffer rect";
-  case CL_COMMAND_COPY_BUFFER_RECT: return "copy buffer rect";
-  case CL_COMMAND_BARRIER: return "barrier";
-  case CL_COMMAND_MIGRATE_MEM_OBJECTS: return "migrate";
-  case CL_COMMAND_FILL_BUFFER: return "fill buffer";
-  case CL_COMMAND_FILL_IMAGE: return "fill image";
-  default: return "command";
+  case CL_COMMAND_NDRANGE_KERNEL:
+    return "NDRange kernel";
+  case CL_COMMAND_TASK:
+    return "task";
+  case CL_COMMAND_NATIVE_KERNEL:
+    return "native kernel";
+  case CL_COMMAND_READ_BUFFER:
+    return "read buffer";
+  case CL_COMMAND_WRITE_BUFFER:
+    return "write buffer";
+  case CL_COMMAND_COPY_BUFFER:
+    return "copy buffer";
+  case CL_COMMAND_READ_IMAGE:
+    return "read image";
+  case CL_COMMAND_WRITE_IMAGE:
+    return "write image";
+  case CL_COMMAND_COPY_IMAGE:
+    return "copy image";
+  case CL_COMMAND_COPY_IMAGE_TO_BUFFER:
+    return "copy image to buffer";
+  case CL_COMMAND_COPY_BUFFER_TO_IMAGE:
+    return "copy buffer to image";
+  case CL_COMMAND_MAP_BUFFER:
+    return "map buffer";
+  case CL_COMMAND_MAP_IMAGE:
+    return "map image";
+  case CL_COMMAND_UNMAP_MEM_OBJECT:
+    return "unmap";
+  case CL_COMMAND_MARKER:
+    return "marker";
+  case CL_COMMAND_READ_BUFFER_RECT:
+    return "read buffer rect";
+  case CL_COMMAND_WRITE_BUFFER_RECT:
+    return "write buffer rect";
+  case CL_COMMAND_COPY_BUFFER_RECT:
+    return "copy buffer rect";
+  case CL_COMMAND_BARRIER:
+    return "barrier";
+  case CL_COMMAND_MIGRATE_MEM_OBJECTS:
+    return "migrate";
+  case CL_COMMAND_FILL_BUFFER:
+    return "fill buffer";
+  case CL_COMMAND_FILL_IMAGE:
+    return "fill image";
+  default:
+    return "command";
   }
 }
 
@@ -329,8 +355,10 @@ static void complete_one(cl_event ev, cl_int status, struct completion_list *mor
     pthread_mutex_lock(&q->lock);
     q->outstanding--;
     q->callbacks_pending++;
-    if (ev->queue_prev) ev->queue_prev->queue_next = ev->queue_next;
-    else q->outstanding_head = ev->queue_next;
+    if (ev->queue_prev)
+      ev->queue_prev->queue_next = ev->queue_next;
+    else
+      q->outstanding_head = ev->queue_next;
     if (ev->queue_next) ev->queue_next->queue_prev = ev->queue_prev;
     int was_last = q->last == ev;
     if (was_last) q->last = NULL;
@@ -354,6 +382,10 @@ static void finish_completion(cl_event ev, cl_int status) {
   pthread_mutex_unlock(&ev->lock);
   if (has_callbacks) run_callbacks(ev, status);
   completion_depth--;
+  pthread_mutex_lock(&ev->lock);
+  ev->finished = 1;
+  pthread_cond_broadcast(&ev->cond);
+  pthread_mutex_unlock(&ev->lock);
   cl_command_queue q = ev->queue;
   if (q) {
     pthread_mutex_lock(&q->lock);
@@ -451,7 +483,8 @@ void command_submit(cl_event ev, cl_uint num_wait, const cl_event *wait_list) {
   cl_event barrier_dep;
   cl_event prev = queue_link(ev, &barrier_dep);
   int barrier_bit = 0;
-  for (cl_uint i = 0; i < num_wait; i++) add_dependency(ev, wait_list[i], &barrier_bit);
+  for (cl_uint i = 0; i < num_wait; i++)
+    add_dependency(ev, wait_list[i], &barrier_bit);
   if (prev) {
     add_dependency(ev, prev, &barrier_bit);
     event_release_internal(prev);
@@ -467,7 +500,8 @@ void command_submit_after_all(cl_event ev) {
   cl_command_queue q = ev->queue;
   pthread_mutex_lock(&q->lock);
   size_t n = 0;
-  for (cl_event e = q->outstanding_head; e; e = e->queue_next) n++;
+  for (cl_event e = q->outstanding_head; e; e = e->queue_next)
+    n++;
   cl_event *all = calloc(n ? n : 1, sizeof *all);
   if (!all) abort();
   n = 0;
@@ -477,7 +511,8 @@ void command_submit_after_all(cl_event ev) {
   }
   pthread_mutex_unlock(&q->lock);
   command_submit(ev, (cl_uint)n, all);
-  for (size_t i = 0; i < n; i++) event_release_internal(all[i]);
+  for (size_t i = 0; i < n; i++)
+    event_release_internal(all[i]);
   free(all);
 }
 
@@ -524,6 +559,11 @@ cl_int event_wait(cl_event ev) {
     pthread_mutex_lock(&ev->lock);
     cl_int st = atomic_load(&ev->status);
     if (st <= CL_COMPLETE) {
+      /* A blocking call returns once the command has let go of its buffers
+       * (an application may release and count them right after), except
+       * in a callback: that may be the second phase it would wait for. */
+      while (!ev->finished && !event_in_callback())
+        pthread_cond_wait(&ev->cond, &ev->lock);
       pthread_mutex_unlock(&ev->lock);
       return st;
     }
@@ -605,14 +645,19 @@ AQUILA_API cl_int clGetEventInfo(cl_event event, cl_event_info param_name, size_
                                  void *param_value, size_t *param_value_size_ret) {
   if (!object_is(event, OBJECT_EVENT)) return CL_INVALID_EVENT;
   switch (param_name) {
-  case CL_EVENT_COMMAND_QUEUE: INFO_VALUE(cl_command_queue, event->queue);
-  case CL_EVENT_CONTEXT: INFO_VALUE(cl_context, event->context);
-  case CL_EVENT_COMMAND_TYPE: INFO_VALUE(cl_command_type, event->type);
+  case CL_EVENT_COMMAND_QUEUE:
+    INFO_VALUE(cl_command_queue, event->queue);
+  case CL_EVENT_CONTEXT:
+    INFO_VALUE(cl_context, event->context);
+  case CL_EVENT_COMMAND_TYPE:
+    INFO_VALUE(cl_command_type, event->type);
   case CL_EVENT_COMMAND_EXECUTION_STATUS:
     event_poll(event);
     INFO_VALUE(cl_int, atomic_load(&event->status));
-  case CL_EVENT_REFERENCE_COUNT: INFO_VALUE(cl_uint, atomic_load(&event->header.refcount));
-  default: return CL_INVALID_VALUE;
+  case CL_EVENT_REFERENCE_COUNT:
+    INFO_VALUE(cl_uint, atomic_load(&event->header.refcount));
+  default:
+    return CL_INVALID_VALUE;
   }
 }
 
@@ -636,11 +681,16 @@ AQUILA_API cl_int clGetEventProfilingInfo(cl_event event, cl_profiling_info para
       atomic_load(&event->status) != CL_COMPLETE)
     return CL_PROFILING_INFO_NOT_AVAILABLE;
   switch (param_name) {
-  case CL_PROFILING_COMMAND_QUEUED: INFO_VALUE(cl_ulong, event->t_queued);
-  case CL_PROFILING_COMMAND_SUBMIT: INFO_VALUE(cl_ulong, event->t_submit);
-  case CL_PROFILING_COMMAND_START: INFO_VALUE(cl_ulong, event->t_start);
-  case CL_PROFILING_COMMAND_END: INFO_VALUE(cl_ulong, event->t_end);
-  default: return CL_INVALID_VALUE;
+  case CL_PROFILING_COMMAND_QUEUED:
+    INFO_VALUE(cl_ulong, event->t_queued);
+  case CL_PROFILING_COMMAND_SUBMIT:
+    INFO_VALUE(cl_ulong, event->t_submit);
+  case CL_PROFILING_COMMAND_START:
+    INFO_VALUE(cl_ulong, event->t_start);
+  case CL_PROFILING_COMMAND_END:
+    INFO_VALUE(cl_ulong, event->t_end);
+  default:
+    return CL_INVALID_VALUE;
   }
 }
 
@@ -674,9 +724,9 @@ AQUILA_API cl_int clSetEventCallback(cl_event event, cl_int command_exec_callbac
                                      void(CL_CALLBACK *pfn_notify)(cl_event, cl_int, void *),
                                      void *user_data) {
   if (!object_is(event, OBJECT_EVENT)) return CL_INVALID_EVENT;
-  if (!pfn_notify || (command_exec_callback_type != CL_SUBMITTED &&
-                      command_exec_callback_type != CL_RUNNING &&
-                      command_exec_callback_type != CL_COMPLETE))
+  if (!pfn_notify ||
+      (command_exec_callback_type != CL_SUBMITTED && command_exec_callback_type != CL_RUNNING &&
+       command_exec_callback_type != CL_COMPLETE))
     return CL_INVALID_VALUE;
   struct event_callback *cb = malloc(sizeof *cb);
   if (!cb) return CL_OUT_OF_HOST_MEMORY;
@@ -688,14 +738,16 @@ AQUILA_API cl_int clSetEventCallback(cl_event event, cl_int command_exec_callbac
   cl_int st = atomic_load(&event->status);
   if (st > command_exec_callback_type) {
     struct event_callback **pp = &event->callbacks;
-    while (*pp) pp = &(*pp)->next;
+    while (*pp)
+      pp = &(*pp)->next;
     *pp = cb;
     pthread_mutex_unlock(&event->lock);
     return CL_SUCCESS;
   }
   pthread_mutex_unlock(&event->lock);
   /* Already there: call now. */
-  pfn_notify(event, command_exec_callback_type == CL_COMPLETE || st < 0 ? st : command_exec_callback_type,
+  pfn_notify(event,
+             command_exec_callback_type == CL_COMPLETE || st < 0 ? st : command_exec_callback_type,
              user_data);
   free(cb);
   return CL_SUCCESS;

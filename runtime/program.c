@@ -401,14 +401,29 @@ hsa_executable_t program_kernel_executable(cl_program p, cl_uint i, uint32_t k) 
   return c >= 0 ? pd->on_demand[c].executable : (hsa_executable_t){0};
 }
 
+/* Whether a program is small enough that its other kernels' code comes
+ * with the first one asked for: each request costs about 40 ms whatever
+ * its size (the linker, the code generator's start, the round trip), and
+ * a few small kernels add little to it, where the application is likely
+ * to create them too (a scan's three passes, a reduction's two stages). */
+#define SMALL_PROGRAM_KERNELS 8
+#define SMALL_PROGRAM_SOURCE (16 * 1024)
+
+static int program_is_small(const struct aquila_fatbin *fb) {
+  return fb->num_kernels <= SMALL_PROGRAM_KERNELS && fb->source &&
+         strlen(fb->source) <= SMALL_PROGRAM_SOURCE;
+}
+
 /* Code on demand for one device: one request for every kernel asked for
- * that the device lacks, loaded as one executable. */
+ * that the device lacks (and, in a small program, every other kernel it
+ * lacks), loaded as one executable. */
 static cl_int make_code_for_device(cl_program p, cl_uint i, const uint32_t *kernels,
                                    uint32_t num_kernels) {
   struct program_device *pd = &p->per_device[i];
   if (!pd->loaded || pd->has_whole) return CL_SUCCESS;
-  const char **names = malloc((num_kernels ? num_kernels : 1) * sizeof *names);
-  uint32_t *which = malloc((num_kernels ? num_kernels : 1) * sizeof *which);
+  uint32_t room = num_kernels + p->fatbin->num_kernels;
+  const char **names = malloc((room ? room : 1) * sizeof *names);
+  uint32_t *which = malloc((room ? room : 1) * sizeof *which);
   struct loaded_code *grown =
       realloc(pd->on_demand, (pd->num_on_demand + 1) * sizeof *pd->on_demand);
   if (grown) pd->on_demand = grown;
@@ -427,6 +442,15 @@ static cl_int make_code_for_device(cl_program p, cl_uint i, const uint32_t *kern
     which[n] = k;
     names[n++] = p->fatbin->kernels[k].name;
   }
+  if (n > 0 && program_is_small(p->fatbin))
+    for (uint32_t k = 0; k < p->fatbin->num_kernels; k++) {
+      int seen = pd->kernel_code[k] >= 0;
+      for (uint32_t m = 0; m < n && !seen; m++)
+        seen = which[m] == k;
+      if (seen) continue;
+      which[n] = k;
+      names[n++] = p->fatbin->kernels[k].name;
+    }
   cl_int err = CL_SUCCESS;
   if (n > 0) {
     const char *target = device_code_target(p->devices[i]);

@@ -321,6 +321,9 @@ struct _cl_event {
   atomic_int status;
   pthread_mutex_t lock;
   pthread_cond_t cond;
+  /* The second phase of its completion has run (event.c): the command's
+   * buffers and kernel are released, its callbacks called. Under lock. */
+  int finished;
   struct event_callback *callbacks;
   struct dependent *dependents;
   atomic_int pending;    /* unfinished dependencies + 1 while being submitted */
