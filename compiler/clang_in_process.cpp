@@ -37,6 +37,9 @@ extern "C" int clang_emit_bitcode_in_process(const char *const *argv, int argc, 
       /* The driver's -o names the job's output, which createInvocation
        * leaves out: tools that use it only parse. */
       invocation->getFrontendOpts().OutputFile = output;
+      /* Without carets ExecuteAction does not print its "N warnings
+       * generated." to standard error, which is the application's. */
+      invocation->getDiagnosticOpts().ShowCarets = false;
       clang::CompilerInstance ci;
       ci.setInvocation(invocation);
       ci.createDiagnostics(new clang::TextDiagnosticPrinter(os, &ci.getDiagnosticOpts()), true);

@@ -122,8 +122,10 @@ static struct record *record_begin(void) {
       atomic_fetch_add_explicit(&trace.dropped, 1, memory_order_relaxed);
       return NULL;
     }
-    if (b->last) atomic_store_explicit(&b->last->next, c, memory_order_release);
-    else b->first = c;
+    if (b->last)
+      atomic_store_explicit(&b->last->next, c, memory_order_release);
+    else
+      b->first = c;
     b->last = c;
   }
   atomic_fetch_add_explicit(&trace.records, 1, memory_order_relaxed);
@@ -141,8 +143,8 @@ static void set_name(struct record *r, const char *name) {
   snprintf(r->name, sizeof r->name, "%s", name ? name : "?");
 }
 
-void aq_trace_span(uint32_t track, const char *category, const char *name, uint64_t t0,
-                   uint64_t t1, const char *args_fmt, ...) {
+void aq_trace_span(uint32_t track, const char *category, const char *name, uint64_t t0, uint64_t t1,
+                   const char *args_fmt, ...) {
   if (!aq_trace_on || !track) return;
   struct record *r = record_begin();
   if (!r) return;
@@ -156,8 +158,11 @@ void aq_trace_span(uint32_t track, const char *category, const char *name, uint6
   if (args_fmt) {
     va_list ap;
     va_start(ap, args_fmt);
-    vsnprintf(r->u.args, sizeof r->u.args, args_fmt, ap);
+    int n = vsnprintf(r->u.args, sizeof r->u.args, args_fmt, ap);
     va_end(ap);
+    /* Cut short, the members would not be valid JSON any more. */
+    if (n < 0 || (size_t)n >= sizeof r->u.args)
+      snprintf(r->u.args, sizeof r->u.args, "\"args_cut\":true");
   }
   record_commit();
 }
@@ -184,9 +189,8 @@ void aq_trace_command(uint32_t track, const char *name, const struct aq_trace_co
   record_commit();
 }
 
-void aq_trace_groups(uint32_t track, const char *kernel, const void *dispatch_key,
-                     uint64_t packet, uint64_t begin, uint64_t end, int32_t stolen_from,
-                     uint64_t t0, uint64_t t1) {
+void aq_trace_groups(uint32_t track, const char *kernel, const void *dispatch_key, uint64_t packet,
+                     uint64_t begin, uint64_t end, int32_t stolen_from, uint64_t t0, uint64_t t1) {
   if (!aq_trace_on || !track) return;
   struct thread_buffer *b = own_buffer;
   if (b && b->last) {
@@ -255,9 +259,12 @@ static void json_string(FILE *f, const char *s) {
   fputc('"', f);
   for (; *s; s++) {
     unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
-    else if (c < 0x20) fprintf(f, "\\u%04x", c);
-    else fputc(c, f);
+    if (c == '"' || c == '\\')
+      fprintf(f, "\\%c", c);
+    else if (c < 0x20)
+      fprintf(f, "\\u%04x", c);
+    else
+      fputc(c, f);
   }
   fputc('"', f);
 }
@@ -315,12 +322,14 @@ static void write_row_names(FILE *f, uint32_t row, uint32_t lanes_used, bool *fi
     snprintf(name, sizeof name, "%s%s", trace.tracks[track - 1].name, row & 1 ? " waiting" : "");
     if (lane) snprintf(name + strlen(name), sizeof name - strlen(name), " (%u)", lane + 1);
     uint32_t tid = row * AQ_TRACE_LANES + lane + 1;
-    fprintf(f, "%s\n{\"ph\":\"M\",\"pid\":%d,\"tid\":%u,\"name\":\"thread_name\",\"args\":{\"name\":",
+    fprintf(f,
+            "%s\n{\"ph\":\"M\",\"pid\":%d,\"tid\":%u,\"name\":\"thread_name\",\"args\":{\"name\":",
             *first ? "" : ",", (int)trace.pid, tid);
     *first = false;
     json_string(f, name);
-    fprintf(f, "}},\n{\"ph\":\"M\",\"pid\":%d,\"tid\":%u,\"name\":\"thread_sort_index\","
-               "\"args\":{\"sort_index\":%llu}}",
+    fprintf(f,
+            "}},\n{\"ph\":\"M\",\"pid\":%d,\"tid\":%u,\"name\":\"thread_sort_index\","
+            "\"args\":{\"sort_index\":%llu}}",
             (int)trace.pid, tid,
             (unsigned long long)trace.tracks[track - 1].sort * 100000ull + tid);
   }
@@ -397,7 +406,8 @@ void aq_trace_write(void) {
       lanes_used = 0;
     }
     uint32_t lane = 0;
-    while (lane < lanes_used && lane_end[lane] > items[i].t0 && lane < AQ_TRACE_LANES - 1) lane++;
+    while (lane < lanes_used && lane_end[lane] > items[i].t0 && lane < AQ_TRACE_LANES - 1)
+      lane++;
     if (lane == lanes_used) {
       lanes_used++;
       lane_end[lane] = 0;
@@ -407,11 +417,13 @@ void aq_trace_write(void) {
     write_item(f, &items[i], &first);
   }
   if (count) write_row_names(f, items[count - 1].row, lanes_used, &first);
-  fprintf(f, "%s\n{\"ph\":\"M\",\"pid\":%d,\"name\":\"process_name\",\"args\":{\"name\":\"Aquila "
-             "(pid %d)\"}}",
+  fprintf(f,
+          "%s\n{\"ph\":\"M\",\"pid\":%d,\"name\":\"process_name\",\"args\":{\"name\":\"Aquila "
+          "(pid %d)\"}}",
           first ? "" : ",", (int)trace.pid, (int)trace.pid);
-  fprintf(f, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"Aquila " AQUILA_VERSION
-             "\",\"records\":%llu,\"dropped_records\":%llu}}\n",
+  fprintf(f,
+          "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"Aquila " AQUILA_VERSION
+          "\",\"records\":%llu,\"dropped_records\":%llu}}\n",
           (unsigned long long)atomic_load(&trace.records),
           (unsigned long long)atomic_load(&trace.dropped));
   if (fclose(f) != 0) fprintf(stderr, "aquila: AQUILA_TRACE: cannot write %s\n", path);

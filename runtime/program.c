@@ -29,7 +29,8 @@ static void trace_build_step(const char *step, uint64_t t0, int ok, const struct
   if (!AQ_TRACE_ON()) return;
   static pthread_once_t once = PTHREAD_ONCE_INIT;
   pthread_once(&once, make_builds_track);
-  char escaped[160];
+  /* Room for the other members in the record's 160 bytes of arguments. */
+  char escaped[96];
   aq_trace_escape(escaped, sizeof escaped, detail ? detail : "");
   aq_trace_span(builds_track_id, "build", step, t0, now_ns(),
                 "\"ok\":%s,\"kernels\":%u,\"detail\":\"%s\"", ok ? "true" : "false",

@@ -14,20 +14,26 @@
 #define KERNEL_RUNS 5
 #define GROUPS 512
 
-static const char *src =
-    "__kernel void trace_busy(__global float *a, int rounds) {\n"
-    "  size_t i = get_global_id(0);\n"
-    "  float x = a[i];\n"
-    "  for (int r = 0; r < rounds; r++) x = x * 0.999f + 0.5f;\n"
-    "  a[i] = x;\n"
-    "}\n";
+static const char *src = "__kernel void trace_busy(__global float *a, int rounds) {\n"
+                         "  size_t i = get_global_id(0);\n"
+                         "  float x = a[i];\n"
+                         "  for (int r = 0; r < rounds; r++) x = x * 0.999f + 0.5f;\n"
+                         "  a[i] = x;\n"
+                         "}\n";
 
 /* ---- the traced child ---- */
 
 static int run_child(void) {
   api_setup();
   cl_int err;
-  cl_program p = build_program(src, "", &err);
+  /* Options as long as hashcat's (the build's span carries them, cut
+   * short and escaped: the file must stay valid JSON). */
+  cl_program p = build_program(src,
+                               "-D KERNEL_STATIC -D INCLUDE_PATH=/usr/share/some/long/path/OpenCL "
+                               "-D XM2S(x)=#x -D M2S(x)=XM2S(x) -D LOCAL_MEM_TYPE=2 "
+                               "-D VENDOR_ID=214 -D CUDA_ARCH=0 -D HAS_ADD=0 -D HAS_ADDC=0 "
+                               "-D QUOTED=\"a\\\"b\" -D ATTACK_EXEC=11 -D DGST_R0=0",
+                               &err);
   if (!p) return 2;
   cl_kernel k = clCreateKernel(p, "trace_busy", &err);
   size_t n = GROUPS * 64;
@@ -61,7 +67,8 @@ static int run_child(void) {
 static const char *json_value(const char *s, int depth);
 
 static const char *json_space(const char *s) {
-  while (*s == ' ' || *s == '\n' || *s == '\r' || *s == '\t') s++;
+  while (*s == ' ' || *s == '\n' || *s == '\r' || *s == '\t')
+    s++;
   return s;
 }
 
@@ -87,17 +94,20 @@ static const char *json_number(const char *s) {
   const char *start = s;
   if (*s == '-') s++;
   if (*s < '0' || *s > '9') return NULL;
-  while (*s >= '0' && *s <= '9') s++;
+  while (*s >= '0' && *s <= '9')
+    s++;
   if (*s == '.') {
     s++;
     if (*s < '0' || *s > '9') return NULL;
-    while (*s >= '0' && *s <= '9') s++;
+    while (*s >= '0' && *s <= '9')
+      s++;
   }
   if (*s == 'e' || *s == 'E') {
     s++;
     if (*s == '+' || *s == '-') s++;
     if (*s < '0' || *s > '9') return NULL;
-    while (*s >= '0' && *s <= '9') s++;
+    while (*s >= '0' && *s <= '9')
+      s++;
   }
   return s > start ? s : NULL;
 }
@@ -124,19 +134,27 @@ static const char *json_value(const char *s, int depth) {
   if (depth > 64) return NULL;
   s = json_space(s);
   switch (*s) {
-  case '{': return json_list(s, '}', depth, 1);
-  case '[': return json_list(s, ']', depth, 0);
-  case '"': return json_string(s);
-  case 't': return strncmp(s, "true", 4) ? NULL : s + 4;
-  case 'f': return strncmp(s, "false", 5) ? NULL : s + 5;
-  case 'n': return strncmp(s, "null", 4) ? NULL : s + 4;
-  default: return json_number(s);
+  case '{':
+    return json_list(s, '}', depth, 1);
+  case '[':
+    return json_list(s, ']', depth, 0);
+  case '"':
+    return json_string(s);
+  case 't':
+    return strncmp(s, "true", 4) ? NULL : s + 4;
+  case 'f':
+    return strncmp(s, "false", 5) ? NULL : s + 5;
+  case 'n':
+    return strncmp(s, "null", 4) ? NULL : s + 4;
+  default:
+    return json_number(s);
   }
 }
 
 static int count_of(const char *text, const char *needle) {
   int n = 0;
-  for (const char *p = strstr(text, needle); p; p = strstr(p + 1, needle)) n++;
+  for (const char *p = strstr(text, needle); p; p = strstr(p + 1, needle))
+    n++;
   return n;
 }
 
@@ -147,7 +165,8 @@ static unsigned row_named(const char *text, const char *name) {
   const char *hit = strstr(text, key);
   if (!hit) return 0;
   const char *tid = hit;
-  while (tid > text && strncmp(tid, "\"tid\":", 6) != 0) tid--;
+  while (tid > text && strncmp(tid, "\"tid\":", 6) != 0)
+    tid--;
   return tid > text ? (unsigned)strtoul(tid + 6, NULL, 10) : 0;
 }
 
@@ -205,8 +224,9 @@ static void test_one_span_per_command(void) {
   CHECK_EQ_INT(count_of(trace_text, "\"cat\":\"command\",\"name\":\"trace_busy\""), KERNEL_RUNS);
   CHECK_EQ_INT(count_of(trace_text, "\"cat\":\"command waiting\",\"name\":\"trace_busy\""),
                KERNEL_RUNS);
-  CHECK_EQ_INT(count_of(trace_text, "\"global\":[32768,1,1],\"local\":[64,1,1],\"work_groups\":512"),
-               2 * KERNEL_RUNS);
+  CHECK_EQ_INT(
+      count_of(trace_text, "\"global\":[32768,1,1],\"local\":[64,1,1],\"work_groups\":512"),
+      2 * KERNEL_RUNS);
   CHECK_EQ_INT(count_of(trace_text, "\"cat\":\"command\",\"name\":\"write buffer\""), 1);
   CHECK_EQ_INT(count_of(trace_text, "\"cat\":\"command\",\"name\":\"copy buffer\""), 1);
   CHECK_EQ_INT(count_of(trace_text, "\"cat\":\"command\",\"name\":\"read buffer\""), 1);
@@ -220,6 +240,7 @@ static void test_build_and_units(void) {
   REQUIRE(trace_text);
   CHECK_EQ_INT(count_of(trace_text, "\"cat\":\"build\",\"name\":\"clBuildProgram: compile\""), 1);
   CHECK_EQ_INT(count_of(trace_text, "\"cat\":\"build\",\"name\":\"load code object\""), 1);
+  CHECK_EQ_INT(count_of(trace_text, "\"cat\":\"build\",\"name\":\"code generation on demand\""), 1);
   /* Both units ran work-groups of the kernel: 5 x 512 groups of 2000
    * rounds a work-item are far more than one unit takes before the other
    * wakes. */

@@ -822,6 +822,38 @@ static void compiler_diagnostics_reach_stderr(void) {
   if (p) clReleaseProgram(p);
 }
 
+/* A warning goes to the build log, and nothing of the compiler's to the
+ * application's standard error (clang, run inside the compiler process,
+ * would print "1 warning generated." there). */
+static void warnings_stay_in_the_build_log(void) {
+  char path[300];
+  snprintf(path, sizeof path, "%s/stderr-warning.txt", cache_dir);
+  int saved = dup(2), fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0600);
+  REQUIRE(saved >= 0 && fd >= 0);
+  fflush(stderr);
+  dup2(fd, 2);
+  close(fd);
+  setenv("AQUILA_CACHE", "0", 1);
+  cl_int err;
+  cl_program p = build_source("#warning \"a warning for the log\"\n"
+                              "__kernel void warned(__global float *x) { x[0] = 1.0f; }\n",
+                              "", &err);
+  unsetenv("AQUILA_CACHE");
+  fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  CHECK_EQ_INT(err, CL_SUCCESS);
+  char log[4096];
+  build_log_of(p, log, sizeof log);
+  CHECK(strstr(log, "a warning for the log") != NULL);
+  size_t size = 0;
+  char *text = (char *)read_whole(path, &size);
+  CHECK(text != NULL && size == 0);
+  if (text && size) printf("  on standard error: %s\n", text);
+  free(text);
+  if (p) clReleaseProgram(p);
+}
+
 /* The compiler under Valgrind's memcheck (through clfatbin, which runs the
  * same compiler in-process: under Valgrind's emulated CPU the compiler
  * process would name another host target), building a kernel with a
@@ -1207,6 +1239,7 @@ int main(void) {
   RUN(static_local_arrays_of_successive_programs);
   RUN(local_overrun_stays_in_group_memory);
   RUN(clblast_xgemm_loop_builds);
+  RUN(warnings_stay_in_the_build_log);
   RUN(compiler_crash_is_a_build_failure);
   RUN(front_end_crash_keeps_the_diagnostics);
   RUN(compiler_hang_is_stopped);
