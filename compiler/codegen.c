@@ -193,7 +193,7 @@ int codegen_kernel_layout(const void *bitcode, size_t bitcode_size,
   if (LLVMParseBitcodeInContext2(ctx, buf, &m)) {
     strbuf_append(log, "error: the program's LLVM bitcode is invalid\n");
   } else {
-    status = workgroup_compile(m, kernels, num_kernels, NULL, log);
+    status = workgroup_kernel_layout(m, kernels, num_kernels, log);
     LLVMDisposeModule(m);
   }
   LLVMDisposeMemoryBuffer(buf);
@@ -228,6 +228,14 @@ static int keep_only_kernels(LLVMModuleRef m, const struct aquila_fatbin_kernel 
       if (LLVMIsACallInst(user) && LLVMGetCalledValue(user) == f)
         LLVMSetInstructionCallConv(user, LLVMCCallConv);
     }
+  }
+  /* Everything else is the program's own (code objects link nothing but
+   * libm): internal, so that what the kept kernels do not call goes too,
+   * before the work-group compiler and the optimizer would work on it (a
+   * linked program of hashcat's holds its whole library of functions). */
+  for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f)) {
+    if (LLVMIsDeclaration(f) || LLVMGetFunctionCallConv(f) == LLVMSPIRKERNELCallConv) continue;
+    LLVMSetLinkage(f, LLVMInternalLinkage);
   }
   LLVMPassBuilderOptionsRef pbo = LLVMCreatePassBuilderOptions();
   LLVMErrorRef err = LLVMRunPasses(m, "globaldce", NULL, pbo);

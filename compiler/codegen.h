@@ -25,8 +25,9 @@ int codegen_check_bitcode(const void *bitcode, size_t bitcode_size,
                           struct strbuf *log);
 
 /* Fills the kernels' layout fields (kernarg offsets, sizes, attributes) from
- * bitcode without generating code, for compiled objects whose calls may be
- * resolved only at link time. */
+ * bitcode without generating code (workgroup_kernel_layout: the kernels'
+ * signatures only), for compiled objects whose calls may be resolved only
+ * at link time. */
 int codegen_kernel_layout(const void *bitcode, size_t bitcode_size,
                           struct aquila_fatbin_kernel *kernels, unsigned num_kernels,
                           struct strbuf *log);

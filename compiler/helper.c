@@ -85,6 +85,7 @@ static struct aquila_fatbin *get_fatbin(struct wire *in) {
 
 static void serve_link(struct wire *in, struct wire *out) {
   const char *options = wire_get_str(in);
+  int code_on_demand = (int)wire_get_u64(in);
   size_t n = wire_get_u64(in);
   struct aquila_fatbin **inputs = in->failed ? NULL : calloc(n + 1, sizeof *inputs);
   int ok = inputs != NULL;
@@ -95,8 +96,8 @@ static void serve_link(struct wire *in, struct wire *out) {
   } else {
     struct aquila_fatbin *fb = NULL;
     char *log = NULL;
-    enum aquila_compile_status st =
-        aquila_link((const struct aquila_fatbin *const *)inputs, n, options, &fb, &log);
+    enum aquila_compile_status st = aquila_link((const struct aquila_fatbin *const *)inputs, n,
+                                                options, code_on_demand, &fb, &log);
     reply_fatbin(out, st, log, fb);
   }
   for (size_t i = 0; inputs && i < n; i++)

@@ -344,11 +344,12 @@ enum aquila_compile_status aquila_compile(const struct aquila_compile_input *in,
 }
 
 enum aquila_compile_status aquila_link(const struct aquila_fatbin *const *inputs, size_t num_inputs,
-                                       const char *options, struct aquila_fatbin **out,
-                                       char **log_out) {
+                                       const char *options, int code_on_demand,
+                                       struct aquila_fatbin **out, char **log_out) {
   struct wire req = {0};
   begin_request(&req, WIRE_LINK);
   wire_put_str(&req, options);
+  wire_put_u64(&req, (uint64_t)code_on_demand);
   wire_put_u64(&req, num_inputs);
   for (size_t i = 0; i < num_inputs; i++)
     put_fatbin(&req, inputs[i]);

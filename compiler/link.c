@@ -55,8 +55,8 @@ static void collect_diagnostic(LLVMDiagnosticInfoRef info, void *data) {
 }
 
 enum aquila_compile_status aquila_link(const struct aquila_fatbin *const *inputs, size_t num_inputs,
-                                       const char *options, struct aquila_fatbin **out,
-                                       char **log_out) {
+                                       const char *options, int code_on_demand,
+                                       struct aquila_fatbin **out, char **log_out) {
   struct strbuf log = {0};
   *out = NULL;
   int create_library = 0;
@@ -117,7 +117,11 @@ enum aquila_compile_status aquila_link(const struct aquila_fatbin *const *inputs
   linked_bc = LLVMWriteBitcodeToMemoryBuffer(linked);
   const void *bc_data = LLVMGetBufferStart(linked_bc);
   size_t bc_size = LLVMGetBufferSize(linked_bc);
-  if (!create_library) {
+  if (!create_library && code_on_demand) {
+    /* What code generation would refuse (a function nobody defines) is the
+     * link's error still; the code itself comes when kernels are created. */
+    if (codegen_check_bitcode(bc_data, bc_size, fb->kernels, fb->num_kernels, &log)) goto out;
+  } else if (!create_library) {
     if (!(dir = make_scratch_dir())) {
       strbuf_append(&log, "error: cannot create a scratch directory\n");
       goto out;

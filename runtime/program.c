@@ -551,7 +551,7 @@ AQUILA_API cl_int clBuildProgram(cl_program program, cl_uint num_devices,
     struct aquila_fatbin *fb = NULL;
     char *log = NULL;
     uint64_t t0 = trace_begin();
-    enum aquila_compile_status st = aquila_link(inputs, 1, "", &fb, &log);
+    enum aquila_compile_status st = aquila_link(inputs, 1, "", codegen_on_demand(), &fb, &log);
     trace_build_step("clBuildProgram: link", t0, st == AQUILA_COMPILE_OK, fb, "");
     for (cl_uint i = 0; i < program->num_devices; i++)
       append_log(&program->per_device[i], log ? log : "");
@@ -664,9 +664,12 @@ AQUILA_API cl_int clCompileProgram(cl_program program, cl_uint num_devices,
                                     .compile_only = 1};
   struct aquila_fatbin *fb = NULL;
   char *log = NULL;
-  uint64_t t0 = trace_begin();
+  uint64_t t0 = trace_begin(), t_compile = now_ns();
   enum aquila_compile_status st = aquila_compile(&in, &fb, &log);
   trace_build_step("clCompileProgram", t0, st == AQUILA_COMPILE_OK, fb, options);
+  debug_log("clCompileProgram: %zu bytes of source, %u headers, options '%s': %.1f ms",
+            strlen(program->source), num_input_headers, options ? options : "",
+            (double)(now_ns() - t_compile) / 1e6);
   free(names);
   free(sources);
   err = status_to_cl(st, CL_INVALID_COMPILER_OPTIONS, CL_COMPILE_PROGRAM_FAILURE);
@@ -741,7 +744,8 @@ AQUILA_API cl_program clLinkProgram(cl_context context, cl_uint num_devices,
   struct aquila_fatbin *fb = NULL;
   char *log = NULL;
   uint64_t t0 = trace_begin();
-  enum aquila_compile_status st = aquila_link(inputs, num_input_programs, options, &fb, &log);
+  enum aquila_compile_status st =
+      aquila_link(inputs, num_input_programs, options, codegen_on_demand(), &fb, &log);
   trace_build_step("clLinkProgram", t0, st == AQUILA_COMPILE_OK, fb, options);
   err = status_to_cl(st, CL_INVALID_LINKER_OPTIONS, CL_LINK_PROGRAM_FAILURE);
   out->options = strdup(options ? options : "");

@@ -46,11 +46,13 @@ enum aquila_compile_status aquila_compile(const struct aquila_compile_input *in,
 
 /* clLinkProgram: links the bitcode of compiled objects and libraries. With
  * "-create-library" in options the result is a library, else an executable
- * with a code object for the host CPU. Unknown options give
+ * with a code object for the host CPU (with code_on_demand, none: its code
+ * is made kernel by kernel by aquila_compile_kernels). Unknown options give
  * AQUILA_COMPILE_INVALID_OPTIONS; unresolved or duplicate symbols
  * AQUILA_COMPILE_FAILED with the reason in the log. */
 enum aquila_compile_status aquila_link(const struct aquila_fatbin *const *inputs, size_t num_inputs,
-                                       const char *options, struct aquila_fatbin **out, char **log);
+                                       const char *options, int code_on_demand,
+                                       struct aquila_fatbin **out, char **log);
 
 /* Machine code for some kernels of an executable fat binary, from its
  * portable bitcode: *out holds the kernels named (their layout: kernarg
