@@ -75,6 +75,7 @@ for round in $(seq "$rounds"); do
       t=$(OCL_ICD_VENDORS=$icd AQUILA_CACHE_DIR=$cold/aquila POCL_CACHE_DIR=$cold/pocl \
           XDG_CACHE_HOME=$cold/xdg run "$name" "$icd" $app)
       echo "$t" >>"$tmp/$name.$app"
+      [ "$t" = fail ] && echo "first-result: $app failed on $name" >&2 && touch "$tmp/failed"
     done
   done
 done
@@ -90,3 +91,4 @@ for app in $apps; do
   for pair in "$@"; do printf ' %12s' "$(median <"$tmp/${pair%%=*}.$app")"; done
   echo
 done
+[ ! -f "$tmp/failed" ]

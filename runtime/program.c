@@ -397,9 +397,14 @@ cl_int program_load_for_device(cl_program p, cl_uint i) {
 
 hsa_executable_t program_kernel_executable(cl_program p, cl_uint i, uint32_t k) {
   struct program_device *pd = &p->per_device[i];
-  if (pd->has_whole) return pd->whole.executable;
+  /* Another thread may be adding code (and moving on_demand) meanwhile. */
+  pthread_mutex_lock(&p->codegen_lock);
   int32_t c = pd->kernel_code ? pd->kernel_code[k] : -1;
-  return c >= 0 ? pd->on_demand[c].executable : (hsa_executable_t){0};
+  hsa_executable_t e = pd->has_whole ? pd->whole.executable
+                       : c >= 0      ? pd->on_demand[c].executable
+                                     : (hsa_executable_t){0};
+  pthread_mutex_unlock(&p->codegen_lock);
+  return e;
 }
 
 /* Whether a program is small enough that its other kernels' code comes
@@ -443,6 +448,7 @@ static cl_int make_code_for_device(cl_program p, cl_uint i, const uint32_t *kern
     which[n] = k;
     names[n++] = p->fatbin->kernels[k].name;
   }
+  uint32_t asked = n;
   if (n > 0 && program_is_small(p->fatbin))
     for (uint32_t k = 0; k < p->fatbin->num_kernels; k++) {
       int seen = pd->kernel_code[k] >= 0;
@@ -453,13 +459,20 @@ static cl_int make_code_for_device(cl_program p, cl_uint i, const uint32_t *kern
       names[n++] = p->fatbin->kernels[k].name;
     }
   cl_int err = CL_SUCCESS;
-  if (n > 0) {
+  while (n > 0) {
     const char *target = device_code_target(p->devices[i]);
     struct aquila_fatbin *built = NULL;
     char *log = NULL;
     uint64_t t0 = now_ns();
     enum aquila_compile_status st =
         aquila_compile_kernels(p->fatbin, target, names, n, &built, &log);
+    if (st == AQUILA_COMPILE_FAILED && n > asked) {
+      /* A kernel that came along failed: those asked for may still build. */
+      free(log);
+      aquila_fatbin_destroy(built);
+      n = asked;
+      continue;
+    }
     trace_build_step("code generation on demand", t0, st == AQUILA_COMPILE_OK, built, names[0]);
     debug_log("machine code for %u kernel%s ('%s'%s) for %s: %s in %.1f ms", n, n == 1 ? "" : "s",
               names[0], n > 1 ? ", ..." : "", target, st == AQUILA_COMPILE_OK ? "made" : "failed",
@@ -479,6 +492,7 @@ static cl_int make_code_for_device(cl_program p, cl_uint i, const uint32_t *kern
       pd->num_on_demand++;
     }
     aquila_fatbin_destroy(built);
+    break;
   }
   free(names);
   free(which);

@@ -18,7 +18,8 @@ SAMPLES += $(SAMPLE_BINS)
 # what building programs costs (bench/buildtime.c) and the float math builtins'
 # speed and accuracy (bench/mathbench.c); then real applications' own
 # benchmarks on both (bench/apps-bench.sh: CLBlast through bench/clblast_sgemm.c,
-# clpeak, hashcat, clFFT), installed if missing.
+# clpeak, hashcat, clFFT), installed if missing, and the time to their first
+# result with every cache cold (bench/first-result.sh).
 BENCH_BINS := $(BUILD)/bench/stream $(BUILD)/bench/fmapeak $(BUILD)/bench/micro \
               $(BUILD)/bench/buildtime $(BUILD)/bench/nbody_c $(BUILD)/bench/mathbench
 
@@ -57,6 +58,8 @@ bench: all bench-deps $(BENCH_BINS) $(BUILD)/bench/clblast_sgemm
 	sh bench/bench.sh $(BUILD) $(abspath $(ICD_FILE)) || status=1; \
 	echo; \
 	sh bench/apps-bench.sh $(BUILD) $(abspath $(ICD_FILE)) || status=1; \
+	echo; echo "Time to the first result, every cache cold (s, medians of 3; bench/first-result.sh)"; \
+	sh bench/first-result.sh $(BUILD) 3 Aquila=$(abspath $(ICD_FILE)) pocl=/etc/OpenCL/vendors/pocl.icd || status=1; \
 	exit $$status
 
 # hsa-vectoradd: an HSA program on the standalone HSA runtime (libaquila-hsa.so),
