@@ -144,9 +144,14 @@ static void collect_diagnostic(LLVMDiagnosticInfoRef info, void *log) {
   LLVMDisposeMessage(msg);
 }
 
-int codegen_check_bitcode(const void *bitcode, size_t bitcode_size,
-                          struct aquila_fatbin_kernel *kernels, unsigned num_kernels,
-                          struct strbuf *log) {
+/* Parses bitcode for the kernels' metadata: their layout
+ * (workgroup_kernel_layout) and, with check_calls, the error code
+ * generation would give for calls of functions nobody defines. Before the
+ * work-group compiler its hooks (__aquila_*) and printf are still calls,
+ * bound later. */
+static int bitcode_metadata(const void *bitcode, size_t bitcode_size,
+                            struct aquila_fatbin_kernel *kernels, unsigned num_kernels,
+                            int check_calls, struct strbuf *log) {
   pthread_once(&llvm_once, init_llvm);
   LLVMContextRef ctx = LLVMContextCreate();
   LLVMContextSetDiagnosticHandler(ctx, collect_diagnostic, log);
@@ -157,10 +162,8 @@ int codegen_check_bitcode(const void *bitcode, size_t bitcode_size,
   if (LLVMParseBitcodeInContext2(ctx, buf, &m)) {
     strbuf_append(log, "error: the program's LLVM bitcode is invalid\n");
   } else {
-    /* Before the work-group compiler: its hooks (__aquila_*) and printf are
-     * still calls here, bound later. */
     int missing = 0;
-    for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f)) {
+    for (LLVMValueRef f = LLVMGetFirstFunction(m); check_calls && f; f = LLVMGetNextFunction(f)) {
       if (!LLVMIsDeclaration(f) || LLVMGetFirstUse(f) == NULL) continue;
       size_t len;
       const char *name = LLVMGetValueName2(f, &len);
@@ -180,25 +183,16 @@ int codegen_check_bitcode(const void *bitcode, size_t bitcode_size,
   return status;
 }
 
+int codegen_check_bitcode(const void *bitcode, size_t bitcode_size,
+                          struct aquila_fatbin_kernel *kernels, unsigned num_kernels,
+                          struct strbuf *log) {
+  return bitcode_metadata(bitcode, bitcode_size, kernels, num_kernels, 1, log);
+}
+
 int codegen_kernel_layout(const void *bitcode, size_t bitcode_size,
                           struct aquila_fatbin_kernel *kernels, unsigned num_kernels,
                           struct strbuf *log) {
-  pthread_once(&llvm_once, init_llvm);
-  LLVMContextRef ctx = LLVMContextCreate();
-  LLVMContextSetDiagnosticHandler(ctx, collect_diagnostic, log);
-  LLVMModuleRef m = NULL;
-  LLVMMemoryBufferRef buf =
-      LLVMCreateMemoryBufferWithMemoryRangeCopy(bitcode, bitcode_size, "program.bc");
-  int status = -1;
-  if (LLVMParseBitcodeInContext2(ctx, buf, &m)) {
-    strbuf_append(log, "error: the program's LLVM bitcode is invalid\n");
-  } else {
-    status = workgroup_kernel_layout(m, kernels, num_kernels, log);
-    LLVMDisposeModule(m);
-  }
-  LLVMDisposeMemoryBuffer(buf);
-  LLVMContextDispose(ctx);
-  return status;
+  return bitcode_metadata(bitcode, bitcode_size, kernels, num_kernels, 0, log);
 }
 
 /* Leaves the module with the kernels listed as its only kernels: another

@@ -337,26 +337,17 @@ enum aquila_compile_status aquila_compile(const struct aquila_compile_input *in,
     status = AQUILA_COMPILE_OK;
     goto out;
   }
+  const char *const *targets = in->num_targets ? in->targets : &host;
+  size_t num_targets = in->num_targets ? in->num_targets : 1;
+  int layout_done = 0; /* the kernels' layout filled in */
   if (in->code_on_demand && in->num_targets == 0) {
     /* Code comes kernel by kernel when the application uses one
      * (aquila_compile_kernels); the build still reports what code
      * generation would refuse. */
     if (codegen_check_bitcode(bitcode, bitcode_size, fr.kernels, fr.num_kernels, &log)) goto out;
-    copy_kernels(fb, &fr);
-    if (aquila_fatbin_add_code(fb, "bitcode", bitcode, bitcode_size) ||
-        aquila_fatbin_set_source(fb, in->source, in->options ? in->options : "")) {
-      status = AQUILA_COMPILE_NO_MEMORY;
-      goto out;
-    }
-    if (cacheable) cache_store(&key, fb);
-    *out = fb;
-    fb = NULL;
-    status = AQUILA_COMPILE_OK;
-    goto out;
+    num_targets = 0;
+    layout_done = 1;
   }
-  const char *const *targets = in->num_targets ? in->targets : &host;
-  size_t num_targets = in->num_targets ? in->num_targets : 1;
-  size_t num_cpu_codes = 0;
   for (size_t i = 0; i < num_targets; i++) {
     if (!strcmp(targets[i], "bitcode")) continue; /* always included */
     void *code = NULL;
@@ -365,7 +356,7 @@ enum aquila_compile_status aquila_compile(const struct aquila_compile_input *in,
       if (codegen_cpu_code_object(bitcode, bitcode_size, targets[i], opts.opt_disable, fr.kernels,
                                   fr.num_kernels, 0, dir, &code, &code_size, &log))
         goto out;
-      num_cpu_codes++;
+      layout_done = 1;
     } else if (codegen_gpu_code_object(targets[i], &opts, src_path, dir, &code, &code_size, &log)) {
       goto out;
     }
@@ -376,7 +367,7 @@ enum aquila_compile_status aquila_compile(const struct aquila_compile_input *in,
       goto out;
     }
   }
-  if (num_cpu_codes == 0) {
+  if (!layout_done) {
     /* No CPU code object (bitcode and GPU targets only): the kernel layout
      * still comes from code generation, for this CPU, whose code object is
      * not kept. */
