@@ -13,8 +13,9 @@ COMPILER_SRCS := $(filter-out $(COMPILER_CLIENT_ONLY),$(wildcard compiler/*.c))
 COMPILER_OBJS := $(COMPILER_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/compiler/builtins_blob.o \
                  $(BUILD)/obj/compiler/clang_in_process.o
 # clang_in_process.cpp uses clang's C++ API, from libclang-cpp (clang-19
-# depends on it; its headers come with libclang-19-dev).
-LIBCLANG_CPP := $(firstword $(wildcard $(LLVM_DIR)/lib/libclang-cpp.so.19*) -lclang-cpp)
+# depends on it; its headers come with libclang-19-dev). By the library's
+# file name: the unversioned link is in libclang-cpp19-dev, not needed.
+LIBCLANG_CPP := -l:libclang-cpp.so.19.1
 COMPILER_LDLIBS := -lclang-19 $(LIBCLANG_CPP) -lLLVM-19 -lstdc++
 COMPILER_CLIENT_SRCS := compiler/helper_client.c compiler/wire.c compiler/cache.c compiler/gpu.c \
                         compiler/options.c compiler/util.c compiler/strbuf.c compiler/spawn.c
