@@ -822,6 +822,28 @@ static void compiler_diagnostics_reach_stderr(void) {
   if (p) clReleaseProgram(p);
 }
 
+/* Code is made when a kernel is created: a build succeeds without a
+ * linker, creating the kernel then fails with the linker's message in the
+ * build log (and the application goes on), and once the linker is back the
+ * same program's kernel is made and runs. */
+static void code_made_when_the_kernel_is_created(void) {
+  setenv("AQUILA_CACHE", "0", 1);
+  setenv("AQUILA_LLD", "/nonexistent/ld", 1);
+  cl_int err;
+  cl_program p = build_source(scale_source, "-DNO_LINKER_YET", &err);
+  CHECK_EQ_INT(err, CL_SUCCESS);
+  cl_kernel k = p ? clCreateKernel(p, "scale", &err) : NULL;
+  CHECK(k == NULL);
+  CHECK_EQ_INT(err, CL_INVALID_PROGRAM_EXECUTABLE);
+  char log[4096];
+  build_log_of(p, log, sizeof log);
+  CHECK(strstr(log, "linking the code object failed") != NULL);
+  unsetenv("AQUILA_LLD");
+  CHECK(p && run_scale(p));
+  unsetenv("AQUILA_CACHE");
+  if (p) clReleaseProgram(p);
+}
+
 /* A warning goes to the build log, and nothing of the compiler's to the
  * application's standard error (clang, run inside the compiler process,
  * would print "1 warning generated." there). */
@@ -1239,6 +1261,7 @@ int main(void) {
   RUN(static_local_arrays_of_successive_programs);
   RUN(local_overrun_stays_in_group_memory);
   RUN(clblast_xgemm_loop_builds);
+  RUN(code_made_when_the_kernel_is_created);
   RUN(warnings_stay_in_the_build_log);
   RUN(compiler_crash_is_a_build_failure);
   RUN(front_end_crash_keeps_the_diagnostics);
