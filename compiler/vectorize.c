@@ -128,6 +128,10 @@ struct vec {
   /* Phis whose incoming values are filled in at the end. */
   LLVMValueRef *phi_orig, *phi_new;
   size_t num_phis, cap_phis;
+  /* Streaming stores (store_wide): whether fn may use them, and the
+   * dispatch's work-items, computed once in the entry block. */
+  int streams_allowed;
+  LLVMValueRef work_items;
 };
 
 /* ---- helpers ------------------------------------------------------------------------ */
@@ -1592,6 +1596,148 @@ static LLVMValueRef join_value(struct vec *v, struct two_ways *w, LLVMValueRef f
   return phi;
 }
 
+/* Masked loads and stores of consecutive elements stream from memory at
+ * about half the speed of plain ones on Zen 4 (VectorAdd's bounds check,
+ * `if (i < n)`, halved its bandwidth: the hardware prefetcher does not
+ * follow them), and under such a check every lane is active in all but the
+ * last vector. So the masked access is taken only when some lane of mask
+ * (the work-items' mask, W lanes) is off; m is the mask of the access
+ * itself (mask expanded, or with gaps). The branch is predicted either way
+ * when the mask is uniform, as under bounds checks. */
+static LLVMValueRef all_lanes(struct vec *v, LLVMValueRef mask) {
+  LLVMValueRef bits = LLVMBuildBitCast(v->b, mask, LLVMIntTypeInContext(v->ctx, v->W), "");
+  return LLVMBuildICmp(v->b, LLVMIntEQ, bits, LLVMConstAllOnes(LLVMTypeOf(bits)), "all");
+}
+
+/* A dispatch that writes at least this much through one store is taken to
+ * stream its output past the last-level cache: c = a + b on 2^22 floats
+ * (16 MiB written, 48 MiB touched) ran 1.45x faster with non-temporal
+ * stores on the 2 Zen 4 cores it was measured on. Smaller outputs are left
+ * in the cache, where the next command may find them. */
+#define STREAM_MIN_BYTES (16ull << 20)
+
+/* Non-temporal stores write a whole cache line without first reading it
+ * (write-allocate): a kernel that streams its output, VectorAdd's c = a + b,
+ * moves 12 bytes an element instead of 16. They pay off only when the
+ * output is far larger than the cache (else the next kernel would find it
+ * there), so the choice is made per dispatch, from its size, and only for
+ * full, aligned vectors. They are ordered with other threads only by a
+ * fence: the CPU agent fences after each range of work-groups, before it
+ * counts them done, and a function with atomics or fences of its own (a
+ * work-group that signals others) keeps ordinary stores. */
+static void find_streams_allowed(struct vec *v) {
+  v->streams_allowed = v->isa == 'd' || v->isa == 'e';
+  for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(v->fn); bb && v->streams_allowed;
+       bb = LLVMGetNextBasicBlock(bb))
+    for (LLVMValueRef in = LLVMGetFirstInstruction(bb); in; in = LLVMGetNextInstruction(in))
+      if (LLVMIsAAtomicRMWInst(in) || LLVMIsAAtomicCmpXchgInst(in) || LLVMIsAFenceInst(in) ||
+          (LLVMIsAStoreInst(in) &&
+           (LLVMGetVolatile(in) || LLVMGetOrdering(in) != LLVMAtomicOrderingNotAtomic)) ||
+          (LLVMIsALoadInst(in) && LLVMGetOrdering(in) != LLVMAtomicOrderingNotAtomic)) {
+        v->streams_allowed = 0;
+        break;
+      }
+}
+
+static LLVMValueRef dispatch_work_items(struct vec *v) {
+  if (v->work_items) return v->work_items;
+  LLVMBasicBlockRef entry = LLVMGetEntryBasicBlock(v->vfn);
+  LLVMBuilderRef b = LLVMCreateBuilderInContext(v->ctx);
+  LLVMValueRef first = LLVMGetFirstInstruction(entry);
+  if (first)
+    LLVMPositionBuilderBefore(b, first);
+  else
+    LLVMPositionBuilderAtEnd(b, entry);
+  LLVMTypeRef type = LLVMFunctionType(v->i64, &v->i32, 1, 0);
+  LLVMValueRef f = LLVMGetNamedFunction(v->m, "__aquila_global_size");
+  if (!f) f = LLVMAddFunction(v->m, "__aquila_global_size", type);
+  LLVMValueRef items = NULL;
+  for (unsigned d = 0; d < 3; d++) {
+    LLVMValueRef dim = LLVMConstInt(v->i32, d, 0);
+    LLVMValueRef size = LLVMBuildCall2(b, LLVMGlobalGetValueType(f), f, &dim, 1, "");
+    if (LLVMTypeOf(size) != v->i64) size = LLVMBuildZExtOrBitCast(b, size, v->i64, "");
+    items = items ? LLVMBuildMul(b, items, size, "") : size;
+  }
+  LLVMDisposeBuilder(b);
+  return v->work_items = items;
+}
+
+/* A store of a whole vector of consecutive elements, every lane active. */
+static void store_wide(struct vec *v, LLVMValueRef data, LLVMValueRef base, unsigned align,
+                       LLVMValueRef like) {
+  unsigned long long bytes = LLVMStoreSizeOfType(v->td, LLVMTypeOf(data));
+  if (!v->streams_allowed || LLVMGetPointerAddressSpace(LLVMTypeOf(base)) != 1 ||
+      (bytes != 32 && bytes != 64) || (bytes == 64 && v->isa != 'e')) {
+    LLVMValueRef st = LLVMBuildStore(v->b, data, base);
+    LLVMSetAlignment(st, align);
+    if (like) copy_memory_metadata(v, like, st);
+    return;
+  }
+  unsigned long long per_item = bytes / v->W;
+  LLVMValueRef big = LLVMBuildICmp(
+      v->b, LLVMIntUGE, dispatch_work_items(v),
+      LLVMConstInt(v->i64, (STREAM_MIN_BYTES + per_item - 1) / (per_item ? per_item : 1), 0), "");
+  LLVMValueRef low = LLVMBuildAnd(v->b, LLVMBuildPtrToInt(v->b, base, v->i64, ""),
+                                  LLVMConstInt(v->i64, bytes - 1, 0), "");
+  LLVMValueRef aligned = LLVMBuildICmp(v->b, LLVMIntEQ, low, LLVMConstNull(v->i64), "");
+  struct two_ways w;
+  split_two_ways(v, LLVMBuildAnd(v->b, big, aligned, "stream"), &w);
+  LLVMValueRef st = LLVMBuildStore(v->b, data, base);
+  LLVMSetAlignment(st, (unsigned)bytes);
+  if (like) copy_memory_metadata(v, like, st);
+  LLVMValueRef one = LLVMConstInt(v->i32, 1, 0);
+  LLVMSetMetadata(
+      st, LLVMGetMDKindIDInContext(v->ctx, "nontemporal", 11),
+      LLVMMetadataAsValue(
+          v->ctx, LLVMMDNodeInContext2(v->ctx, (LLVMMetadataRef[]){LLVMValueAsMetadata(one)}, 1)));
+  LLVMBuildBr(v->b, w.join);
+  LLVMPositionBuilderAtEnd(v->b, w.slow);
+  st = LLVMBuildStore(v->b, data, base);
+  LLVMSetAlignment(st, align);
+  if (like) copy_memory_metadata(v, like, st);
+  LLVMBuildBr(v->b, w.join);
+  LLVMPositionBuilderAtEnd(v->b, w.join);
+}
+
+static LLVMValueRef masked_load(struct vec *v, LLVMTypeRef t, LLVMValueRef base, unsigned align,
+                                LLVMValueRef mask, LLVMValueRef m, LLVMValueRef like) {
+  struct two_ways w;
+  split_two_ways(v, all_lanes(v, mask), &w);
+  LLVMValueRef fast = LLVMBuildLoad2(v->b, t, base, "");
+  LLVMSetAlignment(fast, align);
+  if (like) copy_memory_metadata(v, like, fast);
+  w.fast_end = LLVMGetInsertBlock(v->b);
+  LLVMBuildBr(v->b, w.join);
+  LLVMPositionBuilderAtEnd(v->b, w.slow);
+  LLVMTypeRef types[2] = {t, LLVMTypeOf(base)};
+  LLVMValueRef args[4] = {base, LLVMConstInt(v->i32, align, 0), m, LLVMGetPoison(t)};
+  LLVMValueRef slow = call_intrinsic(v, v->b, "llvm.masked.load", types, 2, args, 4);
+  w.slow_end = LLVMGetInsertBlock(v->b);
+  LLVMBuildBr(v->b, w.join);
+  LLVMPositionBuilderAtEnd(v->b, w.join);
+  return join_value(v, &w, fast, slow);
+}
+
+/* m: as for masked_load; NULL when it is mask itself. A store that leaves
+ * gaps (m has lanes off whatever mask says) stays masked. */
+static void masked_store(struct vec *v, LLVMValueRef data, LLVMValueRef base, unsigned align,
+                         LLVMValueRef mask, LLVMValueRef m, int complete, LLVMValueRef like) {
+  LLVMTypeRef types[2] = {LLVMTypeOf(data), LLVMTypeOf(base)};
+  LLVMValueRef args[4] = {data, base, LLVMConstInt(v->i32, align, 0), m};
+  if (!complete || !mask) {
+    call_intrinsic(v, v->b, "llvm.masked.store", types, 2, args, 4);
+    return;
+  }
+  struct two_ways w;
+  split_two_ways(v, all_lanes(v, mask), &w);
+  store_wide(v, data, base, align, like);
+  LLVMBuildBr(v->b, w.join);
+  LLVMPositionBuilderAtEnd(v->b, w.slow);
+  call_intrinsic(v, v->b, "llvm.masked.store", types, 2, args, 4);
+  LLVMBuildBr(v->b, w.join);
+  LLVMPositionBuilderAtEnd(v->b, w.join);
+}
+
 static LLVMValueRef wide_load(struct vec *v, struct access_group *g, LLVMValueRef base,
                               LLVMValueRef mask) {
   LLVMTypeRef wt = LLVMVectorType(g->type, v->W * g->members);
@@ -1605,10 +1751,10 @@ static LLVMValueRef wide_load(struct vec *v, struct access_group *g, LLVMValueRe
       }
     return r;
   }
-  LLVMTypeRef types[2] = {wt, LLVMTypeOf(base)};
-  LLVMValueRef args[4] = {base, LLVMConstInt(v->i32, g->align, 0),
-                          expand_mask(v, v->b, mask, g->members), LLVMGetPoison(wt)};
-  return call_intrinsic(v, v->b, "llvm.masked.load", types, 2, args, 4);
+  LLVMValueRef like = NULL;
+  for (unsigned k = 0; k < g->members && !like; k++)
+    like = g->member[k];
+  return masked_load(v, wt, base, g->align, mask, expand_mask(v, v->b, mask, g->members), like);
 }
 
 static LLVMValueRef gather(struct vec *v, LLVMTypeRef t, LLVMValueRef ptrs, unsigned align,
@@ -1694,13 +1840,9 @@ static void emit_group_store(struct vec *v, struct access_group *g, LLVMValueRef
     split_two_ways(v, consecutive(v, roots, mask, g->stride, &base), &w);
   }
   if (!m) {
-    LLVMValueRef st = LLVMBuildStore(v->b, data, base);
-    LLVMSetAlignment(st, g->align);
-    copy_memory_metadata(v, g->last, st);
+    store_wide(v, data, base, g->align, g->last);
   } else {
-    LLVMTypeRef types[2] = {LLVMTypeOf(data), LLVMTypeOf(base)};
-    LLVMValueRef args[4] = {data, base, LLVMConstInt(v->i32, g->align, 0), m};
-    call_intrinsic(v, v->b, "llvm.masked.store", types, 2, args, 4);
+    masked_store(v, data, base, g->align, mask, m, complete, g->last);
   }
   if (!roots) return;
   LLVMBuildBr(v->b, w.join);
@@ -1740,10 +1882,7 @@ static LLVMValueRef emit_load(struct vec *v, LLVMValueRef in, LLVMValueRef mask)
       LLVMSetAlignment(r, align);
       copy_memory_metadata(v, in, r);
     } else {
-      LLVMTypeRef types[2] = {vt, LLVMTypeOf(base)};
-      LLVMValueRef args[4] = {base, LLVMConstInt(v->i32, align, 0), reverse(v, v->b, mask),
-                              LLVMGetPoison(vt)};
-      r = call_intrinsic(v, v->b, "llvm.masked.load", types, 2, args, 4);
+      r = masked_load(v, vt, base, align, mask, reverse(v, v->b, mask), in);
     }
     return reverse(v, v->b, r);
   }
@@ -1790,9 +1929,7 @@ static void emit_store(struct vec *v, LLVMValueRef in, LLVMValueRef mask) {
       LLVMSetAlignment(st, align);
       copy_memory_metadata(v, in, st);
     } else {
-      LLVMTypeRef types[2] = {LLVMTypeOf(data), LLVMTypeOf(base)};
-      LLVMValueRef args[4] = {data, base, LLVMConstInt(v->i32, align, 0), reverse(v, v->b, mask)};
-      call_intrinsic(v, v->b, "llvm.masked.store", types, 2, args, 4);
+      masked_store(v, data, base, align, mask, reverse(v, v->b, mask), 1, in);
     }
     return;
   }
@@ -3145,6 +3282,7 @@ enum vectorize_status vectorize_workitem_function(LLVMModuleRef m, LLVMValueRef 
   }
   v.b = LLVMCreateBuilderInContext(v.ctx);
   v.mb = LLVMCreateBuilderInContext(v.ctx);
+  find_streams_allowed(&v);
   emit_function(&v);
   enum vectorize_status s = v.status;
   if (s == VECTORIZE_OK && LLVMVerifyFunction(v.vfn, LLVMReturnStatusAction)) {

@@ -94,7 +94,7 @@ struct aq_dispatch {
   _Atomic int fault_signal;
   uint64_t fault_address;
   uint32_t fault_group[3];
-  bool masked;         /* only the units in cu_mask may run it */
+  bool masked; /* only the units in cu_mask may run it */
   /* AQUILA_VECTORIZE=check (vector_check.c): its one range is run whole by
    * one unit, never split or stolen. */
   struct hsa_ven_aquila_dispatch_check_s *check;
@@ -198,8 +198,8 @@ static void agent_event(int wake_count) {
     uint32_t sleepers = SLEEPERS(state), waking = WAKING(state);
     if (waking >= sleepers) return;
     want = sleepers - waking < (uint32_t)wake_count ? sleepers - waking : (uint32_t)wake_count;
-  } while (!atomic_compare_exchange_weak(&agent.sleep_state, &state,
-                                         state + ((uint64_t)want << 32)));
+  } while (
+      !atomic_compare_exchange_weak(&agent.sleep_state, &state, state + ((uint64_t)want << 32)));
   aq_futex_wake(&agent.event_seq, (int)want);
 }
 
@@ -301,8 +301,9 @@ struct steal_filter {
 };
 
 static bool filter_allows(const struct steal_filter *filter, const struct aq_dispatch *d) {
-  return !filter || (d->queue == filter->queue && (d->packet_id == filter->packet_id ||
-                                                   (filter->earlier && d->packet_id < filter->packet_id)));
+  return !filter ||
+         (d->queue == filter->queue && (d->packet_id == filter->packet_id ||
+                                        (filter->earlier && d->packet_id < filter->packet_id)));
 }
 
 /* Steals the upper half of the victim's last range that thief may run (all
@@ -538,10 +539,9 @@ static void call_workgroup(void *argument) {
 /* Runs work-groups [begin, end) of d with fn on kernarg, on the calling
  * thread's stack or, with stack_top, on that stack; false when one faulted
  * (recorded on d: its other work-groups are not started). */
-static bool run_groups(struct aq_compute_unit *cu, struct aq_dispatch *d,
-                       aquila_workgroup_fn fn, const void *kernarg,
-                       const struct aquila_cpu_services *services, void *stack_top,
-                       uint64_t begin, uint64_t end) {
+static bool run_groups(struct aq_compute_unit *cu, struct aq_dispatch *d, aquila_workgroup_fn fn,
+                       const void *kernarg, const struct aquila_cpu_services *services,
+                       void *stack_top, uint64_t begin, uint64_t end) {
   struct aquila_workgroup wg;
   memset(&wg, 0, sizeof(wg));
   for (int i = 0; i < 3; i++) {
@@ -621,8 +621,7 @@ static void *check_stack_top(struct aq_compute_unit *cu) {
       return NULL;
     }
     cu->check_stack = stack;
-    cu->check_stack_id =
-        AQ_STACK_REGISTER((char *)stack + guard, (char *)stack + guard + size);
+    cu->check_stack_id = AQ_STACK_REGISTER((char *)stack + guard, (char *)stack + guard + size);
   }
   return (char *)cu->check_stack + guard + AQ_UNIT_STACK_SIZE;
 }
@@ -671,6 +670,13 @@ static void run_range(struct aq_compute_unit *cu, struct aq_range range) {
     aq_trace_groups(cu->trace_track, d->kernel->name, d, d->packet_id, range.begin, range.end,
                     range.stolen_from, trace_start, aq_now_ns());
   uint64_t done = range.end - range.begin;
+#if defined(__x86_64__)
+  /* Kernels may write their output with non-temporal stores (the
+   * vectorizer's streaming stores), which only a fence orders with what
+   * other threads see: the range's results are in memory before they are
+   * counted done. */
+  __builtin_ia32_sfence();
+#endif
   /* Another unit may finish and free d once this range is counted. */
   cu->running = NULL;
   if (atomic_fetch_sub_explicit(&d->groups_left, done, memory_order_acq_rel) == done)
@@ -815,8 +821,7 @@ static bool process_queue(struct aq_compute_unit *cu, struct aq_queue *q, uint64
         break;
       }
       struct aq_dispatch *d = NULL;
-      hsa_status_t status =
-          make_dispatch(q, (const hsa_kernel_dispatch_packet_t *)slot, index, &d);
+      hsa_status_t status = make_dispatch(q, (const hsa_kernel_dispatch_packet_t *)slot, index, &d);
       if (status != HSA_STATUS_SUCCESS) {
         queue_error(q, status);
         break;
@@ -1112,8 +1117,8 @@ void aq_cpu_agent_help(struct aq_queue *queue, uint64_t packet_id, struct aq_sig
     return; /* not published yet */
   struct aq_compute_unit *cu = helper_claim();
   if (!cu) return;
-  struct help h = {cu, queue, packet_id, signal, condition, compare_value,
-                   {queue, packet_id, barrier == 1}};
+  struct help h = {
+      cu, queue, packet_id, signal, condition, compare_value, {queue, packet_id, barrier == 1}};
   /* The slot's fiber pool is made when a work-group first needs one
    * (run_workitems makes it for the thread), and kept with the slot. */
   struct aq_fiber_pool *fibers = aq_fiber_pool_bind_thread(cu->fibers);

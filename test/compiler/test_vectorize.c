@@ -172,7 +172,8 @@ static const struct vcase cases[] = {
      "  double d = (double)in[i] / 3.0;\n"
      "  ulong h = (ulong)i * 0x9E3779B97F4A7C15UL;\n"
      "  out[i] = c + s + (int)(l >> 7) + (int)(d * 8.0) + (int)(h >> 40) + popcount(in[i]) +\n"
-     "           clz(in[i]) + rotate(in[i], 3) + mul_hi(in[i], 0x12345678) + add_sat(in[i], 0x7ffffff0);\n"
+     "           clz(in[i]) + rotate(in[i], 3) + mul_hi(in[i], 0x12345678) + add_sat(in[i], "
+     "0x7ffffff0);\n"
      "}\n",
      1},
     {"float_math",
@@ -336,7 +337,8 @@ static const struct vcase cases[] = {
     {"two_dims_local_tile",
      "__kernel void k(__global const int *in, __global int *out, int n) {\n"
      "  __local int t[16][17];\n"
-     "  int lx = get_local_id(0), ly = get_local_id(1), ls = get_local_size(0) * get_local_size(1);\n"
+     "  int lx = get_local_id(0), ly = get_local_id(1), ls = get_local_size(0) * "
+     "get_local_size(1);\n"
      "  int x = get_global_id(0), y = get_global_id(1), w = get_global_size(0);\n"
      "  for (int j = ly * get_local_size(0) + lx; j < 16 * 17; j += ls)\n"
      "    t[j / 17][j % 17] = in[(get_group_id(0) * 31 + get_group_id(1) * 7 + j) % n];\n"
@@ -355,14 +357,18 @@ static const size_t local_sizes_2d[][2] = {{16, 4}, {32, 2}, {8, 8}, {16, 16}, {
 static const char *initial_vectorize;
 
 static void restore_vectorize(void) {
-  if (initial_vectorize) setenv("AQUILA_VECTORIZE", initial_vectorize, 1);
-  else unsetenv("AQUILA_VECTORIZE");
+  if (initial_vectorize)
+    setenv("AQUILA_VECTORIZE", initial_vectorize, 1);
+  else
+    unsetenv("AQUILA_VECTORIZE");
 }
 
 /* Builds c's kernel with AQUILA_VECTORIZE as given (NULL: as the test started). */
 static cl_kernel build_case_kernel(const struct vcase *c, const char *vectorize, cl_program *prog) {
-  if (vectorize) setenv("AQUILA_VECTORIZE", vectorize, 1);
-  else restore_vectorize();
+  if (vectorize)
+    setenv("AQUILA_VECTORIZE", vectorize, 1);
+  else
+    restore_vectorize();
   cl_int err;
   cl_program p = build_program(c->source, "", &err);
   restore_vectorize();
@@ -382,7 +388,8 @@ static int *run(cl_kernel k, const int *in, int n, unsigned dims, const size_t *
                 const size_t *local) {
   cl_int err;
   size_t bytes = (size_t)(n + 64) * sizeof(int);
-  cl_mem din = clCreateBuffer(context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes, (void *)in, &err);
+  cl_mem din =
+      clCreateBuffer(context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes, (void *)in, &err);
   cl_mem dout = clCreateBuffer(context, CL_MEM_READ_WRITE, bytes, NULL, &err);
   int zero = 0;
   clEnqueueFillBuffer(queue, dout, &zero, sizeof zero, 0, bytes, 0, NULL, NULL);
@@ -391,7 +398,8 @@ static int *run(cl_kernel k, const int *in, int n, unsigned dims, const size_t *
   clSetKernelArg(k, 2, sizeof n, &n);
   int *out = calloc((size_t)n + 64, sizeof *out);
   err = clEnqueueNDRangeKernel(queue, k, dims, NULL, global, local, 0, NULL, NULL);
-  if (err == CL_SUCCESS) err = clEnqueueReadBuffer(queue, dout, CL_TRUE, 0, bytes, out, 0, NULL, NULL);
+  if (err == CL_SUCCESS)
+    err = clEnqueueReadBuffer(queue, dout, CL_TRUE, 0, bytes, out, 0, NULL, NULL);
   clReleaseMemObject(din);
   clReleaseMemObject(dout);
   if (err != CL_SUCCESS) {
@@ -452,7 +460,8 @@ static int compare_case(const struct vcase *c) {
 }
 
 static void vectorized_matches_scalar(void) {
-  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) CHECK(compare_case(&cases[i]));
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    CHECK(compare_case(&cases[i]));
 }
 
 /* ---- OpenCL vectors in per-lane private memory -------------------------------------------- */
@@ -464,8 +473,8 @@ static void vectorized_matches_scalar(void) {
  * vector's elements through a pointer into one must step over the other
  * lanes' copies (CTS vload_private: vload3 returned its first element
  * three times). */
-static const char *const private_types[] = {"char",  "uchar", "short", "ushort", "int",
-                                            "uint",  "long",  "ulong", "float",  "double"};
+static const char *const private_types[] = {"char", "uchar", "short", "ushort", "int",
+                                            "uint", "long",  "ulong", "float",  "double"};
 static const int private_widths[] = {2, 3, 4, 8, 16};
 
 /* One kernel per width: every type in turn, each on an array of its own
@@ -528,19 +537,21 @@ static void vload3_private_host_reference(void) {
   enum { N = 64 };
   int host_src[192], results[3 * N];
   cl_uint offsets[N], align[N];
-  for (int i = 0; i < 192; i++) host_src[i] = 1000 + i;
+  for (int i = 0; i < 192; i++)
+    host_src[i] = 1000 + i;
   for (int i = 0; i < N; i++) {
     offsets[i] = (cl_uint)(i % 60);
     align[i] = (cl_uint)(i % 3);
   }
-  cl_mem m[4] = {
-      clCreateBuffer(context, CL_MEM_COPY_HOST_PTR, sizeof host_src, host_src, &err),
-      clCreateBuffer(context, CL_MEM_COPY_HOST_PTR, sizeof offsets, offsets, &err),
-      clCreateBuffer(context, CL_MEM_COPY_HOST_PTR, sizeof align, align, &err),
-      clCreateBuffer(context, CL_MEM_WRITE_ONLY, sizeof results, NULL, &err)};
-  for (cl_uint i = 0; i < 4; i++) CHECK_EQ_INT(clSetKernelArg(k, i, sizeof m[i], &m[i]), CL_SUCCESS);
+  cl_mem m[4] = {clCreateBuffer(context, CL_MEM_COPY_HOST_PTR, sizeof host_src, host_src, &err),
+                 clCreateBuffer(context, CL_MEM_COPY_HOST_PTR, sizeof offsets, offsets, &err),
+                 clCreateBuffer(context, CL_MEM_COPY_HOST_PTR, sizeof align, align, &err),
+                 clCreateBuffer(context, CL_MEM_WRITE_ONLY, sizeof results, NULL, &err)};
+  for (cl_uint i = 0; i < 4; i++)
+    CHECK_EQ_INT(clSetKernelArg(k, i, sizeof m[i], &m[i]), CL_SUCCESS);
   size_t global = N, local = 16;
-  CHECK_EQ_INT(clEnqueueNDRangeKernel(queue, k, 1, NULL, &global, &local, 0, NULL, NULL), CL_SUCCESS);
+  CHECK_EQ_INT(clEnqueueNDRangeKernel(queue, k, 1, NULL, &global, &local, 0, NULL, NULL),
+               CL_SUCCESS);
   CHECK_EQ_INT(clEnqueueReadBuffer(queue, m[3], CL_TRUE, 0, sizeof results, results, 0, NULL, NULL),
                CL_SUCCESS);
   for (int i = 0; i < N; i++)
@@ -553,7 +564,8 @@ static void vload3_private_host_reference(void) {
         break;
       }
     }
-  for (int i = 0; i < 4; i++) clReleaseMemObject(m[i]);
+  for (int i = 0; i < 4; i++)
+    clReleaseMemObject(m[i]);
   clReleaseKernel(k);
   clReleaseProgram(p);
 }
@@ -565,7 +577,7 @@ static void vload3_private_host_reference(void) {
 static void narrow_vector3_match_scalar(void) {
   static const char *const types[] = {"char", "uchar", "short", "ushort"};
   static const char *const ops[] = {"mad_sat(a, b, c)", "mad_hi(a, b, c)", "add_sat(a, b)",
-                                    "hadd(a, c)", "a * b + c", "clamp(a, b, c)"};
+                                    "hadd(a, c)",       "a * b + c",       "clamp(a, b, c)"};
   for (size_t t = 0; t < 4; t++)
     for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++) {
       char src[1024], name[64];
@@ -595,7 +607,8 @@ static void host_reference(void) {
   cl_kernel k = build_case_kernel(c, NULL, &p);
   REQUIRE(k);
   int n = 1024, *in = malloc((size_t)(n + 64) * sizeof *in);
-  for (int i = 0; i < n + 64; i++) in[i] = (i * 37) % 101 - 50;
+  for (int i = 0; i < n + 64; i++)
+    in[i] = (i * 37) % 101 - 50;
   size_t global = (size_t)n, local = 64;
   int *out = run(k, in, n, 1, &global, &local);
   REQUIRE(out);
@@ -621,7 +634,8 @@ static void host_reference(void) {
   local = 64;
   out = run(k, in, n, 1, &global, &local);
   REQUIRE(out);
-  for (int g = 0; g < 4; g++) CHECK_EQ_INT(out[g], 630);
+  for (int g = 0; g < 4; g++)
+    CHECK_EQ_INT(out[g], 630);
   free(out);
   free(in);
   clReleaseKernel(k);
@@ -652,11 +666,11 @@ static void images_match_scalar(void) {
     cl_channel_order order;
     cl_channel_type type;
     int integer;
-  } formats[] = {{CL_RGBA, CL_UNORM_INT8, 0},   {CL_BGRA, CL_UNORM_INT8, 0},
-                 {CL_R, CL_FLOAT, 0},           {CL_RGBA, CL_FLOAT, 0},
-                 {CL_RG, CL_SNORM_INT16, 0},    {CL_RGBA, CL_HALF_FLOAT, 0},
-                 {CL_RGBA, CL_UNSIGNED_INT8, 1}, {CL_RGBA, CL_UNSIGNED_INT16, 1},
-                 {CL_R, CL_UNSIGNED_INT32, 1},  {CL_RGBA, CL_SIGNED_INT8, 1}};
+  } formats[] = {
+      {CL_RGBA, CL_UNORM_INT8, 0},    {CL_BGRA, CL_UNORM_INT8, 0},     {CL_R, CL_FLOAT, 0},
+      {CL_RGBA, CL_FLOAT, 0},         {CL_RG, CL_SNORM_INT16, 0},      {CL_RGBA, CL_HALF_FLOAT, 0},
+      {CL_RGBA, CL_UNSIGNED_INT8, 1}, {CL_RGBA, CL_UNSIGNED_INT16, 1}, {CL_R, CL_UNSIGNED_INT32, 1},
+      {CL_RGBA, CL_SIGNED_INT8, 1}};
   cl_program p[2];
   cl_int err;
   for (int b = 0; b < 2; b++) {
@@ -669,16 +683,19 @@ static void images_match_scalar(void) {
   REQUIRE(smp);
   const size_t w = 64, h = 8;
   unsigned char in_data[64 * 8 * 16];
-  for (size_t i = 0; i < sizeof in_data; i++) in_data[i] = (unsigned char)(i * 37 + (i >> 5));
+  for (size_t i = 0; i < sizeof in_data; i++)
+    in_data[i] = (unsigned char)(i * 37 + (i >> 5));
   /* Half and float data: finite values only. */
   for (size_t f = 0; f < sizeof formats / sizeof formats[0]; f++) {
     cl_image_format fmt = {formats[f].order, formats[f].type};
     unsigned char data[sizeof in_data];
     memcpy(data, in_data, sizeof data);
     if (fmt.image_channel_data_type == CL_FLOAT)
-      for (size_t i = 0; i < sizeof data / 4; i++) ((float *)data)[i] = (float)(i % 97) * 0.01f;
+      for (size_t i = 0; i < sizeof data / 4; i++)
+        ((float *)data)[i] = (float)(i % 97) * 0.01f;
     if (fmt.image_channel_data_type == CL_HALF_FLOAT)
-      for (size_t i = 0; i < sizeof data / 2; i++) ((unsigned short *)data)[i] = (unsigned short)(0x3000 + i % 1024);
+      for (size_t i = 0; i < sizeof data / 2; i++)
+        ((unsigned short *)data)[i] = (unsigned short)(0x3000 + i % 1024);
     unsigned char result[2][sizeof in_data];
     for (int b = 0; b < 2; b++) {
       cl_mem in = clCreateImage2D(context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, &fmt, w, h, 0,
@@ -690,17 +707,19 @@ static void images_match_scalar(void) {
       clSetKernelArg(k, 1, sizeof out, &out);
       clSetKernelArg(k, 2, sizeof smp, &smp);
       size_t global[2] = {w, h}, local[2] = {32, 2}, origin[3] = {0, 0, 0}, region[3] = {w, h, 1};
-      CHECK_EQ_INT(clEnqueueNDRangeKernel(queue, k, 2, NULL, global, local, 0, NULL, NULL), CL_SUCCESS);
-      memset(result[b], 0, sizeof result[b]);
-      CHECK_EQ_INT(clEnqueueReadImage(queue, out, CL_TRUE, origin, region, 0, 0, result[b], 0, NULL, NULL),
+      CHECK_EQ_INT(clEnqueueNDRangeKernel(queue, k, 2, NULL, global, local, 0, NULL, NULL),
                    CL_SUCCESS);
+      memset(result[b], 0, sizeof result[b]);
+      CHECK_EQ_INT(
+          clEnqueueReadImage(queue, out, CL_TRUE, origin, region, 0, 0, result[b], 0, NULL, NULL),
+          CL_SUCCESS);
       clReleaseKernel(k);
       clReleaseMemObject(in);
       clReleaseMemObject(out);
     }
     if (memcmp(result[0], result[1], sizeof result[0])) {
-      printf("  image format %#x/%#x: vectorized and scalar results differ\n", fmt.image_channel_order,
-             fmt.image_channel_data_type);
+      printf("  image format %#x/%#x: vectorized and scalar results differ\n",
+             fmt.image_channel_order, fmt.image_channel_data_type);
       CHECK(0);
     }
   }
@@ -713,14 +732,13 @@ static void images_match_scalar(void) {
  * as in OpenCV's Canny) must not reach the compute unit's stack: the
  * process lives on and other work-items' results are right. */
 static void private_overrun_is_contained_as(const char *vectorize) {
-  const char *src =
-      "__kernel void k(__global int *out, int n) {\n"
-      "  int a[4];\n"
-      "  int i = get_global_id(0);\n"
-      "  a[0] = a[1] = a[2] = a[3] = i;\n"
-      "  for (int j = 4; j < n + (i & 1); j++) a[j] = -1;\n"
-      "  out[i] = (i & 1) ? 7 : a[i & 3];\n"
-      "}\n";
+  const char *src = "__kernel void k(__global int *out, int n) {\n"
+                    "  int a[4];\n"
+                    "  int i = get_global_id(0);\n"
+                    "  a[0] = a[1] = a[2] = a[3] = i;\n"
+                    "  for (int j = 4; j < n + (i & 1); j++) a[j] = -1;\n"
+                    "  out[i] = (i & 1) ? 7 : a[i & 3];\n"
+                    "}\n";
   cl_int err;
   if (vectorize) setenv("AQUILA_VECTORIZE", vectorize, 1);
   cl_program p = build_program(src, "", &err);
@@ -734,9 +752,11 @@ static void private_overrun_is_contained_as(const char *vectorize) {
   clSetKernelArg(k, 0, sizeof out, &out);
   for (int round = 0; round < 2; round++) {
     clSetKernelArg(k, 1, sizeof(int), round ? &big : &n);
-    CHECK_EQ_INT(clEnqueueNDRangeKernel(queue, k, 1, NULL, &global, &local, 0, NULL, NULL), CL_SUCCESS);
+    CHECK_EQ_INT(clEnqueueNDRangeKernel(queue, k, 1, NULL, &global, &local, 0, NULL, NULL),
+                 CL_SUCCESS);
     int host[256];
-    CHECK_EQ_INT(clEnqueueReadBuffer(queue, out, CL_TRUE, 0, sizeof host, host, 0, NULL, NULL), CL_SUCCESS);
+    CHECK_EQ_INT(clEnqueueReadBuffer(queue, out, CL_TRUE, 0, sizeof host, host, 0, NULL, NULL),
+                 CL_SUCCESS);
     for (int i = 0; i < 256 && round == 0; i++)
       if (host[i] != ((i & 1) ? 7 : i)) {
         printf("  out[%d] = %d\n", i, host[i]);
@@ -763,20 +783,19 @@ static void private_overrun_is_contained(void) {
  * leave at different times keeps work-item order (OpenCV's Canny hysteresis
  * marks shared cells without atomics and depends on it). */
 static void report_and_work_queues(void) {
-  const char *src =
-      "__kernel void plain(__global float *x) { x[get_global_id(0)] *= 2.0f; }\n"
-      "__kernel void queue(__global int *map, __global const int *n) {\n"
-      "  __local int top;\n"
-      "  __local int stack[64];\n"
-      "  if (get_local_id(0) == 0) top = 0;\n"
-      "  barrier(CLK_LOCAL_MEM_FENCE);\n"
-      "  for (int i = 0; i < n[get_global_id(0)]; i++) {\n"
-      "    int at = atomic_inc(&top);\n"
-      "    if (at < 64) stack[at] = i;\n"
-      "  }\n"
-      "  barrier(CLK_LOCAL_MEM_FENCE);\n"
-      "  map[get_global_id(0)] = top;\n"
-      "}\n";
+  const char *src = "__kernel void plain(__global float *x) { x[get_global_id(0)] *= 2.0f; }\n"
+                    "__kernel void queue(__global int *map, __global const int *n) {\n"
+                    "  __local int top;\n"
+                    "  __local int stack[64];\n"
+                    "  if (get_local_id(0) == 0) top = 0;\n"
+                    "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+                    "  for (int i = 0; i < n[get_global_id(0)]; i++) {\n"
+                    "    int at = atomic_inc(&top);\n"
+                    "    if (at < 64) stack[at] = i;\n"
+                    "  }\n"
+                    "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+                    "  map[get_global_id(0)] = top;\n"
+                    "}\n";
   char log[8192];
   cl_program p = build_program_reporting(src, log, sizeof log);
   REQUIRE(p);
@@ -821,6 +840,95 @@ static void size_limit_keeps_kernel_scalar(void) {
   clReleaseProgram(p);
 }
 
+/* ---- outputs larger than the cache --------------------------------------------------------- */
+
+/* A dispatch that writes 16 MiB or more through one store writes with
+ * non-temporal stores where the vector is aligned, and a store or load
+ * under a mask (a bounds check) is a plain one where every lane is active:
+ * each way against the host's answer, with the bounds check leaving a
+ * partial last vector, a global offset that misaligns the vectors, local
+ * sizes that leave scalar rests, and lanes turned off by the data. */
+static void large_outputs_match_host(void) {
+  const char *src = "__kernel void add(__global const float *a, __global const float *b,\n"
+                    "                  __global float *c, uint n) {\n"
+                    "  size_t i = get_global_id(0);\n"
+                    "  if (i < n) c[i] = a[i] + b[i];\n"
+                    "}\n"
+                    "__kernel void pairs(__global const float *a, __global const float *b,\n"
+                    "                    __global float2 *c, uint n) {\n"
+                    "  size_t i = get_global_id(0);\n"
+                    "  float x = a[i];\n"
+                    "  if (x > 0.0f) c[i] = (float2)(x, b[i]);\n"
+                    "}\n";
+  enum { N = (1 << 22) + 5, PAD = 4096 };
+  size_t bytes = (size_t)(N + PAD) * sizeof(float);
+  float *a = malloc(bytes), *b = malloc(bytes), *c = malloc(2 * bytes);
+  REQUIRE(a && b && c);
+  for (int i = 0; i < N + PAD; i++) {
+    a[i] = (float)(i % 1000) - (i % 7 == 0 ? 2000.0f : 0.0f);
+    b[i] = (float)(i % 333) * 0.5f;
+  }
+  cl_int err;
+  cl_program p = build_program(src, "", &err);
+  REQUIRE(p);
+  cl_kernel add = clCreateKernel(p, "add", &err), pairs = clCreateKernel(p, "pairs", &err);
+  REQUIRE(add && pairs);
+  cl_mem da = clCreateBuffer(context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes, a, &err);
+  cl_mem db = clCreateBuffer(context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes, b, &err);
+  cl_mem dc = clCreateBuffer(context, CL_MEM_READ_WRITE, 2 * bytes, NULL, &err);
+  REQUIRE(da && db && dc);
+  cl_uint n = N;
+  const size_t locals[] = {256, 16, 7};
+  const size_t offsets[] = {0, 3};
+  for (int which = 0; which < 2; which++) {
+    cl_kernel k = which ? pairs : add;
+    clSetKernelArg(k, 0, sizeof da, &da);
+    clSetKernelArg(k, 1, sizeof db, &db);
+    clSetKernelArg(k, 2, sizeof dc, &dc);
+    clSetKernelArg(k, 3, sizeof n, &n);
+    for (size_t l = 0; l < sizeof locals / sizeof locals[0]; l++)
+      for (size_t o = 0; o < sizeof offsets / sizeof offsets[0]; o++) {
+        size_t local = locals[l], offset = offsets[o];
+        /* add: a bounds check past n; pairs: every work-item in range. */
+        size_t global = which ? (size_t)N - offset - PAD / 2 : (size_t)N + local - 1;
+        global -= global % local;
+        float minus = -1.0f;
+        CHECK_EQ_INT(
+            clEnqueueFillBuffer(queue, dc, &minus, sizeof minus, 0, 2 * bytes, 0, NULL, NULL),
+            CL_SUCCESS);
+        CHECK_EQ_INT(clEnqueueNDRangeKernel(queue, k, 1, &offset, &global, &local, 0, NULL, NULL),
+                     CL_SUCCESS);
+        CHECK_EQ_INT(clEnqueueReadBuffer(queue, dc, CL_TRUE, 0, 2 * bytes, c, 0, NULL, NULL),
+                     CL_SUCCESS);
+        long wrong = 0, first = -1;
+        for (size_t i = 0; i < (size_t)2 * (N + PAD); i++) {
+          float want = -1.0f;
+          if (!which) {
+            if (i >= offset && i < offset + global && i < N) want = a[i] + b[i];
+          } else {
+            size_t item = i / 2;
+            if (item >= offset && item < offset + global && a[item] > 0.0f)
+              want = i % 2 ? b[item] : a[item];
+          }
+          if (c[i] != want && !wrong++) first = (long)i;
+        }
+        if (wrong)
+          printf("  %s, local %zu, offset %zu: %ld wrong, the first at %ld\n",
+                 which ? "pairs" : "add", local, offset, wrong, first);
+        CHECK_EQ_INT(wrong, 0);
+      }
+  }
+  clReleaseMemObject(da);
+  clReleaseMemObject(db);
+  clReleaseMemObject(dc);
+  clReleaseKernel(add);
+  clReleaseKernel(pairs);
+  clReleaseProgram(p);
+  free(a);
+  free(b);
+  free(c);
+}
+
 int main(void) {
   initial_vectorize = getenv("AQUILA_VECTORIZE") ? strdup(getenv("AQUILA_VECTORIZE")) : NULL;
   api_setup();
@@ -833,6 +941,7 @@ int main(void) {
   RUN(private_overrun_is_contained);
   RUN(report_and_work_queues);
   RUN(size_limit_keeps_kernel_scalar);
+  RUN(large_outputs_match_host);
   api_teardown();
   CHECK_EXIT();
 }
