@@ -11,6 +11,8 @@
 #   hashcat  -b -m 0 (MD5) and -m 1400 (SHA-256), as it chooses its vector width from the
 #            device's native vector width, and again with --backend-vector-width=16
 #   clFFT    clFFT-client, single precision, 1D 2^20 and 2D 2048x2048 (checked once)
+# The SGEMM rows are given as a fraction of OpenBLAS's sgemm on the same cores
+# (bench/openblas_sgemm), the others of the FMA peak or STREAM add.
 # Every command runs under `timeout`; a row that did not run says FAILED or TIMEOUT.
 # Usage: apps-bench.sh BUILD_DIR AQUILA_ICD [ROUNDS]
 # Absolute: the applications run in directories of their own.
@@ -152,6 +154,17 @@ for try in 1 2 3; do
   peak=$(awk -v a="$peak" -v b="$("$build/bench/fmapeak")" 'BEGIN {print (b > a) ? b : a}')
 done
 echo "  memory bandwidth (STREAM add): $bw GB/s; single-precision FMA peak: $peak GFLOP/s"
+# A tuned BLAS on the same cores, the limit for the SGEMM rows: OpenBLAS, best of three.
+blas1024=0
+blas2048=0
+for try in 1 2 3; do
+  for n in 1024 2048; do
+    v=$("$build/bench/openblas_sgemm" $n 2 | field rate)
+    eval "best=\$blas$n"
+    eval "blas$n=$(awk -v a="$best" -v b="${v:-0}" 'BEGIN {print (b > a) ? b : a}')"
+  done
+done
+echo "  OpenBLAS sgemm (all cores): $blas1024 GFLOP/s at 1024, $blas2048 at 2048"
 start=$(date +%s)
 for round in $(seq "$rounds"); do
   if [ $((round % 2)) = 1 ]; then order="aquila pocl"; else order="pocl aquila"; fi
@@ -163,10 +176,11 @@ for round in $(seq "$rounds"); do
   echo "  round $round of $rounds done ($(($(date +%s) - start)) s)"
 done
 
-# key | label | limit: F = the FMA peak, D = half of it (double precision), B = STREAM add
+# key | label | limit: F = the FMA peak, D = half of it (double precision), B = STREAM add,
+# S1024 / S2048 = OpenBLAS sgemm at that size
 cat >"$tmp/rows" <<'ROWS'
-clblast1024|CLBlast SGEMM 1024 (GFLOPS)|F
-clblast2048|CLBlast SGEMM 2048 (GFLOPS)|F
+clblast1024|CLBlast SGEMM 1024 (GFLOPS)|S1024
+clblast2048|CLBlast SGEMM 2048 (GFLOPS)|S2048
 clpeak_sp_best|clpeak SP best (GFLOPS)|F
 clpeak_sp_scalar|clpeak SP float (GFLOPS)|F
 clpeak_dp_best|clpeak DP best (GFLOPS)|D
@@ -192,10 +206,12 @@ while IFS='|' read -r key label limit; do
   p=$(cat "$tmp/$key.pocl" 2>/dev/null | median)
   [ -f "$tmp/$key.aquila.failed" ] && a=$(cat "$tmp/$key.aquila.failed") && failures=1
   [ -f "$tmp/$key.pocl.failed" ] && p=$(cat "$tmp/$key.pocl.failed") && failures=1
-  awk -v l="$label" -v a="$a" -v p="$p" -v lim="$limit" -v bw="$bw" -v peak="$peak" '
-    function frac(v) {
+  awk -v l="$label" -v a="$a" -v p="$p" -v lim="$limit" -v bw="$bw" -v peak="$peak" \
+    -v s1024="$blas1024" -v s2048="$blas2048" '
+    function frac(v, by) {
       if (v !~ /^[0-9.]+$/ || lim == "") return "-"
-      return sprintf("%.0f%%", 100 * v / (lim == "B" ? bw : lim == "D" ? peak / 2 : peak))
+      by = lim == "B" ? bw : lim == "D" ? peak / 2 : lim == "S1024" ? s1024 : lim == "S2048" ? s2048 : peak
+      return by > 0 ? sprintf("%.0f%%", 100 * v / by) : "-"
     }
     BEGIN {
       ratio = (a ~ /^[0-9.]+$/ && p ~ /^[0-9.]+$/ && p > 0) ? sprintf("%.2f", a / p) : "-"
@@ -203,5 +219,6 @@ while IFS='|' read -r key label limit; do
     }'
 done <"$tmp/rows"
 echo "(medians over rounds of each application's own figure; Aq/pocl > 1: Aquila faster;"
-echo " % of the FMA peak (DP: half of it) or of STREAM add; $(($(date +%s) - start)) s)"
+echo " % of the FMA peak (DP: half of it), of STREAM add, or for SGEMM of OpenBLAS sgemm;"
+echo " $(($(date +%s) - start)) s)"
 exit $failures

@@ -52,6 +52,7 @@ PrefixSum|prefixsum --size 4194304 --iterations 3|33554432|B
 RecursiveGaussian|recursivegaussian --size 2048 --iterations 3|134217728|B
 Transpose|transpose --size 4096 --iterations 5|134217728|B
 BitonicSort|bitonicsort --size 4194304 --iterations 3|3523215360|B
+BitonicSort-poll|bitonicsort --size 262144 --iterations 5 --poll|115343360|B
 BinomialOption|binomialoption --size 16384 --iterations 3|1604321280|F
 Convolution2D|convolution --size 4096 --iterations 3|1644167168|F
 LIST
@@ -107,6 +108,7 @@ while IFS='|' read -r name cmd work unit; do
 done <"$tmp/list"
 echo "(time: median over rounds of each run's median iteration; B = minimum bytes moved,"
 echo " BitonicSort: each of its 105 launches at 2^22 keys reads and writes every key once;"
+echo " BitonicSort-poll: 55 launches at 2^18 keys, each awaited by polling its event's status;"
 echo " F = flops: NBody 20 per interaction, MatrixMul 2n^3, BinomialOption 3 per lattice node"
 echo " and step, Convolution2D 2 per filter tap; limit = STREAM add or FMA peak)"
 

@@ -46,14 +46,22 @@ $(BUILD)/bench/clblast_sgemm: bench/clblast_sgemm.c $(SAMPLE_COMMON) | deps benc
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -O2 -g $(WARN) -D_GNU_SOURCE -o $@ $(filter %.c,$^) -lclblast -lOpenCL -lm
 
-BENCH_PACKAGES := pocl-opencl-icd libclblast-dev clpeak hashcat clfft-client
+# OpenBLAS (its pthread build: every core) for bench/openblas_sgemm.c, the tuned-BLAS
+# limit that CLBlast's SGEMM is measured against.
+OPENBLAS := /usr/lib/x86_64-linux-gnu/openblas-pthread
+$(BUILD)/bench/openblas_sgemm: bench/openblas_sgemm.c | deps bench-deps
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O2 -g $(WARN) -I/usr/include/x86_64-linux-gnu/openblas-pthread -o $@ $< \
+	  -L$(OPENBLAS) -Wl,-rpath,$(OPENBLAS) -lopenblas -lm
+
+BENCH_PACKAGES := pocl-opencl-icd libclblast-dev clpeak hashcat clfft-client libopenblas-pthread-dev
 
 .PHONY: bench bench-deps
 bench-deps:
 	$(call install_missing,$(BENCH_PACKAGES))
 
 # Both parts run even when the first reports a failure; the target fails if either did.
-bench: all bench-deps $(BENCH_BINS) $(BUILD)/bench/clblast_sgemm
+bench: all bench-deps $(BENCH_BINS) $(BUILD)/bench/clblast_sgemm $(BUILD)/bench/openblas_sgemm
 	@status=0; \
 	sh bench/bench.sh $(BUILD) $(abspath $(ICD_FILE)) || status=1; \
 	echo; \

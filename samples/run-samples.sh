@@ -54,6 +54,7 @@ run transpose --size 2048 --iterations 3
 run transpose --size 1000 --height 333
 run bitonicsort --size 262144 --iterations 3
 run bitonicsort --size 100003
+run bitonicsort --size 65536 --poll
 run binomialoption --size 4096 --iterations 3
 run binomialoption --size 333 --steps 100
 run convolution --size 2048 --iterations 3

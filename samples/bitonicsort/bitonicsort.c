@@ -1,6 +1,7 @@
 /* BitonicSort: sorts unsigned int keys ascending with a bitonic sorting network.
  *
- * Usage: bitonicsort [common options]   (--size: number of keys, default 4194304; any size)
+ * Usage: bitonicsort [common options] [--poll]   (--size: number of keys, default 4194304;
+ * any size; --poll: each launch awaited by polling its event, see launch())
  * The network over N = 2^m keys runs, for each size 2, 4, ..., N, the strides size/2 ... 1;
  * at every (size, stride) stage each pair (i, i + stride) with bit `stride` of i clear is
  * put in order, ascending where bit `size` of i is clear and descending where it is set.
@@ -83,9 +84,38 @@ static int compare_uint(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+/* With --poll, each launch is awaited as many vendor SDK samples and older applications
+ * do: flushed, then its event's execution status read until it is CL_COMPLETE, before
+ * the next is enqueued (no more than 10 s each). */
+static void launch(cl_command_queue queue, cl_kernel kernel, const size_t *global,
+                   const size_t *local, int poll) {
+  cl_event event = NULL;
+  CHECK_CL(
+      clEnqueueNDRangeKernel(queue, kernel, 1, NULL, global, local, 0, NULL, poll ? &event : NULL));
+  if (!poll) return;
+  CHECK_CL(clFlush(queue));
+  double deadline = sample_seconds() + 10;
+  cl_int status;
+  do {
+    CHECK_CL(
+        clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL));
+  } while (status > CL_COMPLETE && sample_seconds() < deadline);
+  CHECK_CL(clReleaseEvent(event));
+  if (status != CL_COMPLETE) {
+    fprintf(stderr, "bitonicsort: a launch %s\n",
+            status < 0 ? "failed" : "was not complete after 10 s of polling");
+    exit(1);
+  }
+}
+
 int main(int argc, char **argv) {
   struct sample_options opts;
-  sample_parse(argc, argv, "[options]", NULL, &opts);
+  int poll = 0;
+  const struct sample_extra_option extra[] = {
+      {"--poll", SAMPLE_FLAG, &poll,
+       "await each launch by polling its event's status, as SDK samples do"},
+      {0}};
+  sample_parse(argc, argv, "[options] [--poll]", extra, &opts);
   size_t n = opts.size ? opts.size : (size_t)1 << 22;
   size_t padded = BLOCK;
   while (padded < n)
@@ -128,19 +158,17 @@ int main(int argc, char **argv) {
                                   NULL, NULL));
     double t0 = sample_seconds();
     launches = 1;
-    CHECK_CL(clEnqueueNDRangeKernel(cl.queue, sort_block, 1, NULL, &global, &local, 0, NULL, NULL));
+    launch(cl.queue, sort_block, &global, &local, poll);
     for (size_t wide = 2 * BLOCK; wide <= padded; wide <<= 1) {
       cl_uint size = (cl_uint)wide;
       for (cl_uint stride = size / 2; stride >= BLOCK; stride >>= 1) {
         CHECK_CL(clSetKernelArg(merge_global, 1, sizeof size, &size));
         CHECK_CL(clSetKernelArg(merge_global, 2, sizeof stride, &stride));
-        CHECK_CL(
-            clEnqueueNDRangeKernel(cl.queue, merge_global, 1, NULL, &global, NULL, 0, NULL, NULL));
+        launch(cl.queue, merge_global, &global, NULL, poll);
         launches++;
       }
       CHECK_CL(clSetKernelArg(merge_block, 1, sizeof size, &size));
-      CHECK_CL(
-          clEnqueueNDRangeKernel(cl.queue, merge_block, 1, NULL, &global, &local, 0, NULL, NULL));
+      launch(cl.queue, merge_block, &global, &local, poll);
       launches++;
     }
     CHECK_CL(clFinish(cl.queue));
