@@ -74,6 +74,10 @@ struct access_group {
   unsigned align;
   int emitted;
   LLVMValueRef result[MAX_MEMBERS];
+  /* Members found by index_key (root is then the first member's address,
+   * at key_offset bytes from the key's origin). */
+  LLVMValueRef key_ptr, key_index;
+  int64_t key_offset;
 };
 
 /* A loop whose work-items leave it at different iterations. */
@@ -598,6 +602,21 @@ static struct shape transfer(struct vec *v, LLVMValueRef in) {
       uint64_t sh = LLVMConstIntGetZExtValue(k);
       if (sh > 30) return varying();
       return affine(sa * ((int64_t)1 << sh), assumed);
+    }
+    return varying();
+  }
+  case LLVMAnd: {
+    /* x & (2^k - 1) with k >= 32: InstCombine's form of zext(trunc(x)), a
+     * uint index (lds[me + 128] with me the local id); affine as a zext of
+     * an affine value is, assuming no lane wraps past 2^32. A narrower mask
+     * keeps x's low bits on purpose (a circular buffer): not affine. */
+    struct shape a = shape_of_value(v, LLVMGetOperand(in, 0));
+    struct shape c = shape_of_value(v, LLVMGetOperand(in, 1));
+    LLVMValueRef k = LLVMGetOperand(in, 1);
+    if (a.kind == K_UNIFORM && c.kind == K_UNIFORM) return s;
+    if (a.kind == K_AFFINE && LLVMIsAConstantInt(k) && LLVMGetIntTypeWidth(LLVMTypeOf(k)) <= 64) {
+      uint64_t m = LLVMConstIntGetZExtValue(k);
+      if (m >= 0xffffffffull && (m & (m + 1)) == 0) return affine(a.stride, 1);
     }
     return varying();
   }
@@ -1596,11 +1615,13 @@ static LLVMValueRef join_value(struct vec *v, struct two_ways *w, LLVMValueRef f
   return phi;
 }
 
-/* Masked loads and stores of consecutive elements stream from memory at
- * about half the speed of plain ones on Zen 4 (VectorAdd's bounds check,
- * `if (i < n)`, halved its bandwidth: the hardware prefetcher does not
- * follow them), and under such a check every lane is active in all but the
- * last vector. So the masked access is taken only when some lane of mask
+/* Masked loads of consecutive elements stream from memory at about half
+ * the speed of plain ones on Zen 5 (c = a + b in C with AVX-512 intrinsics:
+ * 25-30 GB/s masked, 47-52 plain; a software prefetch ahead of the masked
+ * loads restores it, so the hardware prefetcher seems not to follow them;
+ * masked stores cost 10-15% more), which halved VectorAdd behind its bounds
+ * check, `if (i < n)`. Under such a check every lane is active in all but
+ * the last vector. So the masked access is taken only when some lane of mask
  * (the work-items' mask, W lanes) is off; m is the mask of the access
  * itself (mask expanded, or with gaps). The branch is predicted either way
  * when the mask is uniform, as under bounds checks. */
@@ -1612,7 +1633,7 @@ static LLVMValueRef all_lanes(struct vec *v, LLVMValueRef mask) {
 /* A dispatch that writes at least this much through one store is taken to
  * stream its output past the last-level cache: c = a + b on 2^22 floats
  * (16 MiB written, 48 MiB touched) ran 1.45x faster with non-temporal
- * stores on the 2 Zen 4 cores it was measured on. Smaller outputs are left
+ * stores on the 2 Zen 5 cores it was measured on. Smaller outputs are left
  * in the cache, where the next command may find them. */
 #define STREAM_MIN_BYTES (16ull << 20)
 
@@ -2220,6 +2241,81 @@ static int64_t root_element_size(struct vec *v, LLVMValueRef root) {
   return alloc_size(v, LLVMGetGEPSourceElementType(root));
 }
 
+/* An index as root + c: through additions of constants (add, or of
+ * disjoint bits) and the extensions and masks that shape_of_value takes as
+ * affine when no lane wraps (the same assumption). root is NULL for a
+ * constant index. */
+static LLVMValueRef index_root(LLVMValueRef idx, int64_t *c) {
+  *c = 0;
+  for (int depth = 0; depth < 8; depth++) {
+    if (LLVMIsAConstantInt(idx)) {
+      *c += LLVMConstIntGetSExtValue(idx);
+      return NULL;
+    }
+    if (!LLVMIsAInstruction(idx)) return idx;
+    LLVMOpcode op = LLVMGetInstructionOpcode(idx);
+    if (op == LLVMZExt || op == LLVMSExt) {
+      idx = LLVMGetOperand(idx, 0);
+      continue;
+    }
+    LLVMValueRef k = LLVMGetNumOperands(idx) == 2 ? LLVMGetOperand(idx, 1) : NULL;
+    if (!k || !LLVMIsAConstantInt(k) || LLVMGetIntTypeWidth(LLVMTypeOf(k)) > 64) return idx;
+    if (op == LLVMAdd || (op == LLVMOr && LLVMGetIsDisjoint(idx))) {
+      *c += LLVMConstIntGetSExtValue(k);
+      idx = LLVMGetOperand(idx, 0);
+      continue;
+    }
+    uint64_t m = LLVMConstIntGetZExtValue(k);
+    if (op == LLVMAnd && m >= 0xffffffffull && (m & (m + 1)) == 0) {
+      idx = LLVMGetOperand(idx, 0);
+      continue;
+    }
+    return idx;
+  }
+  return idx;
+}
+
+/* addr as a GEP whose last index is root + c and whose other indices are
+ * constant: the accesses lds[8 * me + k] for k = 0 .. 7 (FFT butterflies
+ * writing __local memory; after inlining, lds[zext(shl(me, 3) | k)]) share
+ * *ptr and *index and lie *offset bytes apart. 0 when addr is not such a GEP. */
+static int index_key(struct vec *v, LLVMValueRef addr, LLVMValueRef *ptr, LLVMValueRef *index,
+                     int64_t *offset) {
+  if (!LLVMIsAGetElementPtrInst(addr)) return 0;
+  unsigned n = (unsigned)LLVMGetNumOperands(addr);
+  if (n < 2) return 0;
+  LLVMTypeRef t = LLVMGetGEPSourceElementType(addr);
+  int64_t off = 0;
+  for (unsigned i = 1; i < n; i++) {
+    LLVMValueRef idx = LLVMGetOperand(addr, i);
+    if (i > 1) {
+      LLVMTypeKind k = LLVMGetTypeKind(t);
+      if (k == LLVMStructTypeKind) {
+        if (!LLVMIsAConstantInt(idx)) return 0;
+        unsigned field = (unsigned)LLVMConstIntGetZExtValue(idx);
+        off += (int64_t)LLVMOffsetOfElement(v->td, t, field);
+        t = LLVMStructGetTypeAtIndex(t, field);
+        continue;
+      }
+      if (k != LLVMArrayTypeKind) return 0;
+      t = LLVMGetElementType(t);
+    }
+    if (i + 1 < n) {
+      if (!LLVMIsAConstantInt(idx)) return 0;
+      off += LLVMConstIntGetSExtValue(idx) * alloc_size(v, t);
+      continue;
+    }
+    int64_t c;
+    LLVMValueRef root = index_root(idx, &c);
+    if (!root) return 0;
+    *ptr = LLVMGetOperand(addr, 0);
+    *index = root;
+    *offset = off + c * alloc_size(v, t);
+    return 1;
+  }
+  return 0;
+}
+
 static int groupable(struct vec *v, LLVMValueRef in) {
   int is_load = LLVMIsALoadInst(in) != NULL;
   if (!is_load && !LLVMIsAStoreInst(in)) return 0;
@@ -2290,11 +2386,29 @@ static void find_groups(struct vec *v, int b) {
       off = 0;
       rs = shape_of_value(v, root);
     }
+    /* No root at a constant offset: maybe one index apart from other
+     * accesses (then the group's root is its first member's address). */
+    LLVMValueRef key_ptr = NULL, key_index = NULL;
+    int64_t key_offset = 0;
+    if (root == addr && rs.kind == K_AFFINE &&
+        !index_key(v, addr, &key_ptr, &key_index, &key_offset))
+      key_ptr = key_index = NULL;
     struct access_group *g = NULL;
-    for (unsigned i = 0; i < num_open && !g; i++)
+    for (unsigned i = 0; i < num_open && !g; i++) {
+      if (key_index && open[i]->key_index == key_index && open[i]->key_ptr == key_ptr &&
+          open[i]->type == t) {
+        int64_t rel = key_offset - open[i]->key_offset;
+        if (rel >= 0 && rel < open[i]->stride && rel % size == 0 && !open[i]->member[rel / size]) {
+          g = open[i];
+          off = rel;
+          root = g->root;
+        }
+        continue;
+      }
       if (open[i]->root == root && open[i]->type == t && off >= 0 && off < open[i]->stride &&
           off % size == 0 && !open[i]->member[off / size])
         g = open[i];
+    }
     if (!g) {
       /* A varying root's element size is settled once all members are known. */
       int64_t stride = rs.kind == K_AFFINE ? rs.stride : size * MAX_MEMBERS;
@@ -2309,6 +2423,9 @@ static void find_groups(struct vec *v, int b) {
       g->members = (unsigned)(stride / size);
       g->element_known = root_element_size(v, root) == stride;
       g->align = LLVMGetAlignment(in) ? LLVMGetAlignment(in) : 1;
+      g->key_ptr = key_ptr;
+      g->key_index = key_index;
+      g->key_offset = key_offset;
       add_group(v, g);
       if (num_open == 64) num_open = 0;
       open[num_open++] = g;
@@ -2708,6 +2825,7 @@ static LLVMValueRef affine_scalar(struct vec *v, LLVMValueRef in) {
   case LLVMMul:
   case LLVMShl:
   case LLVMOr:
+  case LLVMAnd:
     r = LLVMBuildBinOp(v->b, op, scalar_of(v, LLVMGetOperand(in, 0)),
                        scalar_of(v, LLVMGetOperand(in, 1)), "");
     return r;

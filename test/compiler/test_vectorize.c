@@ -347,6 +347,35 @@ static const struct vcase cases[] = {
      "  out[y * w + x] = r;\n"
      "}\n",
      2},
+    /* An FFT's exchange through __local memory with uint indices, unrolled
+     * as clFFT generates it: each work-item writes 8 consecutive elements
+     * (one access group, found by the index they share: lds[zext(me * 8 |
+     * k)]; then in reverse order, 8 scatters), and reads at unit stride
+     * (lds[(me + k * ls) & 0xffffffff]). */
+    {"local_uint_exchange",
+     "#define EACH(S) S(0) S(1) S(2) S(3) S(4) S(5) S(6) S(7)\n"
+     "#define EACH_DOWN(S) S(7) S(6) S(5) S(4) S(3) S(2) S(1) S(0)\n"
+     "__kernel void k(__global const int *in, __global int *out, int n) {\n"
+     "  __local int lds[256 * 8 + 16];\n"
+     "  uint me = get_local_id(0), ls = get_local_size(0), off = (uint)n & 15;\n"
+     "  uint base = get_group_id(0) * ls;\n"
+     "#define LOAD(k) int r##k = in[(base + me + k * 3) % n];\n"
+     "  EACH(LOAD)\n"
+     "#define PUT(k) lds[off + me * 8 + k] = r##k * (k + 1);\n"
+     "  EACH(PUT)\n"
+     "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+     "#define GET(k) r##k = lds[off + me + k * ls];\n"
+     "  EACH(GET)\n"
+     "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+     "#define PUT_DOWN(k) lds[me * 8 + k] = r##k - k;\n"
+     "  EACH_DOWN(PUT_DOWN)\n"
+     "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+     "  int s = 0;\n"
+     "#define SUM(k) s = s * 3 + lds[me + k * ls];\n"
+     "  EACH(SUM)\n"
+     "  out[base + me] = s;\n"
+     "}\n",
+     1},
 };
 
 static const size_t local_sizes_1d[] = {16, 64, 48, 256, 24, 8, 7, 1, 0};
