@@ -135,6 +135,14 @@ struct vec {
   /* Streaming stores (store_wide): whether fn may use them, and the
    * dispatch's work-items, computed once in the entry block. */
   int streams_allowed;
+  /* Whether a load or store may become two ways, plain or masked (and a
+   * store plain or non-temporal): only in a function without loops. The
+   * row loop around one with loops is unrolled and jammed, which control
+   * flow after its inner loop prevents (clpeak's float kernel: 371 -> 56
+   * GFLOP/s when its one store became two ways); a function with loops
+   * does more work per element stored, and loop-free ones are those that
+   * stream (VectorAdd, saxpy, elementwise). */
+  int split_accesses;
   LLVMValueRef work_items;
 };
 
@@ -1687,8 +1695,9 @@ static LLVMValueRef dispatch_work_items(struct vec *v) {
 static void store_wide(struct vec *v, LLVMValueRef data, LLVMValueRef base, unsigned align,
                        LLVMValueRef like) {
   unsigned long long bytes = LLVMStoreSizeOfType(v->td, LLVMTypeOf(data));
-  if (!v->streams_allowed || LLVMGetPointerAddressSpace(LLVMTypeOf(base)) != 1 ||
-      (bytes != 32 && bytes != 64) || (bytes == 64 && v->isa != 'e')) {
+  if (!v->streams_allowed || !v->split_accesses ||
+      LLVMGetPointerAddressSpace(LLVMTypeOf(base)) != 1 || (bytes != 32 && bytes != 64) ||
+      (bytes == 64 && v->isa != 'e')) {
     LLVMValueRef st = LLVMBuildStore(v->b, data, base);
     LLVMSetAlignment(st, align);
     if (like) copy_memory_metadata(v, like, st);
@@ -1722,6 +1731,11 @@ static void store_wide(struct vec *v, LLVMValueRef data, LLVMValueRef base, unsi
 
 static LLVMValueRef masked_load(struct vec *v, LLVMTypeRef t, LLVMValueRef base, unsigned align,
                                 LLVMValueRef mask, LLVMValueRef m, LLVMValueRef like) {
+  if (!v->split_accesses) {
+    LLVMTypeRef types[2] = {t, LLVMTypeOf(base)};
+    LLVMValueRef args[4] = {base, LLVMConstInt(v->i32, align, 0), m, LLVMGetPoison(t)};
+    return call_intrinsic(v, v->b, "llvm.masked.load", types, 2, args, 4);
+  }
   struct two_ways w;
   split_two_ways(v, all_lanes(v, mask), &w);
   LLVMValueRef fast = LLVMBuildLoad2(v->b, t, base, "");
@@ -1745,7 +1759,7 @@ static void masked_store(struct vec *v, LLVMValueRef data, LLVMValueRef base, un
                          LLVMValueRef mask, LLVMValueRef m, int complete, LLVMValueRef like) {
   LLVMTypeRef types[2] = {LLVMTypeOf(data), LLVMTypeOf(base)};
   LLVMValueRef args[4] = {data, base, LLVMConstInt(v->i32, align, 0), m};
-  if (!complete || !mask) {
+  if (!complete || !mask || !v->split_accesses) {
     call_intrinsic(v, v->b, "llvm.masked.store", types, 2, args, 4);
     return;
   }
@@ -3401,6 +3415,7 @@ enum vectorize_status vectorize_workitem_function(LLVMModuleRef m, LLVMValueRef 
   v.b = LLVMCreateBuilderInContext(v.ctx);
   v.mb = LLVMCreateBuilderInContext(v.ctx);
   find_streams_allowed(&v);
+  v.split_accesses = v.g.num_loops == 0;
   emit_function(&v);
   enum vectorize_status s = v.status;
   if (s == VECTORIZE_OK && LLVMVerifyFunction(v.vfn, LLVMReturnStatusAction)) {
