@@ -1,6 +1,7 @@
 /* The agents Aquila exposes (one CPU kernel agent), their attributes, their
  * caches, and the CPU ISA and its wavefront with the hsa_isa_* queries. */
 #include "hsa_internal.h"
+#include "aquila/hsa_ext_aquila.h"
 
 #include <hsa/hsa_ext_amd.h>
 #include <stdio.h>
@@ -52,6 +53,10 @@ bool aq_agent_is_valid(hsa_agent_t agent) {
   return agent.handle == (uint64_t)(uintptr_t)&cpu_agent;
 }
 
+bool aq_agent_exists(hsa_agent_t agent) {
+  return aq_agent_is_valid(agent) || aq_remote_agent_index(agent) >= 0;
+}
+
 uint32_t aq_agent_compute_unit_count(void) {
   const char *env = getenv("AQUILA_CPU_UNITS");
   if (env && *env) {
@@ -72,7 +77,10 @@ hsa_status_t hsa_iterate_agents(hsa_status_t (*callback)(hsa_agent_t agent, void
                                 void *data) {
   if (!aq_runtime_is_initialized()) return HSA_STATUS_ERROR_NOT_INITIALIZED;
   if (!callback) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
-  return callback(aq_cpu_agent_handle(), data);
+  hsa_status_t status = callback(aq_cpu_agent_handle(), data);
+  for (uint32_t i = 0; status == HSA_STATUS_SUCCESS && i < aq_remote_agent_count(); i++)
+    status = callback(aq_remote_agent_handle(i), data);
+  return status;
 }
 
 /* The CPU's maximum clock in MHz: cpufreq's figure where the kernel has one,
@@ -97,9 +105,20 @@ static uint32_t cpu_max_clock_mhz(void) {
 
 hsa_status_t hsa_agent_get_info(hsa_agent_t agent, hsa_agent_info_t attribute, void *value) {
   if (!aq_runtime_is_initialized()) return HSA_STATUS_ERROR_NOT_INITIALIZED;
-  if (!aq_agent_is_valid(agent)) return HSA_STATUS_ERROR_INVALID_AGENT;
+  int remote = aq_remote_agent_index(agent);
+  if (remote < 0 && !aq_agent_is_valid(agent)) return HSA_STATUS_ERROR_INVALID_AGENT;
   if (!value) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+  if (remote >= 0) return aq_remote_agent_info((uint32_t)remote, attribute, value);
   switch ((int)attribute) {
+  case HSA_VEN_AQUILA_AGENT_INFO_REMOTE:
+    *(bool *)value = false;
+    break;
+  case HSA_VEN_AQUILA_AGENT_INFO_AVAILABLE:
+    *(bool *)value = true;
+    break;
+  case HSA_VEN_AQUILA_AGENT_INFO_LOCATION:
+    memset(value, 0, 96);
+    break;
   case HSA_AGENT_INFO_NAME:
     memset(value, 0, 64);
     strcpy(value, AQ_AGENT_NAME);
@@ -210,7 +229,7 @@ hsa_status_t hsa_agent_get_info(hsa_agent_t agent, hsa_agent_info_t attribute, v
 hsa_status_t hsa_agent_get_exception_policies(hsa_agent_t agent, hsa_profile_t profile,
                                               uint16_t *mask) {
   if (!aq_runtime_is_initialized()) return HSA_STATUS_ERROR_NOT_INITIALIZED;
-  if (!aq_agent_is_valid(agent)) return HSA_STATUS_ERROR_INVALID_AGENT;
+  if (!aq_agent_exists(agent)) return HSA_STATUS_ERROR_INVALID_AGENT;
   if (!mask || (profile != HSA_PROFILE_BASE && profile != HSA_PROFILE_FULL))
     return HSA_STATUS_ERROR_INVALID_ARGUMENT;
   /* Native x86 code neither breaks on nor records HSAIL exceptions. */
@@ -255,7 +274,7 @@ hsa_status_t hsa_agent_iterate_caches(hsa_agent_t agent,
                                       hsa_status_t (*callback)(hsa_cache_t cache, void *data),
                                       void *data) {
   if (!aq_runtime_is_initialized()) return HSA_STATUS_ERROR_NOT_INITIALIZED;
-  if (!aq_agent_is_valid(agent)) return HSA_STATUS_ERROR_INVALID_AGENT;
+  if (!aq_agent_exists(agent)) return HSA_STATUS_ERROR_INVALID_AGENT;
   if (!callback) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
   for (size_t i = 0; i < sizeof(cpu_caches) / sizeof(cpu_caches[0]); i++) {
     if (cache_size(&cpu_caches[i]) == 0) continue; /* the level does not exist here */
@@ -270,7 +289,7 @@ hsa_status_t hsa_agent_extension_supported(uint16_t extension, hsa_agent_t agent
                                            uint16_t version_major, uint16_t version_minor,
                                            bool *result) {
   if (!aq_runtime_is_initialized()) return HSA_STATUS_ERROR_NOT_INITIALIZED;
-  if (!aq_agent_is_valid(agent)) return HSA_STATUS_ERROR_INVALID_AGENT;
+  if (!aq_agent_exists(agent)) return HSA_STATUS_ERROR_INVALID_AGENT;
   if (!result || !aq_extension_id_is_known(extension)) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
   *result = false;
   return HSA_STATUS_SUCCESS;
@@ -280,7 +299,7 @@ hsa_status_t hsa_agent_major_extension_supported(uint16_t extension, hsa_agent_t
                                                  uint16_t version_major, uint16_t *version_minor,
                                                  bool *result) {
   if (!aq_runtime_is_initialized()) return HSA_STATUS_ERROR_NOT_INITIALIZED;
-  if (!aq_agent_is_valid(agent)) return HSA_STATUS_ERROR_INVALID_AGENT;
+  if (!aq_agent_exists(agent)) return HSA_STATUS_ERROR_INVALID_AGENT;
   if (!result || !version_minor || !aq_extension_id_is_known(extension))
     return HSA_STATUS_ERROR_INVALID_ARGUMENT;
   *result = false;
@@ -305,7 +324,7 @@ hsa_status_t hsa_agent_iterate_isas(hsa_agent_t agent,
                                     hsa_status_t (*callback)(hsa_isa_t isa, void *data),
                                     void *data) {
   if (!aq_runtime_is_initialized()) return HSA_STATUS_ERROR_NOT_INITIALIZED;
-  if (!aq_agent_is_valid(agent)) return HSA_STATUS_ERROR_INVALID_AGENT;
+  if (!aq_agent_exists(agent)) return HSA_STATUS_ERROR_INVALID_AGENT;
   if (!callback) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
   hsa_isa_t isa = {(uint64_t)(uintptr_t)&cpu_isa};
   return callback(isa, data);

@@ -2,6 +2,7 @@
  * their kernel symbols (one per descriptor in __aquila_kernel_table), the
  * variables an application defines, and every symbol query. */
 #include "code_object.h"
+#include "remote/plugin.h"
 
 #include <aquila/cpu_abi.h>
 #include <dlfcn.h>
@@ -28,7 +29,10 @@ struct aq_symbol {
   hsa_agent_t agent;
   char *name;
   const struct aquila_kernel_descriptor *kernel; /* kernels */
-  void *address;                                 /* variables */
+  /* A kernel loaded on a remote agent: its descriptor is the daemon's. */
+  bool is_remote;
+  struct aq_remote_kernel remote;
+  void *address; /* variables */
   bool is_const;
 };
 
@@ -43,6 +47,12 @@ struct aq_executable {
   size_t library_count;
   struct aq_symbol **symbols;
   size_t symbol_count;
+  /* Code objects loaded on remote agents: (agent index, the daemon's executable). */
+  struct remote_load {
+    uint32_t agent;
+    uint64_t executable;
+  } * remote_loads;
+  size_t remote_load_count;
 };
 
 static struct aq_executable *executable_from_handle(hsa_executable_t executable) {
@@ -124,6 +134,9 @@ hsa_status_t hsa_executable_destroy(hsa_executable_t executable) {
     dlclose(e->libraries[i]);
     if (e->library_fds[i] >= 0) close(e->library_fds[i]);
   }
+  for (size_t i = 0; i < e->remote_load_count; i++)
+    aq_remote_unload(e->remote_loads[i].agent, e->remote_loads[i].executable);
+  free(e->remote_loads);
   free(e->symbols);
   free(e->libraries);
   free(e->library_fds);
@@ -263,6 +276,61 @@ static struct aq_symbol *symbol_new(const char *name, hsa_symbol_kind_t kind,
   return s;
 }
 
+/* A code object for a remote agent is loaded by its daemon; the symbols
+ * here describe the daemon's kernels. */
+static hsa_status_t load_remote(struct aq_executable *e, uint32_t remote, hsa_agent_t agent,
+                                const void *bytes, size_t size,
+                                hsa_loaded_code_object_t *loaded_code_object) {
+  pthread_mutex_lock(&e->lock);
+  hsa_status_t status = HSA_STATUS_SUCCESS;
+  size_t first_new_symbol = e->symbol_count;
+  struct aq_remote_kernel *kernels = NULL;
+  uint32_t count = 0;
+  uint64_t executable = 0;
+  bool loaded = false;
+  if (e->state == HSA_EXECUTABLE_STATE_FROZEN) {
+    status = HSA_STATUS_ERROR_FROZEN_EXECUTABLE;
+    goto done;
+  }
+  struct remote_load *loads = realloc(e->remote_loads, (e->remote_load_count + 1) * sizeof(*loads));
+  if (!loads) {
+    status = HSA_STATUS_ERROR_OUT_OF_RESOURCES;
+    goto done;
+  }
+  e->remote_loads = loads;
+  status = aq_remote_load(remote, bytes, size, &executable, &kernels, &count);
+  if (status != HSA_STATUS_SUCCESS) goto done;
+  loaded = true;
+  for (uint32_t i = 0; i < count; i++) {
+    const char *name = kernels[i].name;
+    if (find_symbol(e, name, strlen(name), &agent)) {
+      status = HSA_STATUS_ERROR_VARIABLE_ALREADY_DEFINED;
+      goto done;
+    }
+    struct aq_symbol *s =
+        symbol_new(name, HSA_SYMBOL_KIND_KERNEL, HSA_SYMBOL_LINKAGE_MODULE, &agent);
+    if (!s || !add_symbol(e, s)) {
+      if (s) symbol_free(s);
+      status = HSA_STATUS_ERROR_OUT_OF_RESOURCES;
+      goto done;
+    }
+    s->is_remote = true;
+    s->remote = kernels[i];
+    s->remote.name = NULL; /* the symbol's own name is kept */
+  }
+  e->remote_loads[e->remote_load_count++] = (struct remote_load){remote, executable};
+  if (loaded_code_object) loaded_code_object->handle = executable;
+done:
+  if (kernels) aq_remote_free_kernels(kernels, count);
+  if (status != HSA_STATUS_SUCCESS) {
+    while (e->symbol_count > first_new_symbol)
+      symbol_free(e->symbols[--e->symbol_count]);
+    if (loaded) aq_remote_unload(remote, executable);
+  }
+  pthread_mutex_unlock(&e->lock);
+  return status;
+}
+
 hsa_status_t hsa_executable_load_agent_code_object(hsa_executable_t executable, hsa_agent_t agent,
                                                    hsa_code_object_reader_t code_object_reader,
                                                    const char *options,
@@ -270,7 +338,8 @@ hsa_status_t hsa_executable_load_agent_code_object(hsa_executable_t executable, 
   if (!aq_runtime_is_initialized()) return HSA_STATUS_ERROR_NOT_INITIALIZED;
   struct aq_executable *e = executable_from_handle(executable);
   if (!e) return HSA_STATUS_ERROR_INVALID_EXECUTABLE;
-  if (!aq_agent_is_valid(agent)) return HSA_STATUS_ERROR_INVALID_AGENT;
+  int remote = aq_remote_agent_index(agent);
+  if (remote < 0 && !aq_agent_is_valid(agent)) return HSA_STATUS_ERROR_INVALID_AGENT;
   struct aq_code_object_reader *reader = aq_reader_from_handle(code_object_reader);
   if (!reader) return HSA_STATUS_ERROR_INVALID_CODE_OBJECT_READER;
   /* Round-toward-zero as the default mode is not what x86 code assumes. */
@@ -278,6 +347,8 @@ hsa_status_t hsa_executable_load_agent_code_object(hsa_executable_t executable, 
     return HSA_STATUS_ERROR_INCOMPATIBLE_ARGUMENTS;
   if (!is_cpu_shared_object(reader->bytes, reader->size))
     return HSA_STATUS_ERROR_INVALID_CODE_OBJECT;
+  if (remote >= 0)
+    return load_remote(e, (uint32_t)remote, agent, reader->bytes, reader->size, loaded_code_object);
 
   pthread_mutex_lock(&e->lock);
   hsa_status_t status = HSA_STATUS_SUCCESS;
@@ -397,7 +468,7 @@ static hsa_status_t define_variable(hsa_executable_t executable, const hsa_agent
   if (!aq_runtime_is_initialized()) return HSA_STATUS_ERROR_NOT_INITIALIZED;
   struct aq_executable *e = executable_from_handle(executable);
   if (!e) return HSA_STATUS_ERROR_INVALID_EXECUTABLE;
-  if (agent && !aq_agent_is_valid(*agent)) return HSA_STATUS_ERROR_INVALID_AGENT;
+  if (agent && !aq_agent_exists(*agent)) return HSA_STATUS_ERROR_INVALID_AGENT;
   if (!name || !address || !name[0]) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
   pthread_mutex_lock(&e->lock);
   hsa_status_t status = HSA_STATUS_SUCCESS;
@@ -448,7 +519,7 @@ hsa_status_t hsa_executable_validate(hsa_executable_t executable, uint32_t *resu
   uint32_t invalid = 0;
   for (size_t i = 0; i < e->symbol_count; i++) {
     const struct aq_symbol *s = e->symbols[i];
-    if (s->kind == HSA_SYMBOL_KIND_KERNEL &&
+    if (s->kind == HSA_SYMBOL_KIND_KERNEL && !s->is_remote &&
         (s->kernel->abi_version != AQUILA_CPU_ABI_VERSION || !s->kernel->run_workgroup))
       invalid = 1;
   }
@@ -487,7 +558,7 @@ hsa_status_t hsa_executable_get_symbol_by_name(hsa_executable_t executable, cons
   struct aq_executable *e = executable_from_handle(executable);
   if (!e) return HSA_STATUS_ERROR_INVALID_EXECUTABLE;
   if (!symbol_name || !symbol) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
-  if (agent && !aq_agent_is_valid(*agent)) return HSA_STATUS_ERROR_INVALID_AGENT;
+  if (agent && !aq_agent_exists(*agent)) return HSA_STATUS_ERROR_INVALID_AGENT;
   return lookup_symbol(e, symbol_name, agent, symbol);
 }
 
@@ -567,6 +638,28 @@ hsa_status_t hsa_executable_symbol_get_info(hsa_executable_symbol_t executable_s
       return HSA_STATUS_ERROR_INVALID_ARGUMENT;
     }
     return HSA_STATUS_SUCCESS;
+  }
+  if (s->is_remote) {
+    const struct aq_remote_kernel *r = &s->remote;
+    switch (attribute) {
+    case HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT:
+      *(uint64_t *)value = r->kernel_object;
+      return HSA_STATUS_SUCCESS;
+    case HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_SIZE:
+      *(uint32_t *)value = r->kernarg_size;
+      return HSA_STATUS_SUCCESS;
+    case HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_ALIGNMENT:
+      *(uint32_t *)value = r->kernarg_alignment;
+      return HSA_STATUS_SUCCESS;
+    case HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_GROUP_SEGMENT_SIZE:
+      *(uint32_t *)value = r->group_segment_size;
+      return HSA_STATUS_SUCCESS;
+    case HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_PRIVATE_SEGMENT_SIZE:
+      *(uint32_t *)value = r->private_segment_size;
+      return HSA_STATUS_SUCCESS;
+    default:
+      break;
+    }
   }
   const struct aquila_kernel_descriptor *k = s->kernel;
   switch (attribute) {
@@ -662,7 +755,7 @@ hsa_status_t hsa_executable_iterate_agent_symbols(
   if (!aq_runtime_is_initialized()) return HSA_STATUS_ERROR_NOT_INITIALIZED;
   struct aq_executable *e = executable_from_handle(executable);
   if (!e) return HSA_STATUS_ERROR_INVALID_EXECUTABLE;
-  if (!aq_agent_is_valid(agent)) return HSA_STATUS_ERROR_INVALID_AGENT;
+  if (!aq_agent_exists(agent)) return HSA_STATUS_ERROR_INVALID_AGENT;
   if (!callback) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
   struct iterate_agent it = {executable, agent, callback, data};
   return iterate(e, 1, agent, visit_agent, &it);

@@ -99,6 +99,8 @@ void aq_signal_unwatch(struct aq_signal *signal);
 /* ---- agent.c ---- */
 uint32_t aq_agent_compute_unit_count(void);
 bool aq_agent_is_valid(hsa_agent_t agent);
+/* The CPU agent or a live remote agent. */
+bool aq_agent_exists(hsa_agent_t agent);
 hsa_agent_t aq_cpu_agent_handle(void);
 #define AQ_WORKGROUP_MAX_SIZE 4096u
 /* hsa.h: a requested size below the minimum gets a queue of the minimum. */
@@ -152,6 +154,11 @@ struct aq_queue {
    * they run into their completion signals. */
   _Atomic uint32_t profiling;
   _Atomic uint64_t cu_mask[AQ_CU_MASK_WORDS];
+  /* A remote agent's queue (1 + its index; 0 for the CPU agent's): its
+   * packets are forwarded to the daemon by whoever rings the doorbell,
+   * one thread at a time. */
+  uint32_t remote;
+  pthread_mutex_t forward_lock;
 };
 
 struct aq_queue *aq_queue_from_public(const hsa_queue_t *queue);
@@ -200,6 +207,25 @@ static inline void aq_fork_lock(pthread_mutex_t *lock, enum aq_fork_phase phase)
   else
     pthread_mutex_init(lock, NULL);
 }
+
+/* ---- remote/agents.c: remote agents (hsa_ext_aquila.h) ---- */
+struct aq_remote_kernel;
+/* Loads the remote agents' library and connects when AQUILA_REMOTE is set. */
+void aq_remote_start(void);
+void aq_remote_stop(void);
+uint32_t aq_remote_agent_count(void);
+hsa_agent_t aq_remote_agent_handle(uint32_t index);
+/* The remote agent's index, or -1 when agent is not a live remote agent. */
+int aq_remote_agent_index(hsa_agent_t agent);
+/* hsa_agent_get_info for a remote agent (value checked non-NULL). */
+hsa_status_t aq_remote_agent_info(uint32_t index, hsa_agent_info_t attribute, void *value);
+/* Loads a code object on the agent; kernels freed with aq_remote_free_kernels. */
+hsa_status_t aq_remote_load(uint32_t index, const void *code, size_t size, uint64_t *executable,
+                            struct aq_remote_kernel **kernels, uint32_t *num_kernels);
+void aq_remote_free_kernels(struct aq_remote_kernel *kernels, uint32_t num_kernels);
+void aq_remote_unload(uint32_t index, uint64_t executable);
+/* A doorbell of a remote agent's queue was rung: forwards its packets. */
+void aq_remote_ring(struct aq_queue *queue);
 
 /* ---- image.c ---- */
 /* Answers the HSA_EXT_AGENT_INFO_* image attributes; false for others. */

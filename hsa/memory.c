@@ -84,8 +84,10 @@ hsa_status_t hsa_agent_iterate_regions(hsa_agent_t agent,
                                        hsa_status_t (*callback)(hsa_region_t region, void *data),
                                        void *data) {
   if (!aq_runtime_is_initialized()) return HSA_STATUS_ERROR_NOT_INITIALIZED;
-  if (!aq_agent_is_valid(agent)) return HSA_STATUS_ERROR_INVALID_AGENT;
+  if (!aq_agent_exists(agent)) return HSA_STATUS_ERROR_INVALID_AGENT;
   if (!callback) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+  /* A remote agent's memory is reached through hsa_ext_aquila.h, not regions. */
+  if (!aq_agent_is_valid(agent)) return HSA_STATUS_SUCCESS;
   for (size_t i = 0; i < AQ_REGION_COUNT; i++) {
     hsa_region_t region = {(uint64_t)(uintptr_t)&cpu_regions[i]};
     hsa_status_t status = callback(region, data);

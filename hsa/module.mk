@@ -5,7 +5,7 @@
 HSA_SOURCES := hsa/runtime.c hsa/agent.c hsa/memory.c hsa/signal.c hsa/queue.c \
                hsa/cpu_agent.c hsa/fiber.c hsa/fiber_x86_64.S hsa/code_object.c \
                hsa/code_object_v1.c hsa/executable.c hsa/printf.c hsa/image.c hsa/handle.c \
-               hsa/vector_check.c hsa/trace.c
+               hsa/vector_check.c hsa/trace.c hsa/remote/agents.c
 HSA_OBJS        := $(patsubst %,$(BUILD)/obj/%.o,$(basename $(HSA_SOURCES)))
 HSA_SHARED_OBJS := $(patsubst %,$(BUILD)/obj-shared/%.o,$(basename $(HSA_SOURCES)))
 HSA_LIBS_SYS    := -pthread -ldl -lm $(EXTRA_LDFLAGS)
@@ -22,6 +22,30 @@ $(BUILD)/libaquila-hsa.so: $(HSA_SHARED_OBJS) hsa/libaquila-hsa.map
 	ln -sf libaquila-hsa.so $(BUILD)/libaquila-hsa.so.1
 
 LIBS += $(BUILD)/libaquila_hsa.a $(BUILD)/libaquila-hsa.so
+
+# Remote agents (docs/REMOTE.md): the client side, loaded by the HSA
+# runtime only when AQUILA_REMOTE is set, beside libaquila.so in aquila/;
+# and aquilad, the daemon that serves a machine's CPU agent, on the
+# standalone HSA runtime.
+REMOTE_COMMON   := hsa/remote/link.c hsa/remote/wire.c hsa/remote/auth.c
+REMOTE_LIBS_SYS := -lucp -lucs -lsodium
+REMOTE_PLUGIN   := $(BUILD)/aquila/libaquila-remote.so
+AQUILAD         := $(BUILD)/aquilad
+REMOTE_PLUGIN_OBJS := $(patsubst %,$(BUILD)/obj/%.o,$(basename hsa/remote/client.c $(REMOTE_COMMON)))
+AQUILAD_OBJS       := $(patsubst %,$(BUILD)/obj/%.o,$(basename hsa/remote/aquilad.c $(REMOTE_COMMON)))
+
+$(BUILD)/obj/hsa/remote/aquilad.o: CPPFLAGS += -I$(LLVM_DIR)/include
+
+$(REMOTE_PLUGIN): $(REMOTE_PLUGIN_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) -shared -Wl,-z,defs -o $@ $(REMOTE_PLUGIN_OBJS) $(REMOTE_LIBS_SYS) -pthread $(EXTRA_LDFLAGS)
+
+$(AQUILAD): $(AQUILAD_OBJS) $(BUILD)/libaquila-hsa.so
+	$(CC) -o $@ $(AQUILAD_OBJS) -L$(BUILD) -laquila-hsa -Wl,-rpath,'$$ORIGIN' \
+	  -L$(LLVM_DIR)/lib -lLLVM-19 $(REMOTE_LIBS_SYS) -pthread $(EXTRA_LDFLAGS)
+
+LIBS += $(REMOTE_PLUGIN)
+PROGS += $(AQUILAD)
 
 # Tests: hand-written CPU code objects, and programs using only the public API.
 HSA_TEST_KERNELS := $(patsubst test/hsa/kernels/%.c,$(BUILD)/test/hsa/%.so,$(wildcard test/hsa/kernels/*.c))

@@ -124,7 +124,8 @@ hsa_queue_create(hsa_agent_t agent, uint32_t size, hsa_queue_type32_t type,
                  void (*callback)(hsa_status_t status, hsa_queue_t *source, void *data), void *data,
                  uint32_t private_segment_size, uint32_t group_segment_size, hsa_queue_t **queue) {
   if (!aq_runtime_is_initialized()) return HSA_STATUS_ERROR_NOT_INITIALIZED;
-  if (!aq_agent_is_valid(agent)) return HSA_STATUS_ERROR_INVALID_AGENT;
+  int remote = aq_remote_agent_index(agent);
+  if (remote < 0 && !aq_agent_is_valid(agent)) return HSA_STATUS_ERROR_INVALID_AGENT;
   if (!queue || !is_power_of_two(size) ||
       (type != HSA_QUEUE_TYPE_MULTI && type != HSA_QUEUE_TYPE_SINGLE))
     return HSA_STATUS_ERROR_INVALID_ARGUMENT;
@@ -146,6 +147,16 @@ hsa_queue_create(hsa_agent_t agent, uint32_t size, hsa_queue_type32_t type,
   q->error_callback = callback;
   q->error_data = data;
   q->public_queue.doorbell_signal = aq_signal_to_handle(q->doorbell);
+  if (remote >= 0) {
+    /* No compute unit of this process takes its packets: a ring forwards
+     * them (remote/agents.c). Soft for everything that asks about units. */
+    q->soft = true;
+    q->remote = (uint32_t)remote + 1;
+    pthread_mutex_init(&q->forward_lock, NULL);
+    q->doorbell->doorbell_queue = q;
+    *queue = &q->public_queue;
+    return HSA_STATUS_SUCCESS;
+  }
   hsa_status_t status = aq_cpu_agent_add_queue(q);
   if (status != HSA_STATUS_SUCCESS) {
     aq_signal_free(q->doorbell);
@@ -191,7 +202,12 @@ hsa_status_t hsa_queue_destroy(hsa_queue_t *queue) {
   /* Of two destroys of one queue, the one that swaps the magic owns it. */
   uint32_t magic = AQ_QUEUE_MAGIC;
   if (!atomic_compare_exchange_strong(&q->magic, &magic, 0)) return HSA_STATUS_ERROR_INVALID_QUEUE;
-  if (!q->soft) {
+  if (q->remote) {
+    /* No forwarding after this one ends. */
+    q->doorbell->doorbell_queue = NULL;
+    pthread_mutex_lock(&q->forward_lock);
+    pthread_mutex_unlock(&q->forward_lock);
+  } else if (!q->soft) {
     /* Waits until no compute unit touches the queue and every launched
      * packet has completed; packets not launched yet are dropped. */
     aq_cpu_agent_remove_queue(q);

@@ -74,7 +74,10 @@ hsa_status_t hsa_init(void) {
     status = HSA_STATUS_ERROR_REFCOUNT_OVERFLOW;
   } else if (count == 0) {
     status = aq_cpu_agent_start();
-    if (status == HSA_STATUS_SUCCESS) atomic_store(&runtime_refcount, 1);
+    if (status == HSA_STATUS_SUCCESS) {
+      atomic_store(&runtime_refcount, 1);
+      aq_remote_start();
+    }
   } else {
     atomic_store(&runtime_refcount, count + 1);
   }
@@ -91,6 +94,7 @@ hsa_status_t hsa_shut_down(void) {
   } else if (count == 1) {
     /* The last user is gone: stop the compute units first so no thread is
      * touching memory that is released afterwards. */
+    aq_remote_stop();
     atomic_store(&runtime_refcount, 0);
     aq_cpu_agent_stop();
     aq_memory_release_all();

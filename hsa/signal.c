@@ -130,7 +130,12 @@ bool aq_signal_condition_holds(int64_t value, hsa_signal_condition_t condition,
 static inline void signal_changed(struct aq_signal *s) {
   atomic_thread_fence(memory_order_seq_cst);
   struct aq_queue *doorbell_queue = atomic_load_explicit(&s->doorbell_queue, memory_order_relaxed);
-  if (doorbell_queue) aq_cpu_agent_ring(doorbell_queue);
+  if (doorbell_queue) {
+    if (doorbell_queue->remote)
+      aq_remote_ring(doorbell_queue);
+    else
+      aq_cpu_agent_ring(doorbell_queue);
+  }
   if (atomic_load_explicit(&s->sleepers, memory_order_relaxed)) {
     atomic_fetch_add(&s->change_seq, 1);
     aq_futex_wake(&s->change_seq, INT_MAX);
@@ -152,7 +157,7 @@ hsa_status_t hsa_signal_create(hsa_signal_value_t initial_value, uint32_t num_co
   if (!aq_runtime_is_initialized()) return HSA_STATUS_ERROR_NOT_INITIALIZED;
   if (!signal || (num_consumers > 0 && !consumers)) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
   for (uint32_t i = 0; i < num_consumers; i++) {
-    if (!aq_agent_is_valid(consumers[i])) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+    if (!aq_agent_exists(consumers[i])) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
     for (uint32_t j = 0; j < i; j++)
       if (consumers[j].handle == consumers[i].handle) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
   }
@@ -347,7 +352,8 @@ hsa_status_t hsa_ven_aquila_signal_dispatch_status(hsa_signal_t signal,
 hsa_status_t hsa_amd_profiling_get_dispatch_time(hsa_agent_t agent, hsa_signal_t signal,
                                                  hsa_amd_profiling_dispatch_time_t *time) {
   if (!aq_runtime_is_initialized()) return HSA_STATUS_ERROR_NOT_INITIALIZED;
-  if (!aq_agent_is_valid(agent)) return HSA_STATUS_ERROR_INVALID_AGENT;
+  if (!aq_agent_is_valid(agent) && aq_remote_agent_index(agent) < 0)
+    return HSA_STATUS_ERROR_INVALID_AGENT;
   struct aq_signal *s = aq_signal_from_handle(signal);
   if (!s) return HSA_STATUS_ERROR_INVALID_SIGNAL;
   if (!time) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
@@ -416,7 +422,7 @@ hsa_status_t hsa_signal_group_create(uint32_t num_signals, const hsa_signal_t *s
   if (num_signals == 0 || !signals || !signal_group || (num_consumers > 0 && !consumers))
     return HSA_STATUS_ERROR_INVALID_ARGUMENT;
   for (uint32_t i = 0; i < num_consumers; i++)
-    if (!aq_agent_is_valid(consumers[i])) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+    if (!aq_agent_exists(consumers[i])) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
   for (uint32_t i = 0; i < num_signals; i++) {
     if (!aq_signal_from_handle(signals[i])) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
     for (uint32_t j = 0; j < i; j++)

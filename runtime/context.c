@@ -96,6 +96,7 @@ AQUILA_API cl_context clCreateContext(const cl_context_properties *properties, c
     if (!context_has_device(c, devices[i])) {
       device_retain_internal(devices[i]);
       c->devices[c->num_devices++] = devices[i];
+      if (device_root(devices[i])->remote) c->has_remote = 1;
     }
   c->notify = pfn_notify;
   c->notify_data = user_data;

@@ -7,6 +7,9 @@
 #include <unistd.h>
 
 #include <hsa/hsa_ext_amd.h>
+#include <stdbool.h>
+
+#include "aquila/hsa_ext_aquila.h"
 
 #include "aquila/compiler.h"
 #include "runtime.h"
@@ -25,7 +28,9 @@ int device_is_valid(cl_device_id d) {
 }
 
 const char *device_code_target(cl_device_id d) {
-  (void)d; /* every device is a CPU agent of this host */
+  d = device_root(d);
+  /* A remote agent's daemon named its own (it may be another x86-64 level). */
+  if (d->remote) return d->code_target;
   return aquila_compiler_host_target();
 }
 
@@ -280,7 +285,8 @@ AQUILA_API cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_name
     INFO_VALUE(size_t, v);
   }
   case CL_DEVICE_IMAGE_SUPPORT:
-    INFO_VALUE(cl_bool, CL_TRUE);
+    /* Images live in host memory only: a remote device has none. */
+    INFO_VALUE(cl_bool, device_root(d)->remote ? CL_FALSE : CL_TRUE);
   case CL_DEVICE_MAX_PARAMETER_SIZE:
     INFO_VALUE(size_t, 1024);
   case CL_DEVICE_MEM_BASE_ADDR_ALIGN:
@@ -314,19 +320,25 @@ AQUILA_API cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_name
   case CL_DEVICE_ERROR_CORRECTION_SUPPORT:
     INFO_VALUE(cl_bool, CL_FALSE);
   case CL_DEVICE_HOST_UNIFIED_MEMORY:
-    INFO_VALUE(cl_bool, CL_TRUE);
+    INFO_VALUE(cl_bool, device_root(d)->remote ? CL_FALSE : CL_TRUE);
   case CL_DEVICE_PROFILING_TIMER_RESOLUTION:
     INFO_VALUE(size_t, 1);
   case CL_DEVICE_ENDIAN_LITTLE:
     INFO_VALUE(cl_bool, CL_TRUE);
-  case CL_DEVICE_AVAILABLE:
-    INFO_VALUE(cl_bool, CL_TRUE);
+  case CL_DEVICE_AVAILABLE: {
+    /* A remote device whose daemon was lost is not available. */
+    bool available = true;
+    hsa_agent_get_info(device_root(d)->agent, HSA_VEN_AQUILA_AGENT_INFO_AVAILABLE, &available);
+    INFO_VALUE(cl_bool, available ? CL_TRUE : CL_FALSE);
+  }
   case CL_DEVICE_COMPILER_AVAILABLE:
     INFO_VALUE(cl_bool, CL_TRUE);
   case CL_DEVICE_LINKER_AVAILABLE:
     INFO_VALUE(cl_bool, CL_TRUE);
   case CL_DEVICE_EXECUTION_CAPABILITIES:
-    INFO_VALUE(cl_device_exec_capabilities, CL_EXEC_KERNEL | CL_EXEC_NATIVE_KERNEL);
+    /* Native kernels are host functions: not for another machine. */
+    INFO_VALUE(cl_device_exec_capabilities,
+               device_root(d)->remote ? CL_EXEC_KERNEL : CL_EXEC_KERNEL | CL_EXEC_NATIVE_KERNEL);
   case CL_DEVICE_QUEUE_PROPERTIES:
     INFO_VALUE(cl_command_queue_properties,
                CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE | CL_QUEUE_PROFILING_ENABLE);

@@ -16,13 +16,22 @@ static cl_int check_wait_list(cl_command_queue q, cl_uint n, const cl_event *lis
   return event_check_wait_list(q->context, n, list);
 }
 
-cl_int retain_mem(cl_event ev, cl_mem m) {
-  cl_mem *mems = realloc(ev->retained_mems, (ev->num_retained_mems + 1) * sizeof *mems);
+cl_int retain_mem_access(cl_event ev, cl_mem m, int writes) {
+  size_t n = ev->num_retained_mems;
+  cl_mem *mems = realloc(ev->retained_mems, (n + 1) * sizeof *mems);
   if (!mems) return CL_OUT_OF_HOST_MEMORY;
   ev->retained_mems = mems;
+  unsigned char *w = realloc(ev->mem_writes, n + 1);
+  if (!w) return CL_OUT_OF_HOST_MEMORY;
+  ev->mem_writes = w;
+  w[n] = writes ? 1 : 0;
   mems[ev->num_retained_mems++] = m;
   object_retain(&m->header);
   return CL_SUCCESS;
+}
+
+cl_int retain_mem(cl_event ev, cl_mem m) {
+  return retain_mem_access(ev, m, 1);
 }
 
 /* Submits ev and, for blocking calls, waits for it. */
@@ -40,6 +49,15 @@ cl_int finish_enqueue(cl_event ev, cl_uint num_wait, const cl_event *wait_list, 
 void command_execute(cl_event ev) {
   cl_int status = CL_COMPLETE;
   event_set_status(ev, CL_RUNNING);
+  /* The command runs on the host: its buffers' bytes must be here. */
+  int tracked = ev->context->has_remote;
+  for (size_t i = 0; tracked && i < ev->num_retained_mems; i++) {
+    cl_int err = mem_make_host_valid(ev->retained_mems[i]);
+    if (err) {
+      event_complete(ev, err);
+      return;
+    }
+  }
   switch (ev->kind) {
   case COMMAND_IMAGE:
     status = image_command_execute(ev);
@@ -72,6 +90,8 @@ void command_execute(cl_event ev) {
   default:
     break;
   }
+  for (size_t i = 0; tracked && status == CL_COMPLETE && i < ev->num_retained_mems; i++)
+    if (ev->mem_writes[i]) mem_host_wrote(ev->retained_mems[i]);
   event_complete(ev, status);
 }
 
@@ -101,7 +121,9 @@ static cl_int enqueue_copy(cl_command_queue q, cl_command_type type, cl_mem m1, 
   ev->u.copy.dst_slice = dst_slice;
   ev->u.copy.src_row = src_row;
   ev->u.copy.src_slice = src_slice;
-  if ((m1 && retain_mem(ev, m1)) || (m2 && retain_mem(ev, m2))) {
+  /* m1 is written by writes from the host; m2, a copy's destination, always. */
+  int m1_writes = type == CL_COMMAND_WRITE_BUFFER || type == CL_COMMAND_WRITE_BUFFER_RECT;
+  if ((m1 && retain_mem_access(ev, m1, m1_writes)) || (m2 && retain_mem(ev, m2))) {
     event_release_internal(ev);
     return CL_OUT_OF_HOST_MEMORY;
   }
@@ -333,7 +355,8 @@ AQUILA_API void *clEnqueueMapBuffer(cl_command_queue q, cl_mem buffer, cl_bool b
     err = CL_INVALID_OPERATION;
   else {
     cl_event ev = event_create_command(q, CL_COMMAND_MAP_BUFFER, COMMAND_MAP);
-    if (!ev || retain_mem(ev, buffer)) {
+    int writes = (map_flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION)) != 0;
+    if (!ev || retain_mem_access(ev, buffer, writes)) {
       if (ev) event_release_internal(ev);
       err = CL_OUT_OF_HOST_MEMORY;
     } else {
@@ -560,9 +583,17 @@ AQUILA_API cl_int clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel kernel, c
     const struct aquila_fatbin_arg *a = &meta->args[i];
     if (a->kind == AQUILA_ARG_GLOBAL_PTR || a->kind == AQUILA_ARG_CONSTANT_PTR) {
       cl_mem m = kernel->args[i].mem;
-      void *addr = m ? m->data : NULL;
+      uint64_t addr = m ? (uint64_t)(uintptr_t)m->data : 0;
+      /* On a remote device, the address of the buffer's copy there. */
+      if (m && device_root(dev)->remote && !err) err = mem_device_address(m, dev, &addr);
       memcpy(kernarg + a->offset, &addr, sizeof addr);
-      if (m && retain_mem(ev, m)) err = CL_OUT_OF_HOST_MEMORY;
+      /* A read-only buffer or a __constant one is not written by a correct kernel. */
+      int writes = a->kind == AQUILA_ARG_GLOBAL_PTR && m && !(m->flags & CL_MEM_READ_ONLY);
+      if (m && retain_mem_access(ev, m, writes)) err = CL_OUT_OF_HOST_MEMORY;
+    } else if (a->kind == AQUILA_ARG_IMAGE && device_root(dev)->remote) {
+      debug_log("clEnqueueNDRangeKernel: '%s' takes an image, and %s has no image support",
+                meta->name, dev->name);
+      err = CL_INVALID_OPERATION;
     } else if (a->kind == AQUILA_ARG_IMAGE) {
       /* The HSA image handle is what code sees (the address of its
        * struct aquila_image); the command keeps the image alive. */
@@ -622,6 +653,8 @@ AQUILA_API cl_int clEnqueueNativeKernel(cl_command_queue q, void(CL_CALLBACK *us
                                         cl_uint num_wait, const cl_event *wait_list,
                                         cl_event *event) {
   if (queue_check(q)) return CL_INVALID_COMMAND_QUEUE;
+  /* A remote device has no CL_EXEC_NATIVE_KERNEL: a host function cannot run there. */
+  if (device_root(q->device)->remote) return CL_INVALID_OPERATION;
   if (!user_func) return CL_INVALID_VALUE;
   if (!args && (cb_args > 0 || num_mem_objects > 0)) return CL_INVALID_VALUE;
   if (args && cb_args == 0) return CL_INVALID_VALUE;
@@ -661,6 +694,14 @@ AQUILA_API cl_int clEnqueueNativeKernel(cl_command_queue q, void(CL_CALLBACK *us
 void ndrange_submit(cl_event ev) {
   cl_command_queue q = ev->queue;
   cl_device_id dev = q->device;
+  /* The buffers' bytes where the kernel runs (residency.c). */
+  for (size_t i = 0; q->context->has_remote && i < ev->num_retained_mems; i++) {
+    cl_int err = mem_prepare_for_device(ev->retained_mems[i], dev, ev->mem_writes[i]);
+    if (err) {
+      event_complete(ev, err);
+      return;
+    }
+  }
   hsa_queue_t *hq = q->hsa_queue;
   uint64_t kernel_object = ev->u.ndrange.kernel_object;
   int barrier = ev->u.ndrange.barrier_bit;

@@ -160,7 +160,9 @@ static void release_command_resources(cl_event ev) {
   for (size_t i = 0; i < ev->num_retained_mems; i++)
     clReleaseMemObject(ev->retained_mems[i]);
   free(ev->retained_mems);
+  free(ev->mem_writes);
   ev->retained_mems = NULL;
+  ev->mem_writes = NULL;
   ev->num_retained_mems = 0;
   if (ev->kind == COMMAND_NDRANGE) {
     /* The check first: its registration is keyed by the kernarg's address. */

@@ -21,8 +21,19 @@ int mem_is_image(cl_mem m) {
   return object_is(m, OBJECT_MEM) && m->image_handle != 0;
 }
 
+/* The agent whose image extension serves the context: its first device
+ * with images (a remote device has none; image_create refuses a context
+ * without any). */
 static hsa_agent_t context_agent(cl_context c) {
+  for (cl_uint i = 0; i < c->num_devices; i++)
+    if (!device_root(c->devices[i])->remote) return c->devices[i]->agent;
   return c->devices[0]->agent;
+}
+
+static int context_has_images(cl_context c) {
+  for (cl_uint i = 0; i < c->num_devices; i++)
+    if (!device_root(c->devices[i])->remote) return 1;
+  return 0;
 }
 
 /* ---- formats ---------------------------------------------------------------- */
@@ -243,6 +254,7 @@ static int format_supported(cl_context c, int geometry, const cl_image_format *f
   uint32_t need = capability_needed(flags);
   for (cl_uint i = 0; i < c->num_devices; i++) {
     uint32_t mask = 0;
+    if (device_root(c->devices[i])->remote) continue; /* no images there */
     if (hsa_ext_image_get_capability(c->devices[i]->agent, (hsa_ext_image_geometry_t)geometry, &hf,
                                      &mask) != HSA_STATUS_SUCCESS ||
         (mask & need) != need)
@@ -292,6 +304,7 @@ void device_image_limits(cl_device_id d, struct image_limits *l) {
  * bounded by CL_DEVICE_IMAGE2D_MAX_WIDTH, as OpenCL 1.2 says. */
 static int size_supported(cl_context c, const cl_image_desc *d) {
   for (cl_uint i = 0; i < c->num_devices; i++) {
+    if (device_root(c->devices[i])->remote) continue; /* no images there */
     struct image_limits l;
     device_image_limits(c->devices[i], &l);
     int ok;
@@ -471,6 +484,11 @@ static cl_mem image_create(cl_context context, cl_mem_flags flags, const cl_imag
   if ((err = mem_check_flags(flags)) != CL_SUCCESS) goto fail;
   if (!(elem = format_element_size(format))) {
     err = CL_INVALID_IMAGE_FORMAT_DESCRIPTOR;
+    goto fail;
+  }
+  if (!context_has_images(context)) {
+    debug_log("clCreateImage: no device of the context supports images");
+    err = CL_INVALID_OPERATION;
     goto fail;
   }
   if ((err = check_desc(context, desc, elem, host_ptr, &row_pitch, &slice_pitch)) != CL_SUCCESS) {

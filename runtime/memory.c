@@ -149,6 +149,13 @@ AQUILA_API cl_mem clCreateBuffer(cl_context context, cl_mem_flags flags, size_t 
     m->owns_data = 1;
     if (flags & CL_MEM_COPY_HOST_PTR) memcpy(m->data, host_ptr, size);
   }
+  if ((err = mem_residency_init(m)) != CL_SUCCESS) {
+    if (m->owns_data) mem_storage_free(m->data, m->storage_size);
+    pthread_mutex_destroy(&m->lock);
+    free(m);
+    m = NULL;
+    goto fail;
+  }
   object_retain(&context->header);
   if (errcode_ret) *errcode_ret = CL_SUCCESS;
   return m;
@@ -246,6 +253,7 @@ AQUILA_API cl_int clReleaseMemObject(cl_mem memobj) {
     d = next;
   }
   if (memobj->image_handle) image_destroy(memobj); /* the descriptor; storage is ours */
+  mem_residency_free(memobj);
   if (memobj->owns_data) mem_storage_free(memobj->data, memobj->storage_size);
   cl_mem parent = memobj->parent;
   cl_context ctx = memobj->context;

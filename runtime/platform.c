@@ -6,6 +6,9 @@
 #include <unistd.h>
 
 #include <hsa/hsa_ext_amd.h>
+#include <stdbool.h>
+
+#include "aquila/hsa_ext_aquila.h"
 
 #include "aquila/compiler.h"
 #include "runtime.h"
@@ -100,6 +103,8 @@ static uint64_t device_memory_size(void) {
   return total / 4 * 3;
 }
 
+static uint32_t num_remote;
+
 static hsa_status_t add_cpu_agent(hsa_agent_t agent, void *data) {
   hsa_device_type_t type;
   uint32_t features = 0;
@@ -108,6 +113,12 @@ static hsa_status_t add_cpu_agent(hsa_agent_t agent, void *data) {
     return HSA_STATUS_SUCCESS;
   hsa_agent_get_info(agent, HSA_AGENT_INFO_FEATURE, &features);
   if (!(features & HSA_AGENT_FEATURE_KERNEL_DISPATCH)) return HSA_STATUS_SUCCESS;
+  bool remote = false;
+  hsa_agent_get_info(agent, HSA_VEN_AQUILA_AGENT_INFO_REMOTE, &remote);
+  /* AQUILA_LOCAL_DEVICE=0: only remote devices (to run an application, or
+   * the tests, on a remote device alone). */
+  const char *local = getenv("AQUILA_LOCAL_DEVICE");
+  if (!remote && local && !strcmp(local, "0")) return HSA_STATUS_SUCCESS;
   struct _cl_device_id *devs = realloc(aquila_devices, (aquila_num_devices + 1) * sizeof *devs);
   if (!devs) return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
   aquila_devices = devs;
@@ -126,12 +137,26 @@ static hsa_status_t add_cpu_agent(hsa_agent_t agent, void *data) {
   uint32_t wg_max = 0;
   hsa_agent_get_info(agent, HSA_AGENT_INFO_WORKGROUP_MAX_SIZE, &wg_max);
   d->max_work_group_size = wg_max ? wg_max : 4096;
-  d->global_mem_size = device_memory_size();
-  mem_storage_set_limit(d->global_mem_size);
   d->local_mem_size = 64 * 1024;
   char agent_name[64] = {0};
   hsa_agent_get_info(agent, HSA_AGENT_INFO_NAME, agent_name);
-  strncpy(d->name, agent_name[0] ? agent_name : "Aquila CPU", sizeof d->name - 1);
+
+  if (remote) {
+    /* Another machine's CPU agent (docs/REMOTE.md): named by where it is. */
+    char location[96] = {0};
+    uint64_t memory = 0;
+    hsa_agent_get_info(agent, HSA_VEN_AQUILA_AGENT_INFO_LOCATION, location);
+    hsa_agent_get_info(agent, HSA_VEN_AQUILA_AGENT_INFO_CODE_TARGET, d->code_target);
+    hsa_agent_get_info(agent, HSA_VEN_AQUILA_AGENT_INFO_MEMORY_SIZE, &memory);
+    d->remote = 1;
+    d->remote_index = num_remote++;
+    d->global_mem_size = memory;
+    snprintf(d->name, sizeof d->name, "%.63s (remote, %.40s)", agent_name, location);
+  } else {
+    d->global_mem_size = device_memory_size();
+    mem_storage_set_limit(d->global_mem_size);
+    strncpy(d->name, agent_name[0] ? agent_name : "Aquila CPU", sizeof d->name - 1);
+  }
   pthread_mutex_init(&d->inflight_lock, NULL);
   pthread_cond_init(&d->inflight_cond, NULL);
   pthread_mutex_init(&d->signal_lock, NULL);

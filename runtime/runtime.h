@@ -109,6 +109,12 @@ struct _cl_device_id {
   uint32_t unit_mask[32];
   cl_device_partition_property *partition_type; /* CL_DEVICE_PARTITION_TYPE, 0-terminated */
   size_t partition_type_len;                    /* with the 0; 0 for a root device */
+  /* A remote agent's device (docs/REMOTE.md): its memory is not the
+   * host's; buffers move to it and back (residency.c). remote_index is
+   * the agent's place among the remote agents. */
+  int remote;
+  uint32_t remote_index;
+  char code_target[128]; /* the fat binary target of its code */
 };
 
 /* The platform's devices; returns 0 and CL_SUCCESS once HSA is up. */
@@ -140,6 +146,7 @@ void device_release_signal(cl_device_id d, hsa_signal_t s);
 
 struct _cl_context {
   struct object_header header;
+  int has_remote; /* a device is remote: buffers track where they are valid */
   cl_uint num_devices;
   cl_device_id *devices;
   cl_context_properties *properties; /* copy, 0-terminated, NULL if none given */
@@ -199,7 +206,30 @@ struct _cl_mem {
   cl_image_format image_format;
   cl_image_desc image_desc; /* width/height/depth/array_size of its geometry only */
   size_t element_size, row_pitch, slice_pitch; /* the storage's layout */
+  /* Where a root buffer's bytes are valid, in a context with a remote
+   * device (residency.c); NULL otherwise. */
+  struct mem_residency *residency;
 };
+
+/* ---- residency.c: buffers across agents -------------------------------------
+ * In a context with a remote device a buffer lives where it was last
+ * written: the host storage (data) and each remote device's copy are
+ * valid or not, and bytes move only when a command needs them elsewhere.
+ * Sub-buffers share their root buffer's state. Every call is a no-op for
+ * memory objects of contexts without a remote device. */
+#define AQ_MAX_REMOTE_DEVICES 32
+/* Starts tracking a new root buffer (valid on the host). */
+cl_int mem_residency_init(cl_mem m);
+/* Frees the buffer's copies on remote devices. */
+void mem_residency_free(cl_mem m);
+/* Makes the host storage hold the buffer's current bytes. */
+cl_int mem_make_host_valid(cl_mem m);
+/* The host storage was written: other copies are stale. */
+void mem_host_wrote(cl_mem m);
+/* The buffer's address on remote device d (allocated on first use). */
+cl_int mem_device_address(cl_mem m, cl_device_id d, uint64_t *address);
+/* Before a kernel on device d that reads (and writes, when writes) m. */
+cl_int mem_prepare_for_device(cl_mem m, cl_device_id d, int writes);
 
 /* ---- programs and kernels ------------------------------------------------ */
 
@@ -335,6 +365,8 @@ struct _cl_event {
   enum command_kind kind;
   cl_mem *retained_mems;
   size_t num_retained_mems;
+  /* Per retained memory object: whether the command writes it (residency.c). */
+  unsigned char *mem_writes;
   cl_kernel kernel; /* retained for NDRange */
   union {
     struct {
@@ -443,8 +475,10 @@ void mem_storage_set_limit(uint64_t bytes);
 void mem_storage_free(void *data, size_t storage_size);
 /* CL_INVALID_VALUE unless flags is a valid cl_mem_flags combination. */
 cl_int mem_check_flags(cl_mem_flags flags);
-/* The command keeps a reference on m until it completes. */
+/* The command keeps a reference on m until it completes; retain_mem
+ * counts it as written (what residency.c assumes when nobody says). */
 cl_int retain_mem(cl_event ev, cl_mem m);
+cl_int retain_mem_access(cl_event ev, cl_mem m, int writes);
 /* Submits ev and, for blocking calls, waits for it. */
 cl_int finish_enqueue(cl_event ev, cl_uint num_wait, const cl_event *wait_list, cl_bool blocking,
                       cl_event *event);

@@ -191,12 +191,13 @@ int device_own_info(cl_device_id d, cl_device_info param_name, size_t param_valu
   case CL_DEVICE_PARENT_DEVICE:
     OWN_VALUE(cl_device_id, d->parent);
   case CL_DEVICE_PARTITION_MAX_SUB_DEVICES:
-    OWN_VALUE(cl_uint, d->compute_units);
+    /* A remote device is not partitioned (its units are the daemon's). */
+    OWN_VALUE(cl_uint, device_root(d)->remote ? 0 : d->compute_units);
   case CL_DEVICE_PARTITION_PROPERTIES: {
     /* The specification: a single 0 when no scheme gives two sub-devices. */
     cl_device_partition_property props[3] = {0};
     size_t n = 0;
-    if (d->compute_units > 1) {
+    if (d->compute_units > 1 && !device_root(d)->remote) {
       props[n++] = CL_DEVICE_PARTITION_EQUALLY;
       props[n++] = CL_DEVICE_PARTITION_BY_COUNTS;
       if (supported_domains(d)) props[n++] = CL_DEVICE_PARTITION_BY_AFFINITY_DOMAIN;
@@ -206,7 +207,8 @@ int device_own_info(cl_device_id d, cl_device_info param_name, size_t param_valu
     return 1;
   }
   case CL_DEVICE_PARTITION_AFFINITY_DOMAIN:
-    OWN_VALUE(cl_device_affinity_domain, d->compute_units > 1 ? supported_domains(d) : 0);
+    OWN_VALUE(cl_device_affinity_domain,
+              d->compute_units > 1 && !device_root(d)->remote ? supported_domains(d) : 0);
   case CL_DEVICE_PARTITION_TYPE:
     /* A root device answers with nothing (size 0), as the specification allows. */
     *err = info_copy(d->partition_type, d->partition_type_len * sizeof d->partition_type[0],
@@ -269,6 +271,8 @@ AQUILA_API cl_int clCreateSubDevices(cl_device_id in_device,
   default:
     return CL_INVALID_VALUE;
   }
+  /* A remote device supports no scheme (CL_DEVICE_PARTITION_PROPERTIES). */
+  if (device_root(in_device)->remote) return CL_INVALID_VALUE;
   /* The schemes are supported, but one unit cannot be split any further. */
   if (in_device->compute_units < 2) return CL_DEVICE_PARTITION_FAILED;
   cl_device_affinity_domain domain = 0;

@@ -385,6 +385,11 @@ static void two_queues(void) {
  * clFinish of the first queue has returned. (It gives up after about 10^9
  * spins, so that a clFinish that does wait fails instead of hanging.) */
 static void finish_ignores_other_queues(void) {
+  /* The flag travels through memory the host and the running kernel share:
+   * not so on a device without host-unified memory (a remote one). */
+  cl_bool unified = CL_TRUE;
+  clGetDeviceInfo(device, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof unified, &unified, NULL);
+  if (!unified) return;
   static const char *src =
       "__kernel void wait_flag(volatile __global int *flag) {\n"
       "  for (uint i = 0; i < 1000000000u && atomic_add(flag, 0) == 0; i++) {}\n"

@@ -135,6 +135,41 @@ typedef struct hsa_ven_aquila_dispatch_check_s {
 hsa_status_t hsa_ven_aquila_dispatch_check(const void *kernarg,
                                            hsa_ven_aquila_dispatch_check_t *check);
 
+/* Remote agents (docs/REMOTE.md): with AQUILA_REMOTE=ADDR:PORT[,...] and
+ * AQUILA_REMOTE_KEY_FILE, hsa_iterate_agents lists, after the CPU agent,
+ * one agent per daemon (aquilad) that admitted this process, in that
+ * order. Each is a CPU agent of another machine (HSA_AGENT_INFO_DEVICE is
+ * HSA_DEVICE_TYPE_CPU) whose memory this process cannot touch: it has no
+ * regions; its memory is reached through the calls below, whose addresses
+ * are the agent's own (what its kernels see). Queues, code objects and
+ * kernel dispatch packets work as on the CPU agent (other packet types
+ * fail their completion signal). A dispatch on a lost agent completes with
+ * a fault (hsa_ven_aquila_signal_dispatch_status: HSA_STATUS_ERROR_EXCEPTION,
+ * signal SIGPIPE). */
+#define HSA_VEN_AQUILA_AGENT_INFO_REMOTE ((hsa_agent_info_t)0x5A00)      /* bool */
+#define HSA_VEN_AQUILA_AGENT_INFO_CODE_TARGET ((hsa_agent_info_t)0x5A01) /* char[128] */
+#define HSA_VEN_AQUILA_AGENT_INFO_AVAILABLE ((hsa_agent_info_t)0x5A02)   /* bool */
+#define HSA_VEN_AQUILA_AGENT_INFO_LOCATION ((hsa_agent_info_t)0x5A03)    /* char[96] */
+#define HSA_VEN_AQUILA_AGENT_INFO_MEMORY_SIZE ((hsa_agent_info_t)0x5A04) /* uint64_t, bytes */
+
+/* Allocates size bytes (at least 64-byte aligned) in the agent's memory. */
+hsa_status_t hsa_ven_aquila_agent_memory_allocate(hsa_agent_t agent, size_t size,
+                                                  uint64_t *address);
+hsa_status_t hsa_ven_aquila_agent_memory_free(hsa_agent_t agent, uint64_t address);
+/* Copies into the agent's memory; ordered after the kernels dispatched to
+ * the agent before it and before those after it. src may be reused when
+ * the call returns. */
+hsa_status_t hsa_ven_aquila_agent_memory_write(hsa_agent_t agent, uint64_t address, const void *src,
+                                               size_t size);
+/* Fills size bytes (a multiple of pattern_size, 1 to 128) with pattern;
+ * ordered like a write. */
+hsa_status_t hsa_ven_aquila_agent_memory_fill(hsa_agent_t agent, uint64_t address, size_t size,
+                                              const void *pattern, uint32_t pattern_size);
+/* Copies out of the agent's memory, after the kernels dispatched to it
+ * before; returns when dst holds the bytes. */
+hsa_status_t hsa_ven_aquila_agent_memory_read(hsa_agent_t agent, void *dst, uint64_t address,
+                                              size_t size);
+
 #ifdef __cplusplus
 }
 #endif

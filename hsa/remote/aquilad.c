@@ -1,0 +1,852 @@
+/* aquilad: serves this machine's CPU agent to Aquila clients elsewhere
+ * (their remote agents, hsa/remote/client.c) over UCX.
+ *
+ *   aquilad --listen ADDR:PORT --key-file FILE [--units N] [--max-memory MIB]
+ *
+ * Runs in the foreground until SIGTERM or SIGINT. A client must prove it
+ * holds the key (auth.h) before anything else it sends is read; then it
+ * allocates memory (bounded per client), writes, reads and fills it, loads
+ * code objects and dispatches kernels. Messages run on the loop thread as
+ * they arrive: the client sends a transfer only when the kernels it depends
+ * on have completed (it has their DONE), so the daemon need not order them
+ * itself. Each of the client's queues has an AQL queue here (its barrier
+ * bits order its kernels) and a completer thread that reports each
+ * dispatch's end. Memory a read is still sending from is unmapped only
+ * when the send is over, whatever the client asks. */
+#include <errno.h>
+#include <stdarg.h>
+#include <hsa/hsa.h>
+#include <hsa/hsa_ext_amd.h>
+#include <limits.h>
+#include <llvm-c/Core.h>
+#include <llvm-c/TargetMachine.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <ucs/debug/debug.h>
+
+#include "aquila/hsa_ext_aquila.h"
+#include "auth.h"
+#include "link.h"
+
+#define HANDSHAKE_SECONDS 5
+#define QUEUE_SIZE 1024
+
+static uint8_t key[AQ_KEY_BYTES];
+static hsa_agent_t cpu_agent;
+static struct aq_wire_welcome description;
+static uint64_t memory_limit; /* per client */
+static int verbose;
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "aquilad: ");
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+}
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+struct allocation {
+  uint64_t address, size;
+};
+
+struct pending_dispatch {
+  uint64_t id;
+  hsa_signal_t signal;
+  void *kernarg;
+  bool profiling;
+  struct pending_dispatch *next;
+};
+
+#define QUEUES_PER_CLIENT 16
+
+struct client;
+
+/* One of the client's queues: an AQL queue and its completer. */
+struct daemon_queue {
+  struct client *client;
+  uint32_t client_queue; /* the client's queue id */
+  hsa_queue_t *queue;
+  struct pending_dispatch *pending_head, *pending_tail; /* under client->lock */
+  pthread_t completer;
+};
+
+struct client {
+  struct aq_link *link;
+  uint64_t connected_ns;
+  atomic_uint refs; /* the link's, and one per completer thread */
+  /* Handshake (loop thread). */
+  bool hello_seen;
+  atomic_bool admitted; /* read by the main thread's handshake timeout */
+  uint8_t client_nonce[AQ_WIRE_NONCE_BYTES], daemon_nonce[AQ_WIRE_NONCE_BYTES];
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  bool closing; /* under lock */
+  struct daemon_queue queues[QUEUES_PER_CLIENT];
+  uint32_t num_queues;
+  /* Loop thread's own. */
+  struct allocation *allocations; /* sorted by address */
+  size_t num_allocations, cap_allocations;
+  uint64_t memory_used;
+  /* Reads whose bytes are being sent, and frees that wait for them (under lock). */
+  uint32_t reads_in_flight;
+  struct allocation *deferred_frees;
+  size_t num_deferred, cap_deferred;
+  hsa_executable_t *executables;
+  hsa_code_object_reader_t *readers;
+  void **code;
+  size_t num_executables;
+  /* The kernels of those executables: a dispatch may name only these. */
+  struct known_kernel {
+    uint64_t object, executable;
+    uint32_t kernarg_size;
+  } * kernels;
+  size_t num_kernels, cap_kernels;
+  struct client *next;
+};
+
+static pthread_mutex_t clients_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct client *clients;
+
+/* ---- memory ------------------------------------------------------------- */
+
+static size_t find_allocation(struct client *c, uint64_t address) {
+  size_t lo = 0, hi = c->num_allocations;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (c->allocations[mid].address <= address)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo; /* the first allocation above address */
+}
+
+/* Whether [address, address + size) lies inside one of the client's
+ * allocations: the only memory its messages may touch. */
+static bool range_is_owned(struct client *c, uint64_t address, uint64_t size) {
+  size_t i = find_allocation(c, address);
+  if (i == 0) return false;
+  const struct allocation *a = &c->allocations[i - 1];
+  return address >= a->address && size <= a->size && address - a->address <= a->size - size;
+}
+
+static int allocate(struct client *c, uint64_t size, uint64_t *address) {
+  if (size == 0 || size > memory_limit || c->memory_used > memory_limit - size)
+    return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
+  if (c->num_allocations == c->cap_allocations) {
+    size_t cap = c->cap_allocations ? 2 * c->cap_allocations : 64;
+    struct allocation *p = realloc(c->allocations, cap * sizeof *p);
+    if (!p) return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
+    c->allocations = p;
+    c->cap_allocations = cap;
+  }
+  void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED) return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
+  uint64_t a = (uint64_t)(uintptr_t)m;
+  size_t i = find_allocation(c, a);
+  memmove(&c->allocations[i + 1], &c->allocations[i],
+          (c->num_allocations - i) * sizeof *c->allocations);
+  c->allocations[i] = (struct allocation){a, size};
+  c->num_allocations++;
+  c->memory_used += size;
+  *address = a;
+  return HSA_STATUS_SUCCESS;
+}
+
+static void release(struct client *c, uint64_t address) {
+  size_t i = find_allocation(c, address);
+  if (i == 0 || c->allocations[i - 1].address != address) return; /* not its own: ignored */
+  i--;
+  /* A read may still be sending from it: then it goes when the reads end. */
+  pthread_mutex_lock(&c->lock);
+  bool later = c->reads_in_flight > 0;
+  if (later && c->num_deferred == c->cap_deferred) {
+    size_t cap = c->cap_deferred ? 2 * c->cap_deferred : 16;
+    struct allocation *p = realloc(c->deferred_frees, cap * sizeof *p);
+    if (p) {
+      c->deferred_frees = p;
+      c->cap_deferred = cap;
+    }
+  }
+  if (later && c->num_deferred < c->cap_deferred) {
+    c->deferred_frees[c->num_deferred++] = c->allocations[i];
+  } else {
+    /* No room to wait (out of memory): leaked, not unmapped under a send. */
+    if (!later) munmap((void *)(uintptr_t)address, c->allocations[i].size);
+  }
+  pthread_mutex_unlock(&c->lock);
+  c->memory_used -= c->allocations[i].size;
+  memmove(&c->allocations[i], &c->allocations[i + 1],
+          (c->num_allocations - i - 1) * sizeof *c->allocations);
+  c->num_allocations--;
+}
+
+/* ---- code objects -------------------------------------------------------- */
+
+struct symbol_list {
+  struct client *client;
+  uint64_t executable;
+  unsigned char *bytes;
+  size_t size, cap;
+  uint32_t count;
+  bool failed;
+};
+
+static void list_append(struct symbol_list *l, const void *p, size_t n) {
+  if (l->failed) return;
+  if (l->size + n > l->cap) {
+    size_t cap = l->cap ? 2 * l->cap : 1024;
+    while (cap < l->size + n)
+      cap *= 2;
+    unsigned char *b = realloc(l->bytes, cap);
+    if (!b) {
+      l->failed = true;
+      return;
+    }
+    l->bytes = b;
+    l->cap = cap;
+  }
+  memcpy(l->bytes + l->size, p, n);
+  l->size += n;
+}
+
+static hsa_status_t add_kernel(hsa_executable_t e, hsa_agent_t agent, hsa_executable_symbol_t s,
+                               void *data) {
+  struct symbol_list *l = data;
+  hsa_symbol_kind_t kind;
+  if (hsa_executable_symbol_get_info(s, HSA_EXECUTABLE_SYMBOL_INFO_TYPE, &kind) !=
+          HSA_STATUS_SUCCESS ||
+      kind != HSA_SYMBOL_KIND_KERNEL)
+    return HSA_STATUS_SUCCESS;
+  struct aq_wire_kernel k = {0};
+  hsa_executable_symbol_get_info(s, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT, &k.kernel_object);
+  hsa_executable_symbol_get_info(s, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_SIZE,
+                                 &k.kernarg_size);
+  hsa_executable_symbol_get_info(s, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_ALIGNMENT,
+                                 &k.kernarg_alignment);
+  hsa_executable_symbol_get_info(s, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_GROUP_SEGMENT_SIZE,
+                                 &k.group_segment_size);
+  hsa_executable_symbol_get_info(s, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_PRIVATE_SEGMENT_SIZE,
+                                 &k.private_segment_size);
+  hsa_executable_symbol_get_info(s, HSA_EXECUTABLE_SYMBOL_INFO_NAME_LENGTH, &k.name_length);
+  char *name = calloc(1, (size_t)k.name_length + 1);
+  if (!name || k.name_length == 0 || k.name_length > AQ_WIRE_MAX_NAME) {
+    free(name);
+    l->failed = true;
+    return HSA_STATUS_ERROR;
+  }
+  hsa_executable_symbol_get_info(s, HSA_EXECUTABLE_SYMBOL_INFO_NAME, name);
+  struct client *c = l->client;
+  if (c->num_kernels == c->cap_kernels) {
+    size_t cap = c->cap_kernels ? 2 * c->cap_kernels : 64;
+    struct known_kernel *p = realloc(c->kernels, cap * sizeof *p);
+    if (!p) {
+      free(name);
+      l->failed = true;
+      return HSA_STATUS_ERROR;
+    }
+    c->kernels = p;
+    c->cap_kernels = cap;
+  }
+  c->kernels[c->num_kernels++] =
+      (struct known_kernel){k.kernel_object, l->executable, k.kernarg_size};
+  list_append(l, &k, sizeof k);
+  list_append(l, name, k.name_length);
+  free(name);
+  l->count++;
+  return HSA_STATUS_SUCCESS;
+}
+
+static void forget_kernels(struct client *c, uint64_t executable) {
+  for (size_t i = 0; i < c->num_kernels;)
+    if (c->kernels[i].executable == executable)
+      c->kernels[i] = c->kernels[--c->num_kernels];
+    else
+      i++;
+}
+
+static void load_code(struct client *c, uint64_t id, void *code, uint64_t size) {
+  struct aq_wire_reply reply = {HSA_STATUS_ERROR_OUT_OF_RESOURCES, 0, 0};
+  struct symbol_list list = {.client = c};
+  hsa_code_object_reader_t reader = {0};
+  hsa_executable_t exec = {0};
+  size_t n = c->num_executables;
+  hsa_executable_t *es = realloc(c->executables, (n + 1) * sizeof *es);
+  if (es) c->executables = es;
+  hsa_code_object_reader_t *rs = realloc(c->readers, (n + 1) * sizeof *rs);
+  if (rs) c->readers = rs;
+  void **cs = realloc(c->code, (n + 1) * sizeof *cs);
+  if (cs) c->code = cs;
+  if (!es || !rs || !cs) goto reply;
+  hsa_status_t st = hsa_code_object_reader_create_from_memory(code, size, &reader);
+  if (st == HSA_STATUS_SUCCESS)
+    st = hsa_executable_create_alt(HSA_PROFILE_FULL, HSA_DEFAULT_FLOAT_ROUNDING_MODE_DEFAULT, NULL,
+                                   &exec);
+  if (st == HSA_STATUS_SUCCESS)
+    st = hsa_executable_load_agent_code_object(exec, cpu_agent, reader, NULL, NULL);
+  if (st == HSA_STATUS_SUCCESS) st = hsa_executable_freeze(exec, NULL);
+  list.executable = exec.handle;
+  if (st == HSA_STATUS_SUCCESS)
+    st = hsa_executable_iterate_agent_symbols(exec, cpu_agent, add_kernel, &list);
+  if (st == HSA_STATUS_SUCCESS && list.failed) st = HSA_STATUS_ERROR_OUT_OF_RESOURCES;
+  reply.status = st;
+  if (st != HSA_STATUS_SUCCESS) {
+    forget_kernels(c, exec.handle);
+    if (exec.handle) hsa_executable_destroy(exec);
+    if (reader.handle) hsa_code_object_reader_destroy(reader);
+    goto reply;
+  }
+  c->executables[n] = exec;
+  c->readers[n] = reader;
+  c->code[n] = code; /* the reader reads from it */
+  c->num_executables++;
+  code = NULL;
+  reply.reserved = list.count;
+  reply.value = exec.handle;
+reply:
+  free(code);
+  aq_link_send(c->link, AQ_MSG_REPLY, id, &reply, sizeof reply,
+               reply.status == HSA_STATUS_SUCCESS ? list.bytes : NULL,
+               reply.status == HSA_STATUS_SUCCESS ? list.size : 0, NULL, NULL);
+  free(list.bytes);
+}
+
+static void unload_code(struct client *c, uint64_t handle) {
+  for (size_t i = 0; i < c->num_executables; i++) {
+    if (c->executables[i].handle != handle) continue;
+    forget_kernels(c, handle);
+    hsa_executable_destroy(c->executables[i]);
+    hsa_code_object_reader_destroy(c->readers[i]);
+    free(c->code[i]);
+    c->num_executables--;
+    c->executables[i] = c->executables[c->num_executables];
+    c->readers[i] = c->readers[c->num_executables];
+    c->code[i] = c->code[c->num_executables];
+    return;
+  }
+}
+
+/* ---- dispatches ----------------------------------------------------------- */
+
+static void *completer_main(void *arg);
+static void client_release(struct client *c);
+
+/* The daemon queue for the client's queue id (made on first use). */
+static struct daemon_queue *queue_for(struct client *c, uint32_t client_queue) {
+  for (uint32_t i = 0; i < c->num_queues; i++)
+    if (c->queues[i].client_queue == client_queue) return &c->queues[i];
+  if (c->num_queues == QUEUES_PER_CLIENT) /* more queues share the last ones */
+    return &c->queues[client_queue % QUEUES_PER_CLIENT];
+  struct daemon_queue *q = &c->queues[c->num_queues];
+  memset(q, 0, sizeof *q);
+  q->client = c;
+  q->client_queue = client_queue;
+  if (hsa_queue_create(cpu_agent, QUEUE_SIZE, HSA_QUEUE_TYPE_MULTI, NULL, NULL, UINT32_MAX,
+                       UINT32_MAX, &q->queue) != HSA_STATUS_SUCCESS)
+    return NULL;
+  hsa_amd_profiling_set_profiler_enabled(q->queue, 1);
+  atomic_fetch_add(&c->refs, 1);
+  if (pthread_create(&q->completer, NULL, completer_main, q) != 0) {
+    hsa_queue_destroy(q->queue);
+    atomic_fetch_sub(&c->refs, 1);
+    return NULL;
+  }
+  pthread_detach(q->completer);
+  c->num_queues++;
+  return q;
+}
+
+static bool dispatch(struct client *c, uint64_t id, const unsigned char *payload) {
+  struct aq_wire_dispatch d;
+  memcpy(&d, payload, sizeof d);
+  struct daemon_queue *dq = queue_for(c, d.reserved);
+  if (!dq) return false;
+  /* What the CPU agent would trust: a kernel this client loaded, its whole
+   * kernarg segment, a work-group and group segment within the limits. */
+  const struct known_kernel *k = NULL;
+  for (size_t i = 0; i < c->num_kernels && !k; i++)
+    if (c->kernels[i].object == d.kernel_object) k = &c->kernels[i];
+  uint64_t wg_items = (uint64_t)d.workgroup_size[0] * d.workgroup_size[1] * d.workgroup_size[2];
+  if (!k || d.kernarg_size < k->kernarg_size || wg_items > description.max_workgroup_size ||
+      d.group_segment_size > 64 * 1024)
+    return false;
+  struct pending_dispatch *p = calloc(1, sizeof *p);
+  size_t align = 64, ksize = (d.kernarg_size + align - 1) / align * align;
+  void *kernarg = aligned_alloc(align, ksize ? ksize : align);
+  hsa_signal_t signal = {0};
+  if (!p || !kernarg || hsa_signal_create(1, 0, NULL, &signal) != HSA_STATUS_SUCCESS) {
+    free(p);
+    free(kernarg);
+    return false;
+  }
+  memcpy(kernarg, payload + sizeof d, d.kernarg_size);
+  p->id = id;
+  p->signal = signal;
+  p->kernarg = kernarg;
+  p->profiling = d.profiling != 0;
+  pthread_mutex_lock(&c->lock);
+  if (dq->pending_tail)
+    dq->pending_tail->next = p;
+  else
+    dq->pending_head = p;
+  dq->pending_tail = p;
+  pthread_cond_broadcast(&c->cond);
+  pthread_mutex_unlock(&c->lock);
+
+  hsa_queue_t *q = dq->queue;
+  uint64_t index = hsa_queue_add_write_index_scacq_screl(q, 1);
+  while (index - hsa_queue_load_read_index_scacquire(q) >= q->size)
+    sched_yield();
+  hsa_kernel_dispatch_packet_t *pkt =
+      (hsa_kernel_dispatch_packet_t *)q->base_address + (index & (q->size - 1));
+  pkt->workgroup_size_x = d.workgroup_size[0];
+  pkt->workgroup_size_y = d.workgroup_size[1];
+  pkt->workgroup_size_z = d.workgroup_size[2];
+  pkt->reserved0 = 0;
+  pkt->grid_size_x = d.grid_size[0];
+  pkt->grid_size_y = d.grid_size[1];
+  pkt->grid_size_z = d.grid_size[2];
+  pkt->private_segment_size = 0;
+  pkt->group_segment_size = d.group_segment_size;
+  pkt->kernel_object = d.kernel_object;
+  pkt->kernarg_address = kernarg;
+  pkt->reserved2 = 0;
+  pkt->completion_signal = signal;
+  /* Only the barrier bit is the client's: the type and fences are fixed. */
+  uint16_t header = (HSA_PACKET_TYPE_KERNEL_DISPATCH << HSA_PACKET_HEADER_TYPE) |
+                    (d.header & (1u << HSA_PACKET_HEADER_BARRIER)) |
+                    (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCACQUIRE_FENCE_SCOPE) |
+                    (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE);
+  __atomic_store_n((uint32_t *)pkt, (uint32_t)header | ((uint32_t)d.setup << 16), __ATOMIC_RELEASE);
+  hsa_signal_store_screlease(q->doorbell_signal, (hsa_signal_value_t)index);
+  return true;
+}
+
+static void *completer_main(void *arg) {
+  struct daemon_queue *dq = arg;
+  struct client *c = dq->client;
+  for (;;) {
+    pthread_mutex_lock(&c->lock);
+    while (!dq->pending_head && !c->closing)
+      pthread_cond_wait(&c->cond, &c->lock);
+    struct pending_dispatch *p = dq->pending_head;
+    pthread_mutex_unlock(&c->lock);
+    if (!p) break; /* closing, nothing in flight */
+    hsa_signal_wait_scacquire(p->signal, HSA_SIGNAL_CONDITION_EQ, 0, UINT64_MAX,
+                              HSA_WAIT_STATE_BLOCKED);
+    struct aq_wire_done done = {0};
+    hsa_ven_aquila_dispatch_fault_t fault;
+    if (hsa_ven_aquila_signal_dispatch_status(p->signal, &fault) != HSA_STATUS_SUCCESS) {
+      done.fault_signal = fault.signal;
+      done.fault_address = fault.address;
+      memcpy(done.fault_group, fault.group_id, sizeof done.fault_group);
+    }
+    if (p->profiling) {
+      hsa_amd_profiling_dispatch_time_t t;
+      if (hsa_amd_profiling_get_dispatch_time(cpu_agent, p->signal, &t) == HSA_STATUS_SUCCESS) {
+        done.start_ns = t.start;
+        done.end_ns = t.end;
+      }
+    }
+    aq_link_send(c->link, AQ_MSG_DONE, p->id, &done, sizeof done, NULL, 0, NULL, NULL);
+    pthread_mutex_lock(&c->lock);
+    dq->pending_head = p->next;
+    if (!dq->pending_head) dq->pending_tail = NULL;
+    pthread_mutex_unlock(&c->lock);
+    hsa_signal_destroy(p->signal);
+    free(p->kernarg);
+    free(p);
+  }
+  client_release(c);
+  return NULL;
+}
+
+/* ---- messages (loop thread) ------------------------------------------------- */
+
+static void read_sent(void *arg, bool sent) {
+  struct client *c = arg;
+  (void)sent;
+  struct allocation *frees = NULL;
+  size_t n = 0;
+  pthread_mutex_lock(&c->lock);
+  if (--c->reads_in_flight == 0 && c->num_deferred) {
+    frees = c->deferred_frees;
+    n = c->num_deferred;
+    c->deferred_frees = NULL;
+    c->num_deferred = c->cap_deferred = 0;
+  }
+  pthread_mutex_unlock(&c->lock);
+  for (size_t i = 0; i < n; i++)
+    munmap((void *)(uintptr_t)frees[i].address, frees[i].size);
+  free(frees);
+  client_release(c);
+}
+
+/* Runs one message; false refuses it (the link closes). payload is the
+ * loop's unless it is a WRITE's bytes, already in place. */
+static bool execute(struct client *c, const struct aq_wire_header *h, void *payload) {
+  const unsigned char *p = payload;
+  uint64_t id = h->id;
+  switch (h->type) {
+  case AQ_MSG_ALLOC: {
+    uint64_t size;
+    memcpy(&size, p, sizeof size);
+    struct aq_wire_reply reply = {HSA_STATUS_SUCCESS, 0, 0};
+    reply.status = allocate(c, size, &reply.value);
+    aq_link_send(c->link, AQ_MSG_REPLY, id, &reply, sizeof reply, NULL, 0, NULL, NULL);
+    return true;
+  }
+  case AQ_MSG_FREE: {
+    uint64_t address;
+    memcpy(&address, p, sizeof address);
+    release(c, address);
+    return true;
+  }
+  case AQ_MSG_WRITE:
+    /* payload_buffer received it in place, or refused its range. */
+    return h->length == 0 || payload == (void *)(uintptr_t)id;
+  case AQ_MSG_FILL: {
+    struct aq_wire_fill f;
+    memcpy(&f, p, sizeof f);
+    if (!range_is_owned(c, f.address, f.size)) return false;
+    unsigned char *dst = (unsigned char *)(uintptr_t)f.address;
+    if (f.pattern_size == 1) {
+      memset(dst, p[sizeof f], f.size);
+    } else {
+      for (uint64_t off = 0; off < f.size; off += f.pattern_size)
+        memcpy(dst + off, p + sizeof f, f.pattern_size);
+    }
+    return true;
+  }
+  case AQ_MSG_READ: {
+    struct aq_wire_range r;
+    memcpy(&r, p, sizeof r);
+    if (!range_is_owned(c, r.address, r.size)) {
+      struct aq_wire_reply reply = {HSA_STATUS_ERROR_INVALID_ARGUMENT, 0, 0};
+      aq_link_send(c->link, AQ_MSG_REPLY, id, &reply, sizeof reply, NULL, 0, NULL, NULL);
+      return true;
+    }
+    /* Sent from the memory itself; a FREE meanwhile waits (release). */
+    pthread_mutex_lock(&c->lock);
+    c->reads_in_flight++;
+    pthread_mutex_unlock(&c->lock);
+    atomic_fetch_add(&c->refs, 1);
+    aq_link_send_flags(c->link, AQ_MSG_REPLY, AQ_WIRE_FLAG_RAW, id, (void *)(uintptr_t)r.address,
+                       r.size, NULL, 0, read_sent, c);
+    return true;
+  }
+  case AQ_MSG_LOAD: {
+    void *code = malloc(h->length);
+    if (!code) return false;
+    memcpy(code, payload, h->length);
+    load_code(c, id, code, h->length); /* owns code */
+    return true;
+  }
+  case AQ_MSG_UNLOAD: {
+    uint64_t handle;
+    memcpy(&handle, p, sizeof handle);
+    unload_code(c, handle);
+    return true;
+  }
+  case AQ_MSG_PING: {
+    struct aq_wire_reply reply = {HSA_STATUS_SUCCESS, 0, 0};
+    aq_link_send(c->link, AQ_MSG_REPLY, id, &reply, sizeof reply, NULL, 0, NULL, NULL);
+    return true;
+  }
+  case AQ_MSG_DISPATCH:
+    return dispatch(c, id, payload);
+  default:
+    return false;
+  }
+}
+
+static void client_free(struct client *c) {
+  pthread_mutex_lock(&clients_lock);
+  for (struct client **p = &clients; *p; p = &(*p)->next)
+    if (*p == c) {
+      *p = c->next;
+      break;
+    }
+  pthread_mutex_unlock(&clients_lock);
+  for (uint32_t i = 0; i < c->num_queues; i++)
+    hsa_queue_destroy(c->queues[i].queue);
+  while (c->num_executables)
+    unload_code(c, c->executables[c->num_executables - 1].handle);
+  while (c->num_allocations)
+    release(c, c->allocations[c->num_allocations - 1].address);
+  for (size_t i = 0; i < c->num_deferred; i++)
+    munmap((void *)(uintptr_t)c->deferred_frees[i].address, c->deferred_frees[i].size);
+  free(c->deferred_frees);
+  free(c->allocations);
+  free(c->executables);
+  free(c->readers);
+  free(c->code);
+  free(c->kernels);
+  aq_link_release(c->link);
+  pthread_mutex_destroy(&c->lock);
+  pthread_cond_destroy(&c->cond);
+  free(c);
+}
+
+/* The last reference (the link's, the completers', the reads') frees it:
+ * after the link closed, the kernels still running finish first. */
+static void client_release(struct client *c) {
+  if (atomic_fetch_sub(&c->refs, 1) == 1) client_free(c);
+}
+
+/* ---- the link's handler (loop thread) -------------------------------------- */
+
+static void *on_accept(void *listener_owner, struct aq_link *link) {
+  struct client *c = calloc(1, sizeof *c);
+  if (!c) return NULL;
+  c->link = link;
+  aq_link_retain(link);
+  atomic_init(&c->refs, 1);
+  c->connected_ns = now_ns();
+  pthread_mutex_init(&c->lock, NULL);
+  pthread_cond_init(&c->cond, NULL);
+  pthread_mutex_lock(&clients_lock);
+  c->next = clients;
+  clients = c;
+  pthread_mutex_unlock(&clients_lock);
+  if (verbose) say("connection from %s", aq_link_peer(link));
+  return c;
+}
+
+static bool on_message(void *owner, struct aq_link *link, const struct aq_wire_header *h,
+                       void *payload) {
+  struct client *c = owner;
+  if (!c->admitted) {
+    if (h->type == AQ_MSG_HELLO && !c->hello_seen) {
+      struct aq_wire_hello hello;
+      memcpy(&hello, payload, sizeof hello);
+      memcpy(c->client_nonce, hello.nonce, sizeof c->client_nonce);
+      aq_nonce_make(c->daemon_nonce);
+      struct aq_wire_challenge ch = {.daemon_time_ns = now_ns()};
+      memcpy(ch.nonce, c->daemon_nonce, sizeof ch.nonce);
+      aq_proof_make(key, 'd', c->client_nonce, c->daemon_nonce, ch.proof);
+      c->hello_seen = true;
+      aq_link_send(link, AQ_MSG_CHALLENGE, h->id, &ch, sizeof ch, NULL, 0, NULL, NULL);
+      return true;
+    }
+    if (h->type == AQ_MSG_AUTH && c->hello_seen) {
+      if (!aq_proof_check(key, 'c', c->client_nonce, c->daemon_nonce, payload)) {
+        say("refused %s: it does not hold the key", aq_link_peer(link));
+        return false;
+      }
+      c->admitted = true;
+      aq_link_set_authenticated(link);
+      aq_link_send(link, AQ_MSG_WELCOME, h->id, &description, sizeof description, NULL, 0, NULL,
+                   NULL);
+      if (verbose) say("admitted %s", aq_link_peer(link));
+      return true;
+    }
+    return false;
+  }
+  bool ok = execute(c, h, payload);
+  if (!ok && verbose) say("refused a message from %s", aq_link_peer(link));
+  return ok;
+}
+
+/* A WRITE's bytes land where they go, when that memory is the client's. */
+static void *payload_buffer(void *owner, struct aq_link *link, const struct aq_wire_header *h) {
+  struct client *c = owner;
+  if (!c->admitted || h->type != AQ_MSG_WRITE || !range_is_owned(c, h->id, h->length)) return NULL;
+  return (void *)(uintptr_t)h->id;
+}
+
+static void on_close(void *owner, struct aq_link *link, const char *why) {
+  struct client *c = owner;
+  if (verbose || !c->admitted) say("%s left: %s", aq_link_peer(link), why);
+  pthread_mutex_lock(&c->lock);
+  c->closing = true;
+  pthread_cond_broadcast(&c->cond);
+  pthread_mutex_unlock(&c->lock);
+  client_release(c);
+}
+
+static const struct aq_link_handler handler = {
+    .payload_buffer = payload_buffer,
+    .on_message = on_message,
+    .on_close = on_close,
+    .on_accept = on_accept,
+};
+
+/* ---- start-up ---------------------------------------------------------------- */
+
+static hsa_status_t find_cpu(hsa_agent_t agent, void *data) {
+  hsa_device_type_t type;
+  if (hsa_agent_get_info(agent, HSA_AGENT_INFO_DEVICE, &type) == HSA_STATUS_SUCCESS &&
+      type == HSA_DEVICE_TYPE_CPU) {
+    *(hsa_agent_t *)data = agent;
+    return HSA_STATUS_INFO_BREAK;
+  }
+  return HSA_STATUS_SUCCESS;
+}
+
+/* The fat binary target this machine's code is built for: as the compiler
+ * names the host's (compiler/compile.c). */
+static void host_target(char *out, size_t size) {
+  static const char *const levels[] = {"x86-64-v2", "x86-64-v3", "x86-64-v4"};
+  const char *e = getenv("AQUILA_CPU_TARGET");
+  for (size_t i = 0; e && i < sizeof levels / sizeof levels[0]; i++)
+    if (!strcmp(e, levels[i])) {
+      snprintf(out, size, "%s", levels[i]);
+      return;
+    }
+  char *cpu = LLVMGetHostCPUName();
+  snprintf(out, size, "x86_64-native:%s", cpu);
+  LLVMDisposeMessage(cpu);
+}
+
+/* The CPU's model as /proc/cpuinfo names it, or "". */
+static void cpu_model(char *out, size_t size) {
+  FILE *f = fopen("/proc/cpuinfo", "r");
+  char line[512];
+  out[0] = 0;
+  while (f && fgets(line, sizeof line, f)) {
+    if (strncmp(line, "model name", 10)) continue;
+    const char *colon = strchr(line, ':');
+    if (!colon) break;
+    colon++;
+    while (*colon == ' ' || *colon == '\t')
+      colon++;
+    snprintf(out, size, "%s", colon);
+    out[strcspn(out, "\n")] = 0;
+    break;
+  }
+  if (f) fclose(f);
+}
+
+static void usage(void) {
+  fprintf(stderr, "usage: aquilad --listen ADDR:PORT --key-file FILE [--units N] "
+                  "[--max-memory MIB] [--verbose]\n");
+}
+
+int main(int argc, char **argv) {
+  /* Faults in kernels are the HSA runtime's to handle (a faulting kernel
+   * ends its dispatch), not UCX's, which installed handlers as it loaded. */
+  int ucx_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE};
+  for (size_t i = 0; i < sizeof ucx_signals / sizeof ucx_signals[0]; i++)
+    ucs_debug_disable_signal(ucx_signals[i]);
+  const char *listen = NULL, *key_file = NULL;
+  long units = 0, max_mib = 0;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+    char *end;
+    if (!strcmp(a, "--listen") && v) {
+      listen = v;
+      i++;
+    } else if (!strcmp(a, "--key-file") && v) {
+      key_file = v;
+      i++;
+    } else if (!strcmp(a, "--units") && v) {
+      units = strtol(v, &end, 10);
+      if (*end || units < 1 || units > 1024) {
+        say("--units takes 1 to 1024");
+        return 2;
+      }
+      i++;
+    } else if (!strcmp(a, "--max-memory") && v) {
+      max_mib = strtol(v, &end, 10);
+      if (*end || max_mib < 1) {
+        say("--max-memory takes a number of MiB");
+        return 2;
+      }
+      i++;
+    } else if (!strcmp(a, "--verbose")) {
+      verbose = 1;
+    } else {
+      usage();
+      return 2;
+    }
+  }
+  if (!listen || !key_file) {
+    usage();
+    return 2;
+  }
+  char why[256];
+  if (!aq_key_load(key_file, key, why, sizeof why)) {
+    say("%s", why);
+    return 1;
+  }
+  /* This process serves agents; it does not use remote ones itself. */
+  unsetenv("AQUILA_REMOTE");
+  if (units) {
+    char n[16];
+    snprintf(n, sizeof n, "%ld", units);
+    setenv("AQUILA_CPU_UNITS", n, 1);
+  }
+  /* Signals are taken by sigwait below, not by whichever thread runs. */
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGTERM);
+  sigaddset(&stop, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop, NULL);
+  signal(SIGPIPE, SIG_IGN);
+  if (hsa_init() != HSA_STATUS_SUCCESS) {
+    say("the HSA runtime did not start");
+    return 1;
+  }
+  hsa_iterate_agents(find_cpu, &cpu_agent);
+  if (!cpu_agent.handle) {
+    say("no CPU agent");
+    return 1;
+  }
+  uint32_t cus = 1, wg = 1024;
+  hsa_agent_get_info(cpu_agent, (hsa_agent_info_t)HSA_AMD_AGENT_INFO_COMPUTE_UNIT_COUNT, &cus);
+  hsa_agent_get_info(cpu_agent, HSA_AGENT_INFO_WORKGROUP_MAX_SIZE, &wg);
+  char name[64] = {0};
+  cpu_model(name, sizeof name);
+  if (!name[0]) hsa_agent_get_info(cpu_agent, HSA_AGENT_INFO_NAME, name);
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  uint64_t physical = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 1ull << 32;
+  memory_limit = max_mib ? (uint64_t)max_mib << 20 : physical / 4 * 3;
+  description.compute_units = cus;
+  description.max_workgroup_size = wg;
+  description.memory_size = memory_limit;
+  snprintf(description.name, sizeof description.name, "%s", name);
+  host_target(description.target, sizeof description.target);
+  gethostname(description.host, sizeof description.host - 1);
+
+  struct aq_loop *loop = aq_loop_create(listen, &handler, NULL, why, sizeof why);
+  if (!loop) {
+    say("%s", why);
+    return 1;
+  }
+  say("serving %u compute units (%s, %s) on %s", cus, description.name, description.target, listen);
+  /* Waits for a stop signal; meanwhile, each second, drops connections
+   * that have not proven the key within HANDSHAKE_SECONDS. */
+  for (;;) {
+    struct timespec second = {1, 0};
+    int sig = sigtimedwait(&stop, NULL, &second);
+    if (sig == SIGTERM || sig == SIGINT) break;
+    uint64_t now = now_ns();
+    pthread_mutex_lock(&clients_lock);
+    for (struct client *c = clients; c; c = c->next)
+      if (!c->admitted && now - c->connected_ns > HANDSHAKE_SECONDS * 1000000000ull)
+        aq_link_close(c->link, "no proof of the key in time");
+    pthread_mutex_unlock(&clients_lock);
+  }
+  say("stopping");
+  aq_loop_destroy(loop);
+  hsa_shut_down();
+  return 0;
+}

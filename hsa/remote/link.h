@@ -1,0 +1,68 @@
+/* Links: connections between a remote agent's client and aquilad carried by
+ * UCX streams, and the loop thread that alone makes UCX calls. Any thread
+ * may send a message or close a link; the loop delivers whole, checked
+ * messages (wire.h) to the link's handler, one at a time, on its thread. */
+#ifndef AQUILA_REMOTE_LINK_H
+#define AQUILA_REMOTE_LINK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "wire.h"
+
+struct aq_loop;
+struct aq_link;
+
+struct aq_link_handler {
+  /* A header arrived (checked): the buffer of header->length bytes its
+   * payload lands in, owned by the handler; NULL lets the loop allocate one,
+   * freed after on_message. Optional. */
+  void *(*payload_buffer)(void *owner, struct aq_link *link, const struct aq_wire_header *header);
+  /* A whole message (payload NULL when its length is 0). false closes the
+   * link. */
+  bool (*on_message)(void *owner, struct aq_link *link, const struct aq_wire_header *header,
+                     void *payload);
+  /* The link is gone (the peer left, a transport error, a malformed
+   * message, aq_link_close): nothing is delivered after this. */
+  void (*on_close)(void *owner, struct aq_link *link, const char *why);
+  /* A server's new link (the loop's listener): sets its owner. Optional. */
+  void *(*on_accept)(void *listener_owner, struct aq_link *link);
+};
+
+/* Starts UCX and the loop thread; with listen_address ("ADDRESS:PORT",
+ * IPv4, [IPv6] or a name), accepts links that use handler and get their
+ * owner from its on_accept. NULL with the reason in why. */
+struct aq_loop *aq_loop_create(const char *listen_address, const struct aq_link_handler *handler,
+                               void *owner, char *why, size_t why_size);
+/* Stops the loop: closes every link (their on_close runs) and UCX. */
+void aq_loop_destroy(struct aq_loop *loop);
+/* The loop's thread is the caller. */
+bool aq_loop_is_current(const struct aq_loop *loop);
+
+/* A link to a daemon at "ADDRESS:PORT"; messages come from a daemon. The
+ * connection is made in the background: a failure arrives as on_close. */
+struct aq_link *aq_link_connect(struct aq_loop *loop, const char *address,
+                                const struct aq_link_handler *handler, void *owner, char *why,
+                                size_t why_size);
+/* Whether the peer has proven it holds the key (wire.h's size limits). */
+void aq_link_set_authenticated(struct aq_link *link);
+/* Sends a message: the header, then the bytes of part1 and part2. Without
+ * done, the parts are copied now; with done, they must stay untouched until
+ * done(arg, sent) is called (from the loop thread, or from this call when
+ * the link is closed). Any thread. */
+void aq_link_send(struct aq_link *link, uint16_t type, uint64_t id, const void *part1, size_t size1,
+                  const void *part2, size_t size2, void (*done)(void *arg, bool sent), void *arg);
+/* aq_link_send with header flags (wire.h). */
+void aq_link_send_flags(struct aq_link *link, uint16_t type, uint16_t flags, uint64_t id,
+                        const void *part1, size_t size1, const void *part2, size_t size2,
+                        void (*done)(void *arg, bool sent), void *arg);
+/* Closes the link (on_close follows on the loop's thread). Any thread. */
+void aq_link_close(struct aq_link *link, const char *why);
+/* References that keep a link's memory (not its connection) alive. */
+void aq_link_retain(struct aq_link *link);
+void aq_link_release(struct aq_link *link);
+/* The peer's address, for messages. */
+const char *aq_link_peer(const struct aq_link *link);
+
+#endif

@@ -1,0 +1,151 @@
+/* Buffers across agents: where a buffer's bytes are valid and how they
+ * move (runtime.h, "residency.c"). Only contexts with a remote device
+ * track anything; there every root buffer has a validity mask (bit 0: the
+ * host storage, bit 1 + r: remote agent r's copy) and the remote copies'
+ * addresses. A command that runs on the host makes the host storage valid
+ * first; a kernel on a remote device makes that device's copy valid (from
+ * the host storage, fetching it first from another device when only that
+ * one holds the bytes); a command that writes leaves only its own copy
+ * valid. Transfers go through the HSA runtime's remote memory calls
+ * (hsa_ext_aquila.h), ordered with the device's kernels by its daemon. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "aquila/hsa_ext_aquila.h"
+#include "runtime.h"
+
+#define VALID_HOST 1ull
+
+struct mem_residency {
+  pthread_mutex_t lock;
+  uint64_t valid;
+  uint64_t address[AQ_MAX_REMOTE_DEVICES];    /* 0: not allocated there */
+  cl_device_id device[AQ_MAX_REMOTE_DEVICES]; /* whose agent holds address */
+};
+
+static cl_mem root_of(cl_mem m) {
+  while (m->parent)
+    m = m->parent;
+  return m;
+}
+
+static uint64_t device_bit(cl_device_id d) {
+  return 2ull << device_root(d)->remote_index;
+}
+
+cl_int mem_residency_init(cl_mem m) {
+  if (!m->context->has_remote || m->parent) return CL_SUCCESS;
+  struct mem_residency *r = calloc(1, sizeof *r);
+  if (!r) return CL_OUT_OF_HOST_MEMORY;
+  pthread_mutex_init(&r->lock, NULL);
+  r->valid = VALID_HOST;
+  m->residency = r;
+  return CL_SUCCESS;
+}
+
+void mem_residency_free(cl_mem m) {
+  struct mem_residency *r = m->residency;
+  if (!r) return;
+  for (int i = 0; i < AQ_MAX_REMOTE_DEVICES; i++)
+    if (r->address[i]) hsa_ven_aquila_agent_memory_free(r->device[i]->agent, r->address[i]);
+  pthread_mutex_destroy(&r->lock);
+  free(r);
+  m->residency = NULL;
+}
+
+/* Copies a remote device's bytes into the host storage. Caller holds r->lock. */
+static cl_int fetch_to_host(cl_mem root, struct mem_residency *r) {
+  if (r->valid & VALID_HOST) return CL_SUCCESS;
+  for (int i = 0; i < AQ_MAX_REMOTE_DEVICES; i++) {
+    if (!(r->valid & (2ull << i))) continue;
+    hsa_status_t st = hsa_ven_aquila_agent_memory_read(r->device[i]->agent, root->data,
+                                                       r->address[i], root->size);
+    if (st != HSA_STATUS_SUCCESS) {
+      debug_log("buffer of %zu bytes: reading it back from %s failed (HSA status 0x%x): the "
+                "command that needs it fails",
+                root->size, r->device[i]->name, (unsigned)st);
+      return CL_OUT_OF_RESOURCES;
+    }
+    r->valid |= VALID_HOST;
+    return CL_SUCCESS;
+  }
+  debug_log("buffer of %zu bytes: no copy holds its bytes", root->size);
+  return CL_OUT_OF_RESOURCES;
+}
+
+cl_int mem_make_host_valid(cl_mem m) {
+  cl_mem root = root_of(m);
+  struct mem_residency *r = root->residency;
+  if (!r) return CL_SUCCESS;
+  pthread_mutex_lock(&r->lock);
+  cl_int err = fetch_to_host(root, r);
+  pthread_mutex_unlock(&r->lock);
+  return err;
+}
+
+void mem_host_wrote(cl_mem m) {
+  struct mem_residency *r = root_of(m)->residency;
+  if (!r) return;
+  pthread_mutex_lock(&r->lock);
+  r->valid = VALID_HOST;
+  pthread_mutex_unlock(&r->lock);
+}
+
+/* Caller holds r->lock. */
+static cl_int allocate_on(cl_mem root, struct mem_residency *r, cl_device_id d) {
+  d = device_root(d);
+  uint32_t i = d->remote_index;
+  if (r->address[i]) return CL_SUCCESS;
+  hsa_status_t st = hsa_ven_aquila_agent_memory_allocate(d->agent, root->size, &r->address[i]);
+  if (st != HSA_STATUS_SUCCESS) {
+    r->address[i] = 0;
+    debug_log("buffer of %zu bytes: no memory for it on %s (HSA status 0x%x)", root->size, d->name,
+              (unsigned)st);
+    return CL_MEM_OBJECT_ALLOCATION_FAILURE;
+  }
+  r->device[i] = d;
+  return CL_SUCCESS;
+}
+
+cl_int mem_device_address(cl_mem m, cl_device_id d, uint64_t *address) {
+  cl_mem root = root_of(m);
+  struct mem_residency *r = root->residency;
+  if (!r || !device_root(d)->remote) return CL_INVALID_OPERATION;
+  pthread_mutex_lock(&r->lock);
+  cl_int err = allocate_on(root, r, d);
+  if (!err) *address = r->address[device_root(d)->remote_index] + (uint64_t)(m->data - root->data);
+  pthread_mutex_unlock(&r->lock);
+  return err;
+}
+
+cl_int mem_prepare_for_device(cl_mem m, cl_device_id d, int writes) {
+  cl_mem root = root_of(m);
+  struct mem_residency *r = root->residency;
+  if (!r) return CL_SUCCESS;
+  d = device_root(d);
+  pthread_mutex_lock(&r->lock);
+  cl_int err = CL_SUCCESS;
+  if (!d->remote) {
+    err = fetch_to_host(root, r);
+    if (!err && writes) r->valid = VALID_HOST;
+  } else {
+    uint64_t bit = device_bit(d);
+    if (!(r->valid & bit)) {
+      err = allocate_on(root, r, d);
+      if (!err) err = fetch_to_host(root, r);
+      if (!err) {
+        hsa_status_t st = hsa_ven_aquila_agent_memory_write(d->agent, r->address[d->remote_index],
+                                                            root->data, root->size);
+        if (st != HSA_STATUS_SUCCESS) {
+          debug_log("buffer of %zu bytes: sending it to %s failed (HSA status 0x%x)", root->size,
+                    d->name, (unsigned)st);
+          err = CL_OUT_OF_RESOURCES;
+        }
+      }
+      if (!err) r->valid |= bit;
+    }
+    if (!err && writes) r->valid = bit;
+  }
+  pthread_mutex_unlock(&r->lock);
+  return err;
+}

@@ -1,0 +1,357 @@
+/* Remote devices through the ICD loader (docs/REMOTE.md): run by
+ * test/remote/run.sh, which starts two aquilad daemons on loopback and sets
+ * AQUILA_REMOTE to them. The cases: the device list, kernels and buffer
+ * commands on a remote device, a buffer moved between two daemons and the
+ * local device, events between queues of different devices, a kernel fault
+ * on a daemon. With the argument "lost", the daemon whose pid is in
+ * AQUILA_TEST_DAEMON_PID is killed while a kernel runs on it: the command
+ * and its dependants fail, nothing hangs, the device turns unavailable. */
+#include <signal.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CL_TARGET_OPENCL_VERSION 120
+#define CL_USE_DEPRECATED_OPENCL_1_2_APIS
+#include <CL/cl.h>
+#include <stdint.h>
+
+#include "../check.h"
+
+static cl_platform_id platform;
+static cl_device_id devices[8];
+static cl_uint num_devices;
+static cl_device_id local_device, remote_a, remote_b;
+static cl_context ctx;
+static cl_program program;
+
+static const char *source =
+    "__kernel void add(__global const float *a, __global const float *b, __global float *c) {\n"
+    "  size_t i = get_global_id(0); c[i] = a[i] + b[i];\n"
+    "}\n"
+    "__kernel void scale(__global float *a, float f) { a[get_global_id(0)] *= f; }\n"
+    "__kernel void fault(__global int *p) { if (get_global_id(0) == 7) ((__global int *)16)[0] = "
+    "1; "
+    "p[get_global_id(0)] = 1; }\n"
+    "__kernel void spin(__global int *p, int n) {\n"
+    "  int x = p[get_global_id(0)];\n"
+    "  for (int i = 0; i < n; i++) x = x * 1103515245 + 12345;\n"
+    "  p[get_global_id(0)] = x;\n"
+    "}\n";
+
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+static int is_remote(cl_device_id d) {
+  char name[256] = "";
+  clGetDeviceInfo(d, CL_DEVICE_NAME, sizeof name, name, NULL);
+  return strstr(name, "(remote, ") != NULL;
+}
+
+static void setup(void) {
+  cl_platform_id ps[16];
+  cl_uint n = 0;
+  clGetPlatformIDs(16, ps, &n);
+  for (cl_uint i = 0; i < n && i < 16; i++) {
+    char name[64] = "";
+    clGetPlatformInfo(ps[i], CL_PLATFORM_NAME, sizeof name, name, NULL);
+    if (!strcmp(name, "Aquila")) platform = ps[i];
+  }
+  if (!platform || clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 8, devices, &num_devices)) {
+    printf("not ok setup: no Aquila devices\n");
+    exit(1);
+  }
+  for (cl_uint i = 0; i < num_devices; i++) {
+    if (!is_remote(devices[i]))
+      local_device = devices[i];
+    else if (!remote_a)
+      remote_a = devices[i];
+    else if (!remote_b)
+      remote_b = devices[i];
+  }
+}
+
+/* The local device first, then the daemons in AQUILA_REMOTE's order, each
+ * named by its address. */
+static void device_list(void) {
+  const char *list = getenv("AQUILA_REMOTE");
+  REQUIRE(list);
+  CHECK_EQ_INT(num_devices, 3);
+  REQUIRE(num_devices == 3);
+  CHECK(!is_remote(devices[0]));
+  char name[256] = "", first[128] = "";
+  snprintf(first, sizeof first, "%.*s", (int)strcspn(list, ","), list);
+  clGetDeviceInfo(devices[1], CL_DEVICE_NAME, sizeof name, name, NULL);
+  CHECK(strstr(name, first) != NULL);
+  cl_bool available = CL_FALSE, images = CL_TRUE, unified = CL_TRUE;
+  clGetDeviceInfo(devices[1], CL_DEVICE_AVAILABLE, sizeof available, &available, NULL);
+  clGetDeviceInfo(devices[1], CL_DEVICE_IMAGE_SUPPORT, sizeof images, &images, NULL);
+  clGetDeviceInfo(devices[1], CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof unified, &unified, NULL);
+  CHECK(available == CL_TRUE);
+  CHECK(images == CL_FALSE);
+  CHECK(unified == CL_FALSE);
+  cl_device_exec_capabilities caps = 0;
+  clGetDeviceInfo(devices[1], CL_DEVICE_EXECUTION_CAPABILITIES, sizeof caps, &caps, NULL);
+  CHECK_EQ_INT(caps, CL_EXEC_KERNEL);
+  cl_uint units = 0;
+  clGetDeviceInfo(devices[2], CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units, &units, NULL);
+  CHECK_EQ_INT(units, 1); /* run.sh starts the daemons with --units 1 */
+}
+
+static void build(void) {
+  cl_int err;
+  ctx = clCreateContext(NULL, num_devices, devices, NULL, NULL, &err);
+  REQUIRE(ctx);
+  program = clCreateProgramWithSource(ctx, 1, &source, NULL, &err);
+  REQUIRE(program);
+  err = clBuildProgram(program, 0, NULL, "", NULL, NULL);
+  if (err) {
+    char log[4096] = "";
+    clGetProgramBuildInfo(program, remote_a, CL_PROGRAM_BUILD_LOG, sizeof log, log, NULL);
+    printf("  build log: %s\n", log);
+  }
+  CHECK_EQ_INT(err, CL_SUCCESS);
+}
+
+static int run_add(cl_device_id d, size_t n) {
+  cl_int err;
+  cl_command_queue q = clCreateCommandQueue(ctx, d, 0, &err);
+  float *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b), *c = malloc(n * sizeof *c);
+  for (size_t i = 0; i < n; i++) {
+    a[i] = (float)i;
+    b[i] = 2.0f * (float)i;
+  }
+  cl_mem ma = clCreateBuffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, n * 4, a, &err);
+  cl_mem mb = clCreateBuffer(ctx, CL_MEM_READ_ONLY, n * 4, NULL, &err);
+  cl_mem mc = clCreateBuffer(ctx, CL_MEM_WRITE_ONLY, n * 4, NULL, &err);
+  clEnqueueWriteBuffer(q, mb, CL_FALSE, 0, n * 4, b, 0, NULL, NULL);
+  cl_kernel k = clCreateKernel(program, "add", &err);
+  clSetKernelArg(k, 0, sizeof ma, &ma);
+  clSetKernelArg(k, 1, sizeof mb, &mb);
+  clSetKernelArg(k, 2, sizeof mc, &mc);
+  err = clEnqueueNDRangeKernel(q, k, 1, NULL, &n, NULL, 0, NULL, NULL);
+  if (!err) err = clEnqueueReadBuffer(q, mc, CL_TRUE, 0, n * 4, c, 0, NULL, NULL);
+  int bad = err != CL_SUCCESS;
+  for (size_t i = 0; !bad && i < n; i++)
+    bad = c[i] != 3.0f * (float)i;
+  clReleaseKernel(k);
+  clReleaseMemObject(ma);
+  clReleaseMemObject(mb);
+  clReleaseMemObject(mc);
+  clReleaseCommandQueue(q);
+  free(a);
+  free(b);
+  free(c);
+  return bad ? -1 : 0;
+}
+
+static void kernel_on_each_remote(void) {
+  REQUIRE(program && remote_a && remote_b);
+  CHECK_EQ_INT(run_add(remote_a, 1000), 0);
+  CHECK_EQ_INT(run_add(remote_b, 1 << 20), 0); /* several messages per transfer */
+  CHECK_EQ_INT(run_add(local_device, 4096), 0);
+}
+
+/* Fill, copy, rectangles, maps and sub-buffers on a remote device's queue. */
+static void buffer_commands_on_remote(void) {
+  REQUIRE(program && remote_a);
+  cl_int err;
+  cl_command_queue q = clCreateCommandQueue(ctx, remote_a, 0, &err);
+  enum { N = 4096 };
+  cl_mem m = clCreateBuffer(ctx, CL_MEM_READ_WRITE, N * 4, NULL, &err);
+  cl_mem m2 = clCreateBuffer(ctx, CL_MEM_READ_WRITE, N * 4, NULL, &err);
+  float two = 2.0f, f3 = 3.0f;
+  CHECK_EQ_INT(clEnqueueFillBuffer(q, m, &two, 4, 0, N * 4, 0, NULL, NULL), CL_SUCCESS);
+  cl_kernel k = clCreateKernel(program, "scale", &err);
+  clSetKernelArg(k, 0, sizeof m, &m);
+  clSetKernelArg(k, 1, sizeof f3, &f3);
+  size_t n = N;
+  CHECK_EQ_INT(clEnqueueNDRangeKernel(q, k, 1, NULL, &n, NULL, 0, NULL, NULL), CL_SUCCESS);
+  CHECK_EQ_INT(clEnqueueCopyBuffer(q, m, m2, 0, 0, N * 4, 0, NULL, NULL), CL_SUCCESS);
+  float *p =
+      clEnqueueMapBuffer(q, m2, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, N * 4, 0, NULL, NULL, &err);
+  REQUIRE(p);
+  CHECK(p[0] == 6.0f && p[N - 1] == 6.0f);
+  p[5] = 10.0f;
+  clEnqueueUnmapMemObject(q, m2, p, 0, NULL, NULL);
+  /* The sub-buffer [1024, 2048) scaled on the device. */
+  cl_buffer_region r = {1024 * 4, 1024 * 4};
+  cl_mem sub = clCreateSubBuffer(m2, 0, CL_BUFFER_CREATE_TYPE_REGION, &r, &err);
+  REQUIRE(sub);
+  clSetKernelArg(k, 0, sizeof sub, &sub);
+  n = 1024;
+  CHECK_EQ_INT(clEnqueueNDRangeKernel(q, k, 1, NULL, &n, NULL, 0, NULL, NULL), CL_SUCCESS);
+  float rect[4 * 4] = {0};
+  size_t bo[3] = {0, 64, 0}, ho[3] = {0, 0, 0}, region[3] = {16, 4, 1};
+  CHECK_EQ_INT(
+      clEnqueueReadBufferRect(q, m2, CL_TRUE, bo, ho, region, 64, 0, 16, 0, rect, 0, NULL, NULL),
+      CL_SUCCESS);
+  /* Rows 64..67 of 64-byte rows: floats 1024.. of the scaled sub-buffer. */
+  CHECK(rect[0] == 18.0f && rect[15] == 18.0f);
+  float all[N];
+  CHECK_EQ_INT(clEnqueueReadBuffer(q, m2, CL_TRUE, 0, sizeof all, all, 0, NULL, NULL), CL_SUCCESS);
+  CHECK(all[5] == 10.0f && all[1023] == 6.0f && all[1024] == 18.0f && all[2047] == 18.0f &&
+        all[2048] == 6.0f);
+  clReleaseMemObject(sub);
+  clReleaseKernel(k);
+  clReleaseMemObject(m);
+  clReleaseMemObject(m2);
+  clReleaseCommandQueue(q);
+}
+
+/* One buffer written on daemon A, scaled on daemon B, then on the local
+ * device, with events between the three queues. */
+static void buffer_across_devices(void) {
+  REQUIRE(program && remote_a && remote_b && local_device);
+  cl_int err;
+  cl_command_queue qa = clCreateCommandQueue(ctx, remote_a, 0, &err);
+  cl_command_queue qb = clCreateCommandQueue(ctx, remote_b, CL_QUEUE_PROFILING_ENABLE, &err);
+  cl_command_queue ql = clCreateCommandQueue(ctx, local_device, 0, &err);
+  enum { N = 65536 };
+  static float data[N];
+  for (int i = 0; i < N; i++)
+    data[i] = (float)i;
+  cl_mem m = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof data, data, &err);
+  cl_kernel k = clCreateKernel(program, "scale", &err);
+  float f2 = 2.0f, f5 = 5.0f, f7 = 7.0f;
+  size_t n = N;
+  cl_event ea, eb, el;
+  clSetKernelArg(k, 0, sizeof m, &m);
+  clSetKernelArg(k, 1, sizeof f2, &f2);
+  CHECK_EQ_INT(clEnqueueNDRangeKernel(qa, k, 1, NULL, &n, NULL, 0, NULL, &ea), CL_SUCCESS);
+  clSetKernelArg(k, 1, sizeof f5, &f5);
+  CHECK_EQ_INT(clEnqueueNDRangeKernel(qb, k, 1, NULL, &n, NULL, 1, &ea, &eb), CL_SUCCESS);
+  clSetKernelArg(k, 1, sizeof f7, &f7);
+  CHECK_EQ_INT(clEnqueueNDRangeKernel(ql, k, 1, NULL, &n, NULL, 1, &eb, &el), CL_SUCCESS);
+  CHECK_EQ_INT(clEnqueueReadBuffer(qa, m, CL_TRUE, 0, sizeof data, data, 1, &el, NULL), CL_SUCCESS);
+  int bad = 0;
+  for (int i = 0; i < N && !bad; i++)
+    bad = data[i] != 70.0f * (float)i;
+  CHECK(!bad);
+  /* Profiling times of the remote kernel on this process's clock: ordered and recent. */
+  cl_ulong queued = 0, start = 0, end = 0;
+  clGetEventProfilingInfo(eb, CL_PROFILING_COMMAND_QUEUED, sizeof queued, &queued, NULL);
+  clGetEventProfilingInfo(eb, CL_PROFILING_COMMAND_START, sizeof start, &start, NULL);
+  clGetEventProfilingInfo(eb, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL);
+  CHECK(queued <= start && start <= end && end - queued < 10000000000ull);
+  clReleaseEvent(ea);
+  clReleaseEvent(eb);
+  clReleaseEvent(el);
+  clReleaseKernel(k);
+  clReleaseMemObject(m);
+  clReleaseCommandQueue(qa);
+  clReleaseCommandQueue(qb);
+  clReleaseCommandQueue(ql);
+}
+
+/* A wild store on the daemon ends that command with an error, and the
+ * daemon serves the next one. */
+static void kernel_fault_on_remote(void) {
+  REQUIRE(program && remote_a);
+  cl_int err;
+  cl_command_queue q = clCreateCommandQueue(ctx, remote_a, 0, &err);
+  cl_mem m = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 64 * 4, NULL, &err);
+  cl_kernel k = clCreateKernel(program, "fault", &err);
+  clSetKernelArg(k, 0, sizeof m, &m);
+  size_t n = 64, one = 1;
+  cl_event e;
+  CHECK_EQ_INT(clEnqueueNDRangeKernel(q, k, 1, NULL, &n, &one, 0, NULL, &e), CL_SUCCESS);
+  clWaitForEvents(1, &e);
+  cl_int status = 0;
+  clGetEventInfo(e, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL);
+  CHECK(status < 0);
+  clReleaseEvent(e);
+  clReleaseKernel(k);
+  clReleaseMemObject(m);
+  clReleaseCommandQueue(q);
+  CHECK_EQ_INT(run_add(remote_a, 100), 0);
+}
+
+static void native_kernel_refused(void) {
+  REQUIRE(remote_a);
+  cl_int err;
+  cl_command_queue q = clCreateCommandQueue(ctx, remote_a, 0, &err);
+  char arg = 0;
+  CHECK_EQ_INT(
+      clEnqueueNativeKernel(q, (void (*)(void *))abort, &arg, 1, 0, NULL, NULL, 0, NULL, NULL),
+      CL_INVALID_OPERATION);
+  clReleaseCommandQueue(q);
+}
+
+/* The daemon of remote_a dies while a long kernel runs there. */
+static void daemon_lost_mid_kernel(void) {
+  const char *pid_text = getenv("AQUILA_TEST_DAEMON_PID");
+  REQUIRE(pid_text && program && remote_a);
+  pid_t pid = (pid_t)atol(pid_text);
+  cl_int err;
+  cl_command_queue q = clCreateCommandQueue(ctx, remote_a, 0, &err);
+  cl_mem m = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 256 * 4, NULL, &err);
+  int zero = 0, spins = 2000000000;
+  clEnqueueFillBuffer(q, m, &zero, 4, 0, 256 * 4, 0, NULL, NULL);
+  cl_kernel k = clCreateKernel(program, "spin", &err);
+  clSetKernelArg(k, 0, sizeof m, &m);
+  clSetKernelArg(k, 1, sizeof spins, &spins);
+  size_t n = 256, one = 1;
+  cl_event e, after;
+  CHECK_EQ_INT(clEnqueueNDRangeKernel(q, k, 1, NULL, &n, &one, 0, NULL, &e), CL_SUCCESS);
+  int out[256];
+  CHECK_EQ_INT(clEnqueueReadBuffer(q, m, CL_FALSE, 0, sizeof out, out, 0, NULL, &after),
+               CL_SUCCESS);
+  usleep(300000);
+  kill(pid, SIGKILL);
+  double t0 = now();
+  clWaitForEvents(1, &e);
+  clFinish(q);
+  double waited = now() - t0;
+  CHECK(waited < 20.0);
+  cl_int status = 0, status_after = 0;
+  clGetEventInfo(e, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL);
+  clGetEventInfo(after, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status_after, &status_after,
+                 NULL);
+  CHECK(status < 0);
+  CHECK(status_after < 0);
+  cl_bool available = CL_TRUE;
+  clGetDeviceInfo(remote_a, CL_DEVICE_AVAILABLE, sizeof available, &available, NULL);
+  CHECK(available == CL_FALSE);
+  /* A new command on the lost device fails at once. */
+  cl_event e2;
+  CHECK_EQ_INT(clEnqueueNDRangeKernel(q, k, 1, NULL, &n, &one, 0, NULL, &e2), CL_SUCCESS);
+  clWaitForEvents(1, &e2);
+  clGetEventInfo(e2, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL);
+  CHECK(status < 0);
+  /* The other daemon and the local device work on. */
+  if (remote_b) CHECK_EQ_INT(run_add(remote_b, 1000), 0);
+  CHECK_EQ_INT(run_add(local_device, 1000), 0);
+  clReleaseEvent(e);
+  clReleaseEvent(e2);
+  clReleaseEvent(after);
+  clReleaseKernel(k);
+  clReleaseMemObject(m);
+  clReleaseCommandQueue(q);
+}
+
+int main(int argc, char **argv) {
+  setup();
+  if (argc > 1 && !strcmp(argv[1], "lost")) {
+    RUN(build);
+    RUN(daemon_lost_mid_kernel);
+  } else if (argc > 1 && !strcmp(argv[1], "count")) {
+    /* Prints the number of devices (the wrong-key case). */
+    printf("devices %u\n", num_devices);
+    return 0;
+  } else {
+    RUN(device_list);
+    RUN(build);
+    RUN(kernel_on_each_remote);
+    RUN(buffer_commands_on_remote);
+    RUN(buffer_across_devices);
+    RUN(kernel_fault_on_remote);
+    RUN(native_kernel_refused);
+  }
+  if (program) clReleaseProgram(program);
+  if (ctx) clReleaseContext(ctx);
+  CHECK_EXIT();
+}

@@ -1,0 +1,306 @@
+/* The remote agents' wire and links, against a running aquilad (a unit
+ * test of hsa/remote/: it links link.c, wire.c and auth.c). Usage:
+ *   test_remote_link ADDR:PORT KEY_FILE
+ * The daemon must close a connection that sends a malformed message, a
+ * message before proving the key, a wrong proof, a dispatch of a kernel it
+ * never loaded or a write outside the client's memory, and keep serving
+ * others. aq_wire_check itself is run over crafted and random messages. */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../../hsa/remote/auth.h"
+#include "../../hsa/remote/link.h"
+#include "../../hsa/remote/wire.h"
+#include "../check.h"
+
+static const char *address;
+static uint8_t key[AQ_KEY_BYTES];
+static struct aq_loop *loop;
+
+struct peer {
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  bool closed;
+  bool welcomed;
+  bool challenged;
+  struct aq_wire_challenge challenge;
+  uint8_t nonce[AQ_WIRE_NONCE_BYTES];
+  bool replied;
+  struct aq_wire_reply reply;
+};
+
+static bool on_message(void *owner, struct aq_link *link, const struct aq_wire_header *h,
+                       void *payload) {
+  struct peer *p = owner;
+  pthread_mutex_lock(&p->lock);
+  if (h->type == AQ_MSG_CHALLENGE) {
+    memcpy(&p->challenge, payload, sizeof p->challenge);
+    p->challenged = true;
+  } else if (h->type == AQ_MSG_WELCOME) {
+    p->welcomed = true;
+    aq_link_set_authenticated(link);
+  } else if (h->type == AQ_MSG_REPLY && !(h->flags & AQ_WIRE_FLAG_RAW)) {
+    memcpy(&p->reply, payload, sizeof p->reply);
+    p->replied = true;
+  }
+  pthread_cond_broadcast(&p->cond);
+  pthread_mutex_unlock(&p->lock);
+  return true;
+}
+
+static void on_close(void *owner, struct aq_link *link, const char *why) {
+  struct peer *p = owner;
+  pthread_mutex_lock(&p->lock);
+  p->closed = true;
+  pthread_cond_broadcast(&p->cond);
+  pthread_mutex_unlock(&p->lock);
+}
+
+static const struct aq_link_handler handler = {.on_message = on_message, .on_close = on_close};
+
+/* Waits up to 5 s for *flag; returns it. */
+static bool wait_for(struct peer *p, bool *flag) {
+  struct timespec deadline;
+  clock_gettime(CLOCK_REALTIME, &deadline);
+  deadline.tv_sec += 5;
+  pthread_mutex_lock(&p->lock);
+  while (!*flag && pthread_cond_timedwait(&p->cond, &p->lock, &deadline) == 0) {
+  }
+  bool v = *flag;
+  pthread_mutex_unlock(&p->lock);
+  return v;
+}
+
+static struct aq_link *open_peer(struct peer *p) {
+  memset(p, 0, sizeof *p);
+  pthread_mutex_init(&p->lock, NULL);
+  pthread_cond_init(&p->cond, NULL);
+  char why[128];
+  struct aq_link *link = aq_link_connect(loop, address, &handler, p, why, sizeof why);
+  if (!link) printf("  connect: %s\n", why);
+  return link;
+}
+
+static void hello(struct aq_link *link, struct peer *p) {
+  struct aq_wire_hello h = {.version = AQ_WIRE_VERSION};
+  aq_nonce_make(p->nonce);
+  memcpy(h.nonce, p->nonce, sizeof h.nonce);
+  aq_link_send(link, AQ_MSG_HELLO, 0, &h, sizeof h, NULL, 0, NULL, NULL);
+}
+
+/* The whole handshake with the right key. */
+static bool admitted(struct aq_link *link, struct peer *p) {
+  hello(link, p);
+  if (!wait_for(p, &p->challenged)) return false;
+  if (!aq_proof_check(key, 'd', p->nonce, p->challenge.nonce, p->challenge.proof)) return false;
+  uint8_t proof[AQ_WIRE_PROOF_BYTES];
+  aq_proof_make(key, 'c', p->nonce, p->challenge.nonce, proof);
+  aq_link_send(link, AQ_MSG_AUTH, 0, proof, sizeof proof, NULL, 0, NULL, NULL);
+  return wait_for(p, &p->welcomed);
+}
+
+static void finish(struct aq_link *link) {
+  aq_link_close(link, "test over");
+  aq_link_release(link);
+}
+
+static void wire_check_rejects_malformed(void) {
+  struct aq_wire_header h = {AQ_WIRE_MAGIC, AQ_MSG_HELLO, 0, 0, sizeof(struct aq_wire_hello)};
+  struct aq_wire_hello hello_msg = {.version = AQ_WIRE_VERSION};
+  CHECK(aq_wire_check(&h, &hello_msg, false, false));
+  hello_msg.version = 99;
+  CHECK(!aq_wire_check(&h, &hello_msg, false, false));
+  h.magic = 0;
+  CHECK(!aq_wire_check(&h, NULL, false, false));
+  h = (struct aq_wire_header){AQ_WIRE_MAGIC, 0, 0, 0, 0};
+  CHECK(!aq_wire_check(&h, NULL, false, true));
+  h = (struct aq_wire_header){AQ_WIRE_MAGIC, AQ_MSG_TYPE_END, 0, 0, 0};
+  CHECK(!aq_wire_check(&h, NULL, false, true));
+  /* Nothing but the handshake, and nothing long, before the key is proven. */
+  h = (struct aq_wire_header){AQ_WIRE_MAGIC, AQ_MSG_ALLOC, 0, 0, 8};
+  CHECK(!aq_wire_check(&h, NULL, false, false));
+  CHECK(aq_wire_check(&h, NULL, false, true));
+  h = (struct aq_wire_header){AQ_WIRE_MAGIC, AQ_MSG_HELLO, 0, 0, 1u << 20};
+  CHECK(!aq_wire_check(&h, NULL, false, false));
+  /* Lengths and counts inside payloads. */
+  struct {
+    struct aq_wire_dispatch d;
+    unsigned char kernarg[16];
+  } dispatch = {
+      {.setup = 1, .workgroup_size = {1, 1, 1}, .grid_size = {1, 1, 1}, .kernarg_size = 16}};
+  h = (struct aq_wire_header){AQ_WIRE_MAGIC, AQ_MSG_DISPATCH, 0, 0, sizeof dispatch};
+  CHECK(aq_wire_check(&h, &dispatch, false, true));
+  dispatch.d.kernarg_size = 17;
+  CHECK(!aq_wire_check(&h, &dispatch, false, true));
+  dispatch.d.kernarg_size = 16;
+  dispatch.d.setup = 4;
+  CHECK(!aq_wire_check(&h, &dispatch, false, true));
+  dispatch.d.setup = 1;
+  dispatch.d.grid_size[1] = 0;
+  CHECK(!aq_wire_check(&h, &dispatch, false, true));
+  struct {
+    struct aq_wire_fill f;
+    unsigned char pattern[3];
+  } fill = {{0, 9, 3}, {1, 2, 3}};
+  h = (struct aq_wire_header){AQ_WIRE_MAGIC, AQ_MSG_FILL, 0, 0, sizeof fill.f + 3};
+  CHECK(aq_wire_check(&h, &fill, false, true));
+  fill.f.size = 10;
+  CHECK(!aq_wire_check(&h, &fill, false, true));
+  struct aq_wire_range r = {0, AQ_WIRE_MAX_PAYLOAD + 1};
+  h = (struct aq_wire_header){AQ_WIRE_MAGIC, AQ_MSG_READ, 0, 0, sizeof r};
+  CHECK(!aq_wire_check(&h, &r, false, true));
+  /* A LOAD reply whose kernel names overrun it. */
+  struct {
+    struct aq_wire_reply reply;
+    struct aq_wire_kernel k;
+    char name[4];
+  } loaded = {{0, 1, 0}, {.name_length = 4}, {'a', 'b', 'c', 'd'}};
+  size_t loaded_size = sizeof loaded.reply + sizeof loaded.k + 4;
+  CHECK(aq_wire_check_loaded(&loaded, loaded_size));
+  loaded.k.name_length = 5;
+  CHECK(!aq_wire_check_loaded(&loaded, loaded_size));
+  loaded.k.name_length = 4;
+  loaded.reply.reserved = 2;
+  CHECK(!aq_wire_check_loaded(&loaded, loaded_size));
+  loaded.reply.reserved = 1;
+  loaded.name[1] = 0;
+  CHECK(!aq_wire_check_loaded(&loaded, loaded_size));
+}
+
+/* Random headers and payloads: every answer is a clean yes or no. */
+static void wire_check_random(void) {
+  unsigned seed = 12345;
+  unsigned char payload[512];
+  int accepted = 0;
+  for (int i = 0; i < 200000; i++) {
+    struct aq_wire_header h;
+    unsigned char *b = (unsigned char *)&h;
+    for (size_t j = 0; j < sizeof h; j++)
+      b[j] = (unsigned char)rand_r(&seed);
+    h.magic = (i & 1) ? AQ_WIRE_MAGIC : h.magic;
+    h.type = (uint16_t)(h.type % (AQ_MSG_TYPE_END + 2));
+    h.length %= sizeof payload + 1;
+    for (size_t j = 0; j < h.length; j++)
+      payload[j] = (unsigned char)rand_r(&seed);
+    accepted += aq_wire_check(&h, payload, i & 2, i & 4);
+    accepted += aq_wire_check_loaded(payload, h.length);
+  }
+  CHECK(accepted >= 0);
+}
+
+static void malformed_header_closes(void) {
+  struct peer p;
+  struct aq_link *link = open_peer(&p);
+  REQUIRE(link);
+  aq_link_send(link, 999, 0, "junk", 4, NULL, 0, NULL, NULL);
+  CHECK(wait_for(&p, &p.closed));
+  aq_link_release(link);
+}
+
+static void message_before_key_closes(void) {
+  struct peer p;
+  struct aq_link *link = open_peer(&p);
+  REQUIRE(link);
+  uint64_t size = 4096;
+  aq_link_send(link, AQ_MSG_ALLOC, 1, &size, sizeof size, NULL, 0, NULL, NULL);
+  CHECK(wait_for(&p, &p.closed));
+  CHECK(!p.replied);
+  aq_link_release(link);
+}
+
+static void wrong_proof_closes(void) {
+  struct peer p;
+  struct aq_link *link = open_peer(&p);
+  REQUIRE(link);
+  hello(link, &p);
+  CHECK(wait_for(&p, &p.challenged));
+  uint8_t proof[AQ_WIRE_PROOF_BYTES] = {0};
+  aq_link_send(link, AQ_MSG_AUTH, 0, proof, sizeof proof, NULL, 0, NULL, NULL);
+  CHECK(wait_for(&p, &p.closed));
+  CHECK(!p.welcomed);
+  aq_link_release(link);
+}
+
+static void unknown_kernel_closes(void) {
+  struct peer p;
+  struct aq_link *link = open_peer(&p);
+  REQUIRE(link);
+  REQUIRE(admitted(link, &p));
+  struct aq_wire_dispatch d = {.setup = 1,
+                               .workgroup_size = {1, 1, 1},
+                               .grid_size = {1, 1, 1},
+                               .kernel_object = 0x1000,
+                               .kernarg_size = 0};
+  aq_link_send(link, AQ_MSG_DISPATCH, 7, &d, sizeof d, NULL, 0, NULL, NULL);
+  CHECK(wait_for(&p, &p.closed));
+  aq_link_release(link);
+}
+
+static void write_outside_own_memory_closes(void) {
+  struct peer p;
+  struct aq_link *link = open_peer(&p);
+  REQUIRE(link);
+  REQUIRE(admitted(link, &p));
+  uint64_t size = 4096;
+  aq_link_send(link, AQ_MSG_ALLOC, 1, &size, sizeof size, NULL, 0, NULL, NULL);
+  REQUIRE(wait_for(&p, &p.replied));
+  CHECK_EQ_INT(p.reply.status, 0);
+  /* One byte past the end of its allocation. */
+  uint64_t address = p.reply.value + 1;
+  char bytes[4096] = {0};
+  aq_link_send(link, AQ_MSG_WRITE, address, bytes, sizeof bytes, NULL, 0, NULL, NULL);
+  CHECK(wait_for(&p, &p.closed));
+  aq_link_release(link);
+}
+
+static void over_memory_limit_refused(void) {
+  struct peer p;
+  struct aq_link *link = open_peer(&p);
+  REQUIRE(link);
+  REQUIRE(admitted(link, &p));
+  uint64_t size = 1ull << 60;
+  aq_link_send(link, AQ_MSG_ALLOC, 1, &size, sizeof size, NULL, 0, NULL, NULL);
+  REQUIRE(wait_for(&p, &p.replied));
+  CHECK(p.reply.status != 0);
+  CHECK(!p.closed);
+  finish(link);
+}
+
+static void daemon_still_serves(void) {
+  struct peer p;
+  struct aq_link *link = open_peer(&p);
+  REQUIRE(link);
+  CHECK(admitted(link, &p));
+  aq_link_send(link, AQ_MSG_PING, 3, NULL, 0, NULL, 0, NULL, NULL);
+  CHECK(wait_for(&p, &p.replied));
+  finish(link);
+}
+
+int main(int argc, char **argv) {
+  if (argc != 3) {
+    fprintf(stderr, "usage: test_remote_link ADDR:PORT KEY_FILE\n");
+    return 2;
+  }
+  address = argv[1];
+  char why[256];
+  if (!aq_key_load(argv[2], key, why, sizeof why) ||
+      !(loop = aq_loop_create(NULL, NULL, NULL, why, sizeof why))) {
+    printf("not ok setup: %s\n", why);
+    return 1;
+  }
+  RUN(wire_check_rejects_malformed);
+  RUN(wire_check_random);
+  RUN(malformed_header_closes);
+  RUN(message_before_key_closes);
+  RUN(wrong_proof_closes);
+  RUN(unknown_kernel_closes);
+  RUN(write_outside_own_memory_closes);
+  RUN(over_memory_limit_refused);
+  RUN(daemon_still_serves);
+  aq_loop_destroy(loop);
+  CHECK_EXIT();
+}
