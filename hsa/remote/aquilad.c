@@ -67,6 +67,7 @@ struct allocation {
 
 struct pending_dispatch {
   uint64_t id;
+  uint64_t packet; /* its index in the daemon queue */
   hsa_signal_t signal;
   void *kernarg;
   bool profiling;
@@ -400,17 +401,9 @@ static bool dispatch(struct client *c, uint64_t id, const unsigned char *payload
   p->signal = signal;
   p->kernarg = kernarg;
   p->profiling = d.profiling != 0;
-  pthread_mutex_lock(&c->lock);
-  if (dq->pending_tail)
-    dq->pending_tail->next = p;
-  else
-    dq->pending_head = p;
-  dq->pending_tail = p;
-  pthread_cond_broadcast(&c->cond);
-  pthread_mutex_unlock(&c->lock);
-
   hsa_queue_t *q = dq->queue;
   uint64_t index = hsa_queue_add_write_index_scacq_screl(q, 1);
+  p->packet = index;
   while (index - hsa_queue_load_read_index_scacquire(q) >= q->size)
     sched_yield();
   hsa_kernel_dispatch_packet_t *pkt =
@@ -435,6 +428,15 @@ static bool dispatch(struct client *c, uint64_t id, const unsigned char *payload
                     (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE);
   __atomic_store_n((uint32_t *)pkt, (uint32_t)header | ((uint32_t)d.setup << 16), __ATOMIC_RELEASE);
   hsa_signal_store_screlease(q->doorbell_signal, (hsa_signal_value_t)index);
+  /* Then the completer's: it waits for the packet, and helps run it. */
+  pthread_mutex_lock(&c->lock);
+  if (dq->pending_tail)
+    dq->pending_tail->next = p;
+  else
+    dq->pending_head = p;
+  dq->pending_tail = p;
+  pthread_cond_broadcast(&c->cond);
+  pthread_mutex_unlock(&c->lock);
   return true;
 }
 
@@ -448,8 +450,10 @@ static void *completer_main(void *arg) {
     struct pending_dispatch *p = dq->pending_head;
     pthread_mutex_unlock(&c->lock);
     if (!p) break; /* closing, nothing in flight */
-    hsa_signal_wait_scacquire(p->signal, HSA_SIGNAL_CONDITION_EQ, 0, UINT64_MAX,
-                              HSA_WAIT_STATE_BLOCKED);
+    /* Runs the kernel's work-groups here too, rather than only waking a
+     * compute unit and sleeping: a short kernel ends sooner. */
+    hsa_ven_aquila_signal_wait_helping(p->signal, HSA_SIGNAL_CONDITION_EQ, 0, UINT64_MAX,
+                                       HSA_WAIT_STATE_BLOCKED, dq->queue, p->packet);
     struct aq_wire_done done = {0};
     hsa_ven_aquila_dispatch_fault_t fault;
     if (hsa_ven_aquila_signal_dispatch_status(p->signal, &fault) != HSA_STATUS_SUCCESS) {
