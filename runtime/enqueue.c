@@ -90,8 +90,19 @@ void command_execute(cl_event ev) {
   default:
     break;
   }
-  for (size_t i = 0; tracked && status == CL_COMPLETE && i < ev->num_retained_mems; i++)
-    if (ev->mem_writes[i]) mem_host_wrote(ev->retained_mems[i]);
+  for (size_t i = 0; tracked && status == CL_COMPLETE && i < ev->num_retained_mems; i++) {
+    if (!ev->mem_writes[i]) continue;
+    cl_mem m = ev->retained_mems[i];
+    mem_host_wrote(m);
+    /* Written through a remote device's queue: the bytes go there now,
+     * where the next kernel most likely wants them (and where a user
+     * timing the write expects them). Not for a map: its writes come at
+     * the unmap. */
+    if (device_root(ev->queue->device)->remote && ev->kind != COMMAND_MAP) {
+      cl_int err = mem_prepare_for_device(m, ev->queue->device, 0);
+      if (err) status = err;
+    }
+  }
   event_complete(ev, status);
 }
 
