@@ -49,8 +49,24 @@ cl_int finish_enqueue(cl_event ev, cl_uint num_wait, const cl_event *wait_list, 
 void command_execute(cl_event ev) {
   cl_int status = CL_COMPLETE;
   event_set_status(ev, CL_RUNNING);
-  /* The command runs on the host: its buffers' bytes must be here. */
   int tracked = ev->context->has_remote;
+  /* A buffer's bytes read from, or written to, a remote copy directly,
+   * without a stop in the host storage. */
+  if (tracked && ev->kind == COMMAND_COPY_RECT && ev->num_retained_mems == 1 &&
+      ev->u.copy.region[1] == 1 && ev->u.copy.region[2] == 1 &&
+      (ev->type == CL_COMMAND_READ_BUFFER || ev->type == CL_COMMAND_WRITE_BUFFER)) {
+    __typeof__(ev->u.copy) *c = &ev->u.copy;
+    cl_mem m = ev->retained_mems[0];
+    cl_int done = ev->type == CL_COMMAND_READ_BUFFER
+                      ? mem_read_direct(m, (size_t)(c->src - m->data), c->region[0], c->dst)
+                      : mem_write_direct(m, ev->queue->device, (size_t)(c->dst - m->data),
+                                         c->region[0], c->src);
+    if (done) {
+      event_complete(ev, done < 0 ? done : CL_COMPLETE);
+      return;
+    }
+  }
+  /* The command runs on the host: its buffers' bytes must be here. */
   for (size_t i = 0; tracked && i < ev->num_retained_mems; i++) {
     cl_int err = mem_make_host_valid(ev->retained_mems[i]);
     if (err) {

@@ -149,3 +149,54 @@ cl_int mem_prepare_for_device(cl_mem m, cl_device_id d, int writes) {
   pthread_mutex_unlock(&r->lock);
   return err;
 }
+
+cl_int mem_read_direct(cl_mem m, size_t offset, size_t size, void *dst) {
+  cl_mem root = root_of(m);
+  struct mem_residency *r = root->residency;
+  if (!r) return 0;
+  uint64_t at = (uint64_t)(m->data - root->data) + offset;
+  cl_int result = 0;
+  pthread_mutex_lock(&r->lock);
+  for (int i = 0; !(r->valid & VALID_HOST) && i < AQ_MAX_REMOTE_DEVICES; i++) {
+    if (!(r->valid & (2ull << i))) continue;
+    hsa_status_t st =
+        hsa_ven_aquila_agent_memory_read(r->device[i]->agent, dst, r->address[i] + at, size);
+    if (st != HSA_STATUS_SUCCESS) {
+      debug_log("reading %zu bytes back from %s failed (HSA status 0x%x)", size, r->device[i]->name,
+                (unsigned)st);
+      result = CL_OUT_OF_RESOURCES;
+    } else {
+      result = 1;
+    }
+    break;
+  }
+  pthread_mutex_unlock(&r->lock);
+  return result;
+}
+
+cl_int mem_write_direct(cl_mem m, cl_device_id d, size_t offset, size_t size, const void *src) {
+  cl_mem root = root_of(m);
+  struct mem_residency *r = root->residency;
+  d = device_root(d);
+  if (!r || !d->remote) return 0;
+  uint64_t at = (uint64_t)(m->data - root->data) + offset;
+  uint64_t bit = device_bit(d);
+  pthread_mutex_lock(&r->lock);
+  cl_int err = allocate_on(root, r, d);
+  /* The rest of the buffer must be current there first, unless the write
+   * covers all of it. */
+  if (!err && !(r->valid & bit) && !(at == 0 && size == root->size)) {
+    err = fetch_to_host(root, r);
+    if (!err && hsa_ven_aquila_agent_memory_write(d->agent, r->address[d->remote_index], root->data,
+                                                  root->size) != HSA_STATUS_SUCCESS)
+      err = CL_OUT_OF_RESOURCES;
+  }
+  if (!err && hsa_ven_aquila_agent_memory_write(d->agent, r->address[d->remote_index] + at, src,
+                                                size) != HSA_STATUS_SUCCESS) {
+    debug_log("writing %zu bytes to %s failed", size, d->name);
+    err = CL_OUT_OF_RESOURCES;
+  }
+  if (!err) r->valid = bit;
+  pthread_mutex_unlock(&r->lock);
+  return err ? err : 1;
+}

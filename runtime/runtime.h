@@ -230,6 +230,12 @@ void mem_host_wrote(cl_mem m);
 cl_int mem_device_address(cl_mem m, cl_device_id d, uint64_t *address);
 /* Before a kernel on device d that reads (and writes, when writes) m. */
 cl_int mem_prepare_for_device(cl_mem m, cl_device_id d, int writes);
+/* clEnqueueReadBuffer's bytes straight from a remote copy when the host's
+ * is stale: 1 when done, 0 when the host storage holds them, or an error. */
+cl_int mem_read_direct(cl_mem m, size_t offset, size_t size, void *dst);
+/* clEnqueueWriteBuffer through remote device d's queue: straight into d's
+ * copy, which alone is valid after; 1 when done, 0 for the host path. */
+cl_int mem_write_direct(cl_mem m, cl_device_id d, size_t offset, size_t size, const void *src);
 
 /* ---- programs and kernels ------------------------------------------------ */
 
