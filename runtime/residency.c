@@ -107,6 +107,25 @@ static cl_int allocate_on(cl_mem root, struct mem_residency *r, cl_device_id d) 
   return CL_SUCCESS;
 }
 
+/* From a remote device holding the bytes to d, directly. Caller holds r->lock. */
+static cl_int copy_between_devices(cl_mem root, struct mem_residency *r, cl_device_id d) {
+  for (int i = 0; i < AQ_MAX_REMOTE_DEVICES; i++) {
+    if (!(r->valid & (2ull << i))) continue;
+    hsa_status_t st = hsa_ven_aquila_agent_memory_copy(
+        d->agent, r->address[d->remote_index], r->device[i]->agent, r->address[i], root->size);
+    if (st == HSA_STATUS_SUCCESS) {
+      debug_log("buffer of %zu bytes moved from %s to %s directly", root->size, r->device[i]->name,
+                d->name);
+      return CL_SUCCESS;
+    }
+    debug_log("buffer of %zu bytes: %s could not take it from %s directly (HSA status 0x%x): "
+              "through this process instead",
+              root->size, d->name, r->device[i]->name, (unsigned)st);
+    return CL_OUT_OF_RESOURCES;
+  }
+  return CL_OUT_OF_RESOURCES;
+}
+
 cl_int mem_device_address(cl_mem m, cl_device_id d, uint64_t *address) {
   cl_mem root = root_of(m);
   struct mem_residency *r = root->residency;
@@ -132,6 +151,13 @@ cl_int mem_prepare_for_device(cl_mem m, cl_device_id d, int writes) {
     uint64_t bit = device_bit(d);
     if (!(r->valid & bit)) {
       err = allocate_on(root, r, d);
+      /* Only another remote device holds the bytes: daemon to daemon. */
+      if (!err && !(r->valid & VALID_HOST) && copy_between_devices(root, r, d) == CL_SUCCESS) {
+        r->valid |= bit;
+        if (writes) r->valid = bit;
+        pthread_mutex_unlock(&r->lock);
+        return CL_SUCCESS;
+      }
       if (!err) err = fetch_to_host(root, r);
       if (!err) {
         hsa_status_t st = hsa_ven_aquila_agent_memory_write(d->agent, r->address[d->remote_index],

@@ -322,6 +322,15 @@ hsa_status_t hsa_ven_aquila_agent_memory_fill(hsa_agent_t agent, uint64_t addres
   return plugin->fill((uint32_t)i, address, size, pattern, pattern_size);
 }
 
+hsa_status_t hsa_ven_aquila_agent_memory_copy(hsa_agent_t dst_agent, uint64_t dst,
+                                              hsa_agent_t src_agent, uint64_t src, size_t size) {
+  REMOTE_AGENT_OR_RETURN(d, dst_agent);
+  int s = aq_remote_agent_index(src_agent);
+  if (s < 0 || s == d) return HSA_STATUS_ERROR_INVALID_AGENT;
+  if (size == 0) return HSA_STATUS_SUCCESS;
+  return plugin->copy((uint32_t)d, dst, (uint32_t)s, src, size);
+}
+
 hsa_status_t hsa_ven_aquila_agent_memory_read(hsa_agent_t agent, void *dst, uint64_t address,
                                               size_t size) {
   REMOTE_AGENT_OR_RETURN(i, agent);

@@ -30,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sodium.h>
 #include <ucs/debug/debug.h>
 
 #include "aquila/hsa_ext_aquila.h"
@@ -123,6 +124,46 @@ struct client {
 
 static pthread_mutex_t clients_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct client *clients;
+static struct aq_loop *loop;
+
+/* ---- daemon to daemon: grants and pulls -------------------------------------
+ * A grant lets whoever presents its token read one range of its owner's
+ * memory, once, within GRANT_SECONDS. A pull is this daemon reading a
+ * range from another daemon (a peer, reached as its client, proving the
+ * same key) into a client's memory. All of it runs on the loop thread. */
+#define GRANT_SECONDS 60
+#define GRANTS_MAX 4096
+
+struct grant {
+  uint8_t token[AQ_WIRE_TOKEN_BYTES];
+  struct client *owner; /* a reference */
+  uint64_t address, size, expires_ns;
+};
+static struct grant *grants;
+static size_t num_grants, cap_grants;
+
+struct pull {
+  uint64_t id;           /* the GRANT_READ's, on the peer link */
+  struct client *client; /* a reference, and one of its reads in flight */
+  uint64_t client_request;
+  uint64_t address, size;
+  struct aq_wire_grant_read message;
+  bool sent;
+  struct pull *next;
+};
+
+enum peer_state { PEER_CONNECTING, PEER_CHALLENGED, PEER_ADMITTED };
+
+struct peer {
+  char address[96];
+  struct aq_link *link;
+  enum peer_state state;
+  uint8_t nonce[AQ_WIRE_NONCE_BYTES];
+  struct pull *pulls;
+  uint64_t next_id;
+  struct peer *next;
+};
+static struct peer *peers;
 
 /* ---- memory ------------------------------------------------------------- */
 
@@ -483,6 +524,215 @@ static void *completer_main(void *arg) {
 
 /* ---- messages (loop thread) ------------------------------------------------- */
 
+static void read_sent(void *arg, bool sent);
+
+static void reply_status(struct client *c, uint64_t id, int32_t status) {
+  struct aq_wire_reply reply = {status, 0, 0};
+  aq_link_send(c->link, AQ_MSG_REPLY, id, &reply, sizeof reply, NULL, 0, NULL, NULL);
+}
+
+static void grants_expire(uint64_t now) {
+  for (size_t i = 0; i < num_grants;)
+    if (grants[i].expires_ns < now) {
+      client_release(grants[i].owner);
+      grants[i] = grants[--num_grants];
+    } else {
+      i++;
+    }
+}
+
+static void grant(struct client *c, uint64_t id, const struct aq_wire_range *r) {
+  uint64_t now = now_ns();
+  grants_expire(now);
+  if (!range_is_owned(c, r->address, r->size) || num_grants == GRANTS_MAX) {
+    reply_status(c, id, HSA_STATUS_ERROR_INVALID_ARGUMENT);
+    return;
+  }
+  if (num_grants == cap_grants) {
+    size_t cap = cap_grants ? 2 * cap_grants : 16;
+    struct grant *g = realloc(grants, cap * sizeof *g);
+    if (!g) {
+      reply_status(c, id, HSA_STATUS_ERROR_OUT_OF_RESOURCES);
+      return;
+    }
+    grants = g;
+    cap_grants = cap;
+  }
+  struct grant *g = &grants[num_grants++];
+  aq_nonce_make(g->token);
+  g->owner = c;
+  atomic_fetch_add(&c->refs, 1);
+  g->address = r->address;
+  g->size = r->size;
+  g->expires_ns = now + GRANT_SECONDS * 1000000000ull;
+  struct aq_wire_reply reply = {HSA_STATUS_SUCCESS, 0, 0};
+  aq_link_send(c->link, AQ_MSG_REPLY, id, &reply, sizeof reply, g->token, sizeof g->token, NULL,
+               NULL);
+}
+
+/* A peer presents a token: the bytes go out from the owner's memory. */
+static void grant_read(struct client *c, uint64_t id, const struct aq_wire_grant_read *m) {
+  grants_expire(now_ns());
+  for (size_t i = 0; i < num_grants; i++) {
+    struct grant *g = &grants[i];
+    if (sodium_memcmp(g->token, m->token, sizeof g->token)) continue;
+    struct client *owner = g->owner;
+    bool inside = m->address >= g->address && m->size <= g->size &&
+                  m->address - g->address <= g->size - m->size &&
+                  range_is_owned(owner, m->address, m->size);
+    grants[i] = grants[--num_grants]; /* one use */
+    if (!inside) {
+      client_release(owner);
+      break;
+    }
+    pthread_mutex_lock(&owner->lock);
+    owner->reads_in_flight++;
+    pthread_mutex_unlock(&owner->lock);
+    /* The grant's reference on owner passes to the send (read_sent). */
+    aq_link_send_flags(c->link, AQ_MSG_REPLY, AQ_WIRE_FLAG_RAW, id, (void *)(uintptr_t)m->address,
+                       m->size, NULL, 0, read_sent, owner);
+    return;
+  }
+  reply_status(c, id, HSA_STATUS_ERROR_INVALID_ARGUMENT);
+}
+
+static void pull_finish(struct pull *p, int32_t status) {
+  reply_status(p->client, p->client_request, status);
+  read_sent(p->client, true); /* its read in flight, its reference */
+  free(p);
+}
+
+static void peer_send_pulls(struct peer *peer) {
+  for (struct pull *p = peer->pulls; p; p = p->next)
+    if (!p->sent) {
+      p->sent = true;
+      aq_link_send(peer->link, AQ_MSG_GRANT_READ, p->id, &p->message, sizeof p->message, NULL, 0,
+                   NULL, NULL);
+    }
+}
+
+static void *peer_payload_buffer(void *owner, struct aq_link *link,
+                                 const struct aq_wire_header *h) {
+  struct peer *peer = owner;
+  if (h->type != AQ_MSG_REPLY || !(h->flags & AQ_WIRE_FLAG_RAW)) return NULL;
+  for (struct pull *p = peer->pulls; p; p = p->next)
+    if (p->id == h->id) return p->size == h->length ? (void *)(uintptr_t)p->address : NULL;
+  return NULL;
+}
+
+static bool peer_message(void *owner, struct aq_link *link, const struct aq_wire_header *h,
+                         void *payload) {
+  struct peer *peer = owner;
+  switch (h->type) {
+  case AQ_MSG_CHALLENGE: {
+    if (peer->state != PEER_CONNECTING) return false;
+    struct aq_wire_challenge ch;
+    memcpy(&ch, payload, sizeof ch);
+    if (!aq_proof_check(key, 'd', peer->nonce, ch.nonce, ch.proof)) {
+      say("peer %s does not hold the key", peer->address);
+      return false;
+    }
+    uint8_t proof[AQ_WIRE_PROOF_BYTES];
+    aq_proof_make(key, 'c', peer->nonce, ch.nonce, proof);
+    peer->state = PEER_CHALLENGED;
+    aq_link_send(link, AQ_MSG_AUTH, 0, proof, sizeof proof, NULL, 0, NULL, NULL);
+    return true;
+  }
+  case AQ_MSG_WELCOME:
+    if (peer->state != PEER_CHALLENGED) return false;
+    peer->state = PEER_ADMITTED;
+    aq_link_set_authenticated(link);
+    peer_send_pulls(peer);
+    return true;
+  case AQ_MSG_REPLY:
+    for (struct pull **pp = &peer->pulls; *pp; pp = &(*pp)->next) {
+      struct pull *p = *pp;
+      if (p->id != h->id) continue;
+      *pp = p->next;
+      bool ok = (h->flags & AQ_WIRE_FLAG_RAW) && payload == (void *)(uintptr_t)p->address;
+      pull_finish(p, ok ? HSA_STATUS_SUCCESS : HSA_STATUS_ERROR);
+      return true;
+    }
+    return false;
+  default:
+    return false;
+  }
+}
+
+static void peer_close(void *owner, struct aq_link *link, const char *why) {
+  struct peer *peer = owner;
+  say("peer %s: %s", peer->address, why);
+  for (struct peer **pp = &peers; *pp; pp = &(*pp)->next)
+    if (*pp == peer) {
+      *pp = peer->next;
+      break;
+    }
+  while (peer->pulls) {
+    struct pull *p = peer->pulls;
+    peer->pulls = p->next;
+    pull_finish(p, HSA_STATUS_ERROR);
+  }
+  aq_link_release(peer->link);
+  free(peer);
+}
+
+static const struct aq_link_handler peer_handler = {
+    .payload_buffer = peer_payload_buffer,
+    .on_message = peer_message,
+    .on_close = peer_close,
+};
+
+static struct peer *peer_for(const char *address) {
+  for (struct peer *p = peers; p; p = p->next)
+    if (!strcmp(p->address, address)) return p;
+  struct peer *p = calloc(1, sizeof *p);
+  if (!p) return NULL;
+  snprintf(p->address, sizeof p->address, "%s", address);
+  aq_nonce_make(p->nonce);
+  char why[128];
+  p->link = aq_link_connect(loop, address, &peer_handler, p, why, sizeof why);
+  if (!p->link) {
+    say("cannot reach peer %s: %s", address, why);
+    free(p);
+    return NULL;
+  }
+  struct aq_wire_hello hello = {.version = AQ_WIRE_VERSION, .client_time_ns = now_ns()};
+  memcpy(hello.nonce, p->nonce, sizeof hello.nonce);
+  aq_link_send(p->link, AQ_MSG_HELLO, 0, &hello, sizeof hello, NULL, 0, NULL, NULL);
+  p->next = peers;
+  peers = p;
+  return p;
+}
+
+static void pull(struct client *c, uint64_t id, const struct aq_wire_pull *m) {
+  if (!range_is_owned(c, m->address, m->size)) {
+    reply_status(c, id, HSA_STATUS_ERROR_INVALID_ARGUMENT);
+    return;
+  }
+  struct peer *peer = peer_for(m->source);
+  struct pull *p = peer ? calloc(1, sizeof *p) : NULL;
+  if (!p) {
+    reply_status(c, id, HSA_STATUS_ERROR);
+    return;
+  }
+  /* The destination stays mapped until the bytes are in (as for a read). */
+  pthread_mutex_lock(&c->lock);
+  c->reads_in_flight++;
+  pthread_mutex_unlock(&c->lock);
+  atomic_fetch_add(&c->refs, 1);
+  p->id = ++peer->next_id;
+  p->client = c;
+  p->client_request = id;
+  p->address = m->address;
+  p->size = m->size;
+  p->message.address = m->source_address;
+  p->message.size = m->size;
+  memcpy(p->message.token, m->token, sizeof p->message.token);
+  p->next = peer->pulls;
+  peer->pulls = p;
+  if (peer->state == PEER_ADMITTED) peer_send_pulls(peer);
+}
+
 static void read_sent(void *arg, bool sent) {
   struct client *c = arg;
   (void)sent;
@@ -575,6 +825,24 @@ static bool execute(struct client *c, const struct aq_wire_header *h, void *payl
   }
   case AQ_MSG_DISPATCH:
     return dispatch(c, id, payload);
+  case AQ_MSG_GRANT: {
+    struct aq_wire_range r;
+    memcpy(&r, p, sizeof r);
+    grant(c, id, &r);
+    return true;
+  }
+  case AQ_MSG_GRANT_READ: {
+    struct aq_wire_grant_read m;
+    memcpy(&m, p, sizeof m);
+    grant_read(c, id, &m);
+    return true;
+  }
+  case AQ_MSG_PULL: {
+    struct aq_wire_pull m;
+    memcpy(&m, p, sizeof m);
+    pull(c, id, &m);
+    return true;
+  }
   default:
     return false;
   }
@@ -830,7 +1098,7 @@ int main(int argc, char **argv) {
   host_target(description.target, sizeof description.target);
   gethostname(description.host, sizeof description.host - 1);
 
-  struct aq_loop *loop = aq_loop_create(listen, &handler, NULL, why, sizeof why);
+  loop = aq_loop_create(listen, &handler, NULL, why, sizeof why);
   if (!loop) {
     say("%s", why);
     return 1;

@@ -399,6 +399,29 @@ static hsa_status_t read_bytes(uint32_t agent, void *dst, uint64_t address, uint
   return st;
 }
 
+static hsa_status_t copy_between(uint32_t dst_agent, uint64_t dst, uint32_t src_agent, uint64_t src,
+                                 uint64_t size) {
+  struct conn *cs = conn_of(src_agent), *cd = conn_of(dst_agent);
+  if (!cs || !cd || cs == cd) return HSA_STATUS_ERROR_INVALID_AGENT;
+  struct aq_wire_range r = {src, size};
+  struct aq_wire_reply reply;
+  void *token = NULL;
+  uint64_t token_size = 0;
+  hsa_status_t st = call(cs, AQ_MSG_GRANT, &r, sizeof r, NULL, 0, &reply, &token, &token_size);
+  if (st != HSA_STATUS_SUCCESS) return st;
+  if (reply.status != HSA_STATUS_SUCCESS || token_size != AQ_WIRE_TOKEN_BYTES) {
+    free(token);
+    return reply.status != HSA_STATUS_SUCCESS ? (hsa_status_t)reply.status : HSA_STATUS_ERROR;
+  }
+  struct aq_wire_pull pull = {.address = dst, .size = size, .source_address = src};
+  memcpy(pull.token, token, sizeof pull.token);
+  free(token);
+  snprintf(pull.source, sizeof pull.source, "%s", cs->address);
+  st = call(cd, AQ_MSG_PULL, &pull, sizeof pull, NULL, 0, &reply, NULL, NULL);
+  if (st != HSA_STATUS_SUCCESS) return st;
+  return (hsa_status_t)reply.status;
+}
+
 static void free_kernels(struct aq_remote_kernel *kernels, uint32_t n) {
   for (uint32_t i = 0; kernels && i < n; i++)
     free(kernels[i].name);
@@ -517,6 +540,7 @@ static const struct aq_remote_plugin plugin_template = {
     .write = write_bytes,
     .fill = fill,
     .read = read_bytes,
+    .copy = copy_between,
     .load = load,
     .free_kernels = free_kernels,
     .unload = unload,

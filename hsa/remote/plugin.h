@@ -57,6 +57,10 @@ struct aq_remote_plugin {
                        uint32_t pattern_size);
   /* Returns when the bytes are in dst, after the agent's earlier dispatches. */
   hsa_status_t (*read)(uint32_t agent, void *dst, uint64_t address, uint64_t size);
+  /* Copies between two agents' memories, daemon to daemon (the bytes do
+   * not pass through this process); after the source's earlier kernels. */
+  hsa_status_t (*copy)(uint32_t dst_agent, uint64_t dst, uint32_t src_agent, uint64_t src,
+                       uint64_t size);
   /* Loads a code object on the agent: its executable and kernels (the
    * caller frees them with free_kernels). */
   hsa_status_t (*load)(uint32_t agent, const void *code, uint64_t size, uint64_t *executable,

@@ -108,6 +108,18 @@ bool aq_wire_check(const struct aq_wire_header *h, const void *payload, bool fro
     return h->length > 0 && h->length <= AQ_WIRE_MAX_PAYLOAD;
   case AQ_MSG_PING:
     return h->length == 0;
+  case AQ_MSG_GRANT:
+    return length_is(h, sizeof(struct aq_wire_range));
+  case AQ_MSG_GRANT_READ:
+    return length_is(h, sizeof(struct aq_wire_grant_read));
+  case AQ_MSG_PULL:
+    if (!length_is(h, sizeof(struct aq_wire_pull))) return false;
+    if (p) {
+      struct aq_wire_pull pull;
+      memcpy(&pull, p, sizeof pull);
+      if (!memchr(pull.source, 0, sizeof pull.source) || pull.size > (1ull << 40)) return false;
+    }
+    return true;
   case AQ_MSG_DISPATCH:
     if (h->length < sizeof(struct aq_wire_dispatch) ||
         h->length > sizeof(struct aq_wire_dispatch) + AQ_WIRE_MAX_KERNARG)

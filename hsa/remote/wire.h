@@ -53,6 +53,13 @@ enum aq_wire_type {
   AQ_MSG_DONE,      /* daemon: struct aq_wire_done for the dispatch whose id it has */
   AQ_MSG_FILL,      /* client: struct aq_wire_fill, then the pattern (no reply) */
   AQ_MSG_PING,      /* client: -> REPLY (no payload): the round trip, and an order point */
+  /* A buffer moved daemon to daemon: the client asks the source for a grant
+   * (a one-use token for a range of its memory), then the destination to
+   * pull that range from the source with it; the bytes never pass the
+   * client. */
+  AQ_MSG_GRANT,      /* client: struct aq_wire_range -> REPLY, then the token */
+  AQ_MSG_PULL,       /* client: struct aq_wire_pull -> REPLY when the bytes are in place */
+  AQ_MSG_GRANT_READ, /* daemon to daemon: struct aq_wire_grant_read -> REPLY (raw bytes) */
   AQ_MSG_TYPE_END
 };
 
@@ -87,6 +94,22 @@ struct aq_wire_fill {
   uint64_t address;
   uint64_t size;
   uint64_t pattern_size; /* 1 to 128, dividing size; the pattern follows */
+};
+
+#define AQ_WIRE_TOKEN_BYTES 32u
+
+struct aq_wire_pull {
+  uint64_t address; /* where the bytes go, in the destination's memory */
+  uint64_t size;
+  uint64_t source_address; /* where they are, in the source's */
+  uint8_t token[AQ_WIRE_TOKEN_BYTES];
+  char source[96]; /* the source daemon, "ADDR:PORT" */
+};
+
+struct aq_wire_grant_read {
+  uint64_t address;
+  uint64_t size;
+  uint8_t token[AQ_WIRE_TOKEN_BYTES];
 };
 
 struct aq_wire_reply {

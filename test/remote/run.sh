@@ -55,7 +55,15 @@ start_daemon tcp tcp
 b=$addr
 export AQUILA_REMOTE_KEY_FILE="$dir/key" AQUILA_REMOTE_TIMEOUT_MS=5000
 
-AQUILA_REMOTE=$a,$b timeout 120 "$BIN/test_remote"
+AQUILA_DEBUG=1 AQUILA_REMOTE=$a,$b timeout 120 "$BIN/test_remote" 2>"$dir/debug"
+# buffer_across_devices moved its buffer from one daemon to the other
+# without the bytes passing through the client.
+if grep -q "moved from .*($a).* to .*($b).* directly" "$dir/debug" ||
+  grep -q "moved from .*remote, $a) to .*remote, $b) directly" "$dir/debug"; then
+  echo "ok buffer_moved_daemon_to_daemon"
+else
+  echo "not ok buffer_moved_daemon_to_daemon: $(grep -i 'moved\|directly' "$dir/debug" | head -3)"
+fi
 
 # A client with the wrong key: the daemon is left out, quickly.
 start=$(date +%s)
