@@ -151,7 +151,10 @@ $(BUILD)/aquila.pc: Makefile
 
 # What install copies: built without the tests, samples and benchmarks.
 INSTALL_FILES := $(BUILD)/libaquila.so $(BUILD)/libaquila-hsa.so $(BUILD)/libaquila_fatbin.a \
-                 $(BUILD)/clfatbin $(BUILD)/aquila/aquila-compiler $(BUILD)/aquila.pc
+                 $(BUILD)/clfatbin $(BUILD)/aquila/aquila-compiler $(BUILD)/aquila.pc \
+                 $(BUILD)/aquilad $(BUILD)/aquila/libaquila-remote.so
+SYSTEMDDIR ?= /lib/systemd/system
+SYSCONFDIR ?= /etc
 install-files: $(INSTALL_FILES)
 
 # The ICD library under its soname (it is loaded by the path in the .icd
@@ -168,6 +171,12 @@ install: $(INSTALL_FILES)
 	install -m 644 fatbin-tools/clfatbin.1 $(DESTDIR)$(MANDIR)/man1/clfatbin.1
 	install -d $(DESTDIR)$(LIBDIR)/aquila
 	install -m 755 $(BUILD)/aquila/aquila-compiler $(DESTDIR)$(LIBDIR)/aquila/aquila-compiler
+	install -m 644 $(BUILD)/aquila/libaquila-remote.so $(DESTDIR)$(LIBDIR)/aquila/libaquila-remote.so
+	install -m 755 $(BUILD)/aquilad $(DESTDIR)$(BINDIR)/aquilad
+	install -d $(DESTDIR)$(SYSTEMDDIR) $(DESTDIR)$(SYSCONFDIR)/aquila
+	sed 's|/usr/bin/aquilad|$(BINDIR)/aquilad|' hsa/remote/aquilad.service > $(DESTDIR)$(SYSTEMDDIR)/aquilad.service
+	[ -e $(DESTDIR)$(SYSCONFDIR)/aquila/aquilad.conf ] || \
+	  install -m 644 hsa/remote/aquilad.conf $(DESTDIR)$(SYSCONFDIR)/aquila/aquilad.conf
 	install -m 644 $(PUBLIC_HEADERS) $(DESTDIR)$(INCLUDEDIR)/aquila/
 	install -m 644 $(BUILD)/aquila.pc $(DESTDIR)$(LIBDIR)/pkgconfig/aquila.pc
 	echo "$(LIBDIR)/libaquila.so.1" > $(DESTDIR)$(VENDORDIR)/aquila.icd
@@ -177,7 +186,9 @@ uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libaquila.so.1 $(DESTDIR)$(LIBDIR)/libaquila-hsa.so.1 \
 	  $(DESTDIR)$(LIBDIR)/libaquila-hsa.so $(DESTDIR)$(LIBDIR)/libaquila_fatbin.a \
 	  $(DESTDIR)$(BINDIR)/clfatbin $(DESTDIR)$(MANDIR)/man1/clfatbin.1 $(DESTDIR)$(LIBDIR)/pkgconfig/aquila.pc \
-	  $(DESTDIR)$(VENDORDIR)/aquila.icd $(DESTDIR)$(LIBDIR)/aquila/aquila-compiler
+	  $(DESTDIR)$(VENDORDIR)/aquila.icd $(DESTDIR)$(LIBDIR)/aquila/aquila-compiler \
+	  $(DESTDIR)$(LIBDIR)/aquila/libaquila-remote.so $(DESTDIR)$(BINDIR)/aquilad \
+	  $(DESTDIR)$(SYSTEMDDIR)/aquilad.service
 	-rmdir $(DESTDIR)$(LIBDIR)/aquila 2>/dev/null
 	rm -f $(addprefix $(DESTDIR)$(INCLUDEDIR)/aquila/,$(notdir $(PUBLIC_HEADERS)))
 	-rmdir $(DESTDIR)$(INCLUDEDIR)/aquila 2>/dev/null

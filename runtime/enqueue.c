@@ -66,6 +66,25 @@ void command_execute(cl_event ev) {
       return;
     }
   }
+  /* Fills and buffer copies through a remote device's queue run there. */
+  if (tracked && device_root(ev->queue->device)->remote) {
+    cl_int done = 0;
+    if (ev->kind == COMMAND_FILL && ev->num_retained_mems == 1) {
+      cl_mem m = ev->retained_mems[0];
+      done = mem_fill_direct(m, ev->queue->device, (size_t)(ev->u.fill.dst - m->data),
+                             ev->u.fill.size, ev->u.fill.pattern, ev->u.fill.pattern_size);
+    } else if (ev->kind == COMMAND_COPY_RECT && ev->type == CL_COMMAND_COPY_BUFFER &&
+               ev->num_retained_mems == 2) {
+      __typeof__(ev->u.copy) *c = &ev->u.copy;
+      cl_mem src = ev->retained_mems[0], dst = ev->retained_mems[1];
+      done = mem_copy_direct(dst, (size_t)(c->dst - dst->data), src,
+                             (size_t)(c->src - src->data), c->region[0], ev->queue->device);
+    }
+    if (done) {
+      event_complete(ev, done < 0 ? done : CL_COMPLETE);
+      return;
+    }
+  }
   /* The command runs on the host: its buffers' bytes must be here. */
   for (size_t i = 0; tracked && i < ev->num_retained_mems; i++) {
     cl_int err = mem_make_host_valid(ev->retained_mems[i]);

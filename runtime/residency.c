@@ -226,3 +226,64 @@ cl_int mem_write_direct(cl_mem m, cl_device_id d, size_t offset, size_t size, co
   pthread_mutex_unlock(&r->lock);
   return err ? err : 1;
 }
+
+/* Makes d's copy of root current for an operation there on [at, at + size)
+ * that overwrites it (whole: nothing to send first). Caller holds r->lock. */
+static cl_int current_on(cl_mem root, struct mem_residency *r, cl_device_id d, uint64_t at,
+                         uint64_t size, int overwrites) {
+  cl_int err = allocate_on(root, r, d);
+  uint64_t bit = device_bit(d);
+  if (err || (r->valid & bit) || (overwrites && at == 0 && size == root->size)) return err;
+  if (!(r->valid & VALID_HOST) && copy_between_devices(root, r, d) == CL_SUCCESS) {
+    r->valid |= bit;
+    return CL_SUCCESS;
+  }
+  err = fetch_to_host(root, r);
+  if (!err && hsa_ven_aquila_agent_memory_write(d->agent, r->address[d->remote_index], root->data,
+                                                root->size) != HSA_STATUS_SUCCESS)
+    err = CL_OUT_OF_RESOURCES;
+  if (!err) r->valid |= bit;
+  return err;
+}
+
+cl_int mem_fill_direct(cl_mem m, cl_device_id d, size_t offset, size_t size, const void *pattern,
+                       size_t pattern_size) {
+  cl_mem root = root_of(m);
+  struct mem_residency *r = root->residency;
+  d = device_root(d);
+  if (!r || !d->remote || pattern_size > 128) return 0;
+  uint64_t at = (uint64_t)(m->data - root->data) + offset;
+  pthread_mutex_lock(&r->lock);
+  cl_int err = current_on(root, r, d, at, size, 1);
+  if (!err &&
+      hsa_ven_aquila_agent_memory_fill(d->agent, r->address[d->remote_index] + at, size, pattern,
+                                       (uint32_t)pattern_size) != HSA_STATUS_SUCCESS)
+    err = CL_OUT_OF_RESOURCES;
+  if (!err) r->valid = device_bit(d);
+  pthread_mutex_unlock(&r->lock);
+  return err ? err : 1;
+}
+
+cl_int mem_copy_direct(cl_mem dst, size_t dst_offset, cl_mem src, size_t src_offset, size_t size,
+                       cl_device_id d) {
+  cl_mem droot = root_of(dst), sroot = root_of(src);
+  struct mem_residency *dr = droot->residency, *sr = sroot->residency;
+  d = device_root(d);
+  if (!dr || !sr || !d->remote) return 0;
+  uint64_t dat = (uint64_t)(dst->data - droot->data) + dst_offset;
+  uint64_t sat = (uint64_t)(src->data - sroot->data) + src_offset;
+  /* Both locks, in a fixed order (one, when both are views of one buffer). */
+  struct mem_residency *first = dr < sr ? dr : sr, *second = dr < sr ? sr : dr;
+  pthread_mutex_lock(&first->lock);
+  if (second != first) pthread_mutex_lock(&second->lock);
+  cl_int err = current_on(sroot, sr, d, sat, size, 0);
+  if (!err) err = current_on(droot, dr, d, dat, size, 1);
+  if (!err && hsa_ven_aquila_agent_memory_copy(d->agent, dr->address[d->remote_index] + dat,
+                                               d->agent, sr->address[d->remote_index] + sat,
+                                               size) != HSA_STATUS_SUCCESS)
+    err = CL_OUT_OF_RESOURCES;
+  if (!err) dr->valid = device_bit(d);
+  if (second != first) pthread_mutex_unlock(&second->lock);
+  pthread_mutex_unlock(&first->lock);
+  return err ? err : 1;
+}

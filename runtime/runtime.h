@@ -236,6 +236,12 @@ cl_int mem_read_direct(cl_mem m, size_t offset, size_t size, void *dst);
 /* clEnqueueWriteBuffer through remote device d's queue: straight into d's
  * copy, which alone is valid after; 1 when done, 0 for the host path. */
 cl_int mem_write_direct(cl_mem m, cl_device_id d, size_t offset, size_t size, const void *src);
+/* clEnqueueFillBuffer and clEnqueueCopyBuffer through remote device d's
+ * queue, done there; 1 when done, 0 for the host path. */
+cl_int mem_fill_direct(cl_mem m, cl_device_id d, size_t offset, size_t size, const void *pattern,
+                       size_t pattern_size);
+cl_int mem_copy_direct(cl_mem dst, size_t dst_offset, cl_mem src, size_t src_offset, size_t size,
+                       cl_device_id d);
 
 /* ---- programs and kernels ------------------------------------------------ */
 

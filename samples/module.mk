@@ -21,7 +21,8 @@ SAMPLES += $(SAMPLE_BINS)
 # clpeak, hashcat, clFFT), installed if missing, and the time to their first
 # result with every cache cold (bench/first-result.sh).
 BENCH_BINS := $(BUILD)/bench/stream $(BUILD)/bench/fmapeak $(BUILD)/bench/micro \
-              $(BUILD)/bench/buildtime $(BUILD)/bench/nbody_c $(BUILD)/bench/mathbench
+              $(BUILD)/bench/buildtime $(BUILD)/bench/nbody_c $(BUILD)/bench/mathbench \
+              $(BUILD)/bench/remote
 
 $(BUILD)/bench/stream $(BUILD)/bench/fmapeak: $(BUILD)/bench/%: bench/%.c | deps
 	@mkdir -p $(dir $@)
@@ -37,6 +38,10 @@ $(BUILD)/bench/micro: bench/micro.c $(SAMPLE_COMMON) | deps
 $(BUILD)/bench/mathbench: bench/mathbench.c $(SAMPLE_COMMON) | deps
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -O2 -g $(WARN) -D_GNU_SOURCE -o $@ $(filter %.c,$^) -lOpenCL -lm -pthread
+# A remote device's round trip, command rate and transfers beside ucx_perftest (bench/remote.sh).
+$(BUILD)/bench/remote: bench/remote.c | deps
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O2 -g $(WARN) -D_GNU_SOURCE -o $@ $< -lOpenCL
 $(BUILD)/bench/buildtime: bench/buildtime.c | deps
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -O2 -g $(WARN) -D_GNU_SOURCE -o $@ $< -lOpenCL
@@ -68,7 +73,14 @@ bench: all bench-deps $(BENCH_BINS) $(BUILD)/bench/clblast_sgemm $(BUILD)/bench/
 	sh bench/apps-bench.sh $(BUILD) $(abspath $(ICD_FILE)) || status=1; \
 	echo; echo "Time to the first result, every cache cold (s, medians of 3; bench/first-result.sh)"; \
 	sh bench/first-result.sh $(BUILD) 3 Aquila=$(abspath $(ICD_FILE)) pocl=/etc/OpenCL/vendors/pocl.icd || status=1; \
+	echo; echo "A remote device on this machine beside ucx_perftest (bench/remote.sh)"; \
+	sh bench/remote.sh $(BUILD) $(abspath $(ICD_FILE)) || status=1; \
 	exit $$status
+
+# Only the remote section of `make bench`.
+.PHONY: bench-remote
+bench-remote: all $(BUILD)/bench/remote
+	sh bench/remote.sh $(BUILD) $(abspath $(ICD_FILE))
 
 # hsa-vectoradd: an HSA program on the standalone HSA runtime (libaquila-hsa.so),
 # loading its kernel from a fat binary that clfatbin builds for x86-64 levels.

@@ -326,8 +326,9 @@ hsa_status_t hsa_ven_aquila_agent_memory_copy(hsa_agent_t dst_agent, uint64_t ds
                                               hsa_agent_t src_agent, uint64_t src, size_t size) {
   REMOTE_AGENT_OR_RETURN(d, dst_agent);
   int s = aq_remote_agent_index(src_agent);
-  if (s < 0 || s == d) return HSA_STATUS_ERROR_INVALID_AGENT;
+  if (s < 0) return HSA_STATUS_ERROR_INVALID_AGENT;
   if (size == 0) return HSA_STATUS_SUCCESS;
+  if (s == d) return plugin->move((uint32_t)d, dst, src, size);
   return plugin->copy((uint32_t)d, dst, (uint32_t)s, src, size);
 }
 

@@ -38,7 +38,7 @@
 #include "link.h"
 
 #define HANDSHAKE_SECONDS 5
-#define QUEUE_SIZE 1024
+#define QUEUE_SIZE 16384
 
 static uint8_t key[AQ_KEY_BYTES];
 static hsa_agent_t cpu_agent;
@@ -825,6 +825,13 @@ static bool execute(struct client *c, const struct aq_wire_header *h, void *payl
   }
   case AQ_MSG_DISPATCH:
     return dispatch(c, id, payload);
+  case AQ_MSG_COPY: {
+    struct aq_wire_copy m;
+    memcpy(&m, p, sizeof m);
+    if (!range_is_owned(c, m.dst, m.size) || !range_is_owned(c, m.src, m.size)) return false;
+    memmove((void *)(uintptr_t)m.dst, (const void *)(uintptr_t)m.src, m.size);
+    return true;
+  }
   case AQ_MSG_GRANT: {
     struct aq_wire_range r;
     memcpy(&r, p, sizeof r);

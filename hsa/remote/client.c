@@ -55,7 +55,9 @@ struct conn {
   struct aq_remote_description description;
   uint64_t next_id;
   struct call *calls;
-  struct flight *flights;
+  /* Dispatches in flight, oldest first: their DONEs come mostly in that
+   * order, so the search ends at once. */
+  struct flight *flights, *flights_tail;
 };
 
 static uint8_t key[AQ_KEY_BYTES];
@@ -165,11 +167,15 @@ static bool on_message(void *owner, struct aq_link *link, const struct aq_wire_h
     break;
   }
   case AQ_MSG_DONE: {
-    struct flight *f = NULL;
-    for (struct flight **p = &c->flights; *p; p = &(*p)->next)
-      if ((*p)->id == h->id) {
-        f = *p;
-        *p = f->next;
+    struct flight *f = NULL, *before = NULL;
+    for (struct flight *p = c->flights; p; before = p, p = p->next)
+      if (p->id == h->id) {
+        f = p;
+        if (before)
+          before->next = f->next;
+        else
+          c->flights = f->next;
+        if (c->flights_tail == f) c->flights_tail = before;
         break;
       }
     if (!f) {
@@ -206,7 +212,7 @@ static void on_close(void *owner, struct aq_link *link, const char *why) {
   }
   c->calls = NULL;
   struct flight *flights = c->flights;
-  c->flights = NULL;
+  c->flights = c->flights_tail = NULL;
   pthread_cond_broadcast(&c->cond);
   pthread_mutex_unlock(&c->lock);
   if (was_admitted)
@@ -365,6 +371,14 @@ static hsa_status_t fill(uint32_t agent, uint64_t address, uint64_t size, const 
 }
 
 /* Every chunk is asked for at once; each lands in place. */
+static hsa_status_t move_bytes(uint32_t agent, uint64_t dst, uint64_t src, uint64_t size) {
+  struct conn *c = conn_of(agent);
+  if (!c) return HSA_STATUS_ERROR_INVALID_AGENT;
+  struct aq_wire_copy m = {dst, src, size};
+  return post(c, AQ_MSG_COPY, 0, &m, sizeof m, NULL, 0, NULL, NULL) ? HSA_STATUS_SUCCESS
+                                                                    : HSA_STATUS_ERROR;
+}
+
 static hsa_status_t read_bytes(uint32_t agent, void *dst, uint64_t address, uint64_t size) {
   struct conn *c = conn_of(agent);
   if (!c) return HSA_STATUS_ERROR_INVALID_AGENT;
@@ -519,8 +533,12 @@ static hsa_status_t dispatch(uint32_t agent, uint32_t queue,
     return HSA_STATUS_ERROR;
   }
   f->id = ++c->next_id;
-  f->next = c->flights;
-  c->flights = f;
+  f->next = NULL;
+  if (c->flights_tail)
+    c->flights_tail->next = f;
+  else
+    c->flights = f;
+  c->flights_tail = f;
   aq_link_send(c->link, AQ_MSG_DISPATCH, f->id, &d, sizeof d, kernarg, kernarg_size, NULL, NULL);
   pthread_mutex_unlock(&c->lock);
   return HSA_STATUS_SUCCESS;
@@ -540,6 +558,7 @@ static const struct aq_remote_plugin plugin_template = {
     .write = write_bytes,
     .fill = fill,
     .read = read_bytes,
+    .move = move_bytes,
     .copy = copy_between,
     .load = load,
     .free_kernels = free_kernels,

@@ -55,6 +55,8 @@ struct aq_remote_plugin {
   hsa_status_t (*write)(uint32_t agent, uint64_t address, const void *src, uint64_t size);
   hsa_status_t (*fill)(uint32_t agent, uint64_t address, uint64_t size, const void *pattern,
                        uint32_t pattern_size);
+  /* Within the agent's memory, ordered like a write. */
+  hsa_status_t (*move)(uint32_t agent, uint64_t dst, uint64_t src, uint64_t size);
   /* Returns when the bytes are in dst, after the agent's earlier dispatches. */
   hsa_status_t (*read)(uint32_t agent, void *dst, uint64_t address, uint64_t size);
   /* Copies between two agents' memories, daemon to daemon (the bytes do

@@ -110,6 +110,8 @@ bool aq_wire_check(const struct aq_wire_header *h, const void *payload, bool fro
     return h->length == 0;
   case AQ_MSG_GRANT:
     return length_is(h, sizeof(struct aq_wire_range));
+  case AQ_MSG_COPY:
+    return length_is(h, sizeof(struct aq_wire_copy));
   case AQ_MSG_GRANT_READ:
     return length_is(h, sizeof(struct aq_wire_grant_read));
   case AQ_MSG_PULL:

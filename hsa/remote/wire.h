@@ -60,6 +60,7 @@ enum aq_wire_type {
   AQ_MSG_GRANT,      /* client: struct aq_wire_range -> REPLY, then the token */
   AQ_MSG_PULL,       /* client: struct aq_wire_pull -> REPLY when the bytes are in place */
   AQ_MSG_GRANT_READ, /* daemon to daemon: struct aq_wire_grant_read -> REPLY (raw bytes) */
+  AQ_MSG_COPY,       /* client: struct aq_wire_copy, within its memory (no reply) */
   AQ_MSG_TYPE_END
 };
 
@@ -88,6 +89,10 @@ struct aq_wire_welcome {
 struct aq_wire_range {
   uint64_t address;
   uint64_t size;
+};
+
+struct aq_wire_copy {
+  uint64_t dst, src, size;
 };
 
 struct aq_wire_fill {

@@ -9,7 +9,7 @@
 # Aquila that is installed already.
 set -u
 build=${1:-build}
-packages="aquila-opencl-icd aquila-compiler libaquila-hsa1 libaquila-hsa-dev clfatbin"
+packages="aquila-opencl-icd aquila-compiler libaquila-hsa1 libaquila-hsa-dev clfatbin aquila-remote"
 SUDO=
 [ "$(id -u)" = 0 ] || SUDO=sudo
 pass=0

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Remote agents end to end (docs/REMOTE.md), a test of make check: starts
-# aquilad daemons on loopback (one over UCX's shared memory, one over TCP),
+# aquilad daemons on loopback (UCX's default transports, and UCX_TLS=tcp),
 # runs test_remote against them, a client with the wrong key, samples and
 # API tests with a remote device as the only device, malformed messages
 # (test_remote_link), and a daemon killed while a kernel runs. Every wait

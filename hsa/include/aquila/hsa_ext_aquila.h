@@ -167,7 +167,9 @@ hsa_status_t hsa_ven_aquila_agent_memory_fill(hsa_agent_t agent, uint64_t addres
                                               const void *pattern, uint32_t pattern_size);
 /* Copies between two remote agents' memories, daemon to daemon: the bytes
  * do not pass through this process (the source grants the destination a
- * one-use read of that range). Returns when they are in place. */
+ * one-use read of that range). Returns when they are in place. Within one
+ * agent (the same agent twice), a copy ordered like a write, overlapping
+ * ranges allowed. */
 hsa_status_t hsa_ven_aquila_agent_memory_copy(hsa_agent_t dst_agent, uint64_t dst,
                                               hsa_agent_t src_agent, uint64_t src, size_t size);
 /* Copies out of the agent's memory, after the kernels dispatched to it

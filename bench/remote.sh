@@ -1,0 +1,70 @@
+#!/bin/sh
+# `make bench`, remote section (docs/REMOTE.md): a remote device on this
+# machine (aquilad on loopback, one compute unit) beside UCX's own
+# ucx_perftest on the same transport: TCP (Aquila's links use UCX's peer
+# error handling, which rules shared memory out: docs/REMOTE.md,
+# "Transports"); ucx_perftest over shared memory for reference.
+# Rows: the empty kernel's round trip against twice ucx_perftest's one-way
+# stream latency, pipelined commands per second, 64 MiB write and read
+# against ucx_perftest's stream bandwidth (4 MiB messages). Daemons and
+# perftest servers use loopback only and are stopped by their pids.
+# Usage: remote.sh BUILD_DIR AQUILA_ICD
+build=${1:-build}
+icd=$2
+tmp=$(mktemp -d)
+pids=""
+cleanup() {
+  for p in $pids; do kill "$p" 2>/dev/null; done
+  rm -rf "$tmp"
+}
+trap cleanup EXIT INT TERM
+head -c 32 /dev/urandom >"$tmp/key"
+field() {
+  sed -n "s/.*\"$1\": \"\{0,1\}\([^\",}]*\).*/\1/p"
+}
+port() {
+  echo $((20000 + ($$ * 13 + $(od -An -N2 -tu2 /dev/urandom)) % 40000))
+}
+
+# perftest TEST SIZE ITERATIONS: prints the "Final:" line's fields.
+perftest() {
+  p=$(port)
+  timeout 120 ucx_perftest -p "$p" >"$tmp/perf-server" 2>&1 &
+  spid=$!
+  sleep 1
+  timeout 120 ucx_perftest 127.0.0.1 -p "$p" -t "$1" -s "$2" -n "$3" 2>/dev/null | grep '^Final:'
+  kill "$spid" 2>/dev/null
+  wait "$spid" 2>/dev/null
+}
+
+printf '%-22s %12s %12s %14s %12s %12s\n' transport "rtt (us)" "perftest" "commands/s" "write GB/s" "read GB/s"
+lat=$(perftest stream_lat 8 20000 | awk '{print $4}')
+bw=$(perftest stream_bw 4194304 200 | awk '{print $7 / 1000}')
+printf '%-22s %12s %12s %14s %12s %12s\n' "ucx_perftest, shm" "" \
+  "$(awk -v l="$lat" 'BEGIN {printf "%.2f", 2 * l}')" "" "$bw" "$bw"
+for transport in tcp; do
+  export UCX_TLS=tcp
+  # Final: iterations, latency 50%/avg/overall (us), bandwidth avg/overall (MB/s), rates.
+  lat=$(perftest stream_lat 8 20000 | awk '{print $4}')
+  bw=$(perftest stream_bw 4194304 200 | awk '{print $7 / 1000}')
+  p=$(port)
+  "$build/aquilad" --listen "127.0.0.1:$p" --key-file "$tmp/key" --units 1 >"$tmp/daemon" 2>&1 &
+  dpid=$!
+  pids="$pids $dpid"
+  i=0
+  while [ $i -lt 50 ] && ! grep -q serving "$tmp/daemon"; do sleep 0.1; i=$((i + 1)); done
+  out=$(OCL_ICD_VENDORS=$icd AQUILA_REMOTE=127.0.0.1:$p AQUILA_REMOTE_KEY_FILE=$tmp/key \
+    timeout 300 "$build/bench/remote")
+  kill "$dpid" 2>/dev/null
+  rtt=$(echo "$out" | field rtt_us)
+  rate=$(echo "$out" | field commands_per_s)
+  w=$(echo "$out" | field write_GBs)
+  r=$(echo "$out" | field read_GBs)
+  printf '%-22s %12s %12s %14s %12s %12s\n' "Aquila, $transport" "$rtt" "" "$rate" "$w" "$r"
+  printf '%-22s %12s %12s %14s %12s %12s\n' "ucx_perftest, $transport" "" \
+    "$(awk -v l="$lat" 'BEGIN {printf "%.2f", 2 * l}')" "" "$bw" "$bw"
+  awk -v rtt="$rtt" -v l="$lat" -v rate="$rate" -v w="$w" -v r="$r" -v bw="$bw" -v t="$transport" 'BEGIN {
+    printf "  %s: round trip %.1fx perftest (target <= 2x + 5 us: %.1f us); %.0f commands/s (target 100000); write %.2f, read %.2f of perftest (target 0.8)\n",
+      t, rtt / (2 * l), 4 * l + 5, rate, w / bw, r / bw }'
+done
+unset UCX_TLS
