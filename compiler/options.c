@@ -106,6 +106,10 @@ int build_options_parse(const char *options, struct build_options *o, struct str
       add_arg(o, a);
     } else if (!strcmp(a, "-cl-kernel-arg-info")) {
       o->kernel_arg_info = 1;
+    } else if (!strcmp(a, "-cl-aquila-no-images")) {
+      /* The runtime's, for a program whose devices have no images (remote
+       * ones): __IMAGE_SUPPORT__ is not defined for them. */
+      add_arg(o, "-U__IMAGE_SUPPORT__");
     } else if (!strcmp(a, "-w") || !strcmp(a, "-Werror")) {
       add_arg(o, a);
     } else if (!strcmp(a, "-create-library")) {

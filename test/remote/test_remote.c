@@ -270,6 +270,38 @@ static void kernel_fault_on_remote(void) {
   CHECK_EQ_INT(run_add(remote_a, 100), 0);
 }
 
+/* __IMAGE_SUPPORT__ is not defined for a program of remote devices only
+ * (they have no images), and is for the local device. */
+static int image_macro_on(cl_device_id d) {
+  const char *src = "__kernel void k(__global int *o) {\n#ifdef __IMAGE_SUPPORT__\n o[0] = 1;\n"
+                    "#else\n o[0] = 2;\n#endif\n}\n";
+  cl_int err;
+  cl_context c = clCreateContext(NULL, 1, &d, NULL, NULL, &err);
+  cl_program p = clCreateProgramWithSource(c, 1, &src, NULL, &err);
+  int v = -1;
+  if (clBuildProgram(p, 1, &d, "", NULL, NULL) == CL_SUCCESS) {
+    cl_kernel k = clCreateKernel(p, "k", &err);
+    cl_mem m = clCreateBuffer(c, CL_MEM_READ_WRITE, sizeof v, NULL, &err);
+    cl_command_queue q = clCreateCommandQueue(c, d, 0, &err);
+    size_t one = 1;
+    clSetKernelArg(k, 0, sizeof m, &m);
+    clEnqueueNDRangeKernel(q, k, 1, NULL, &one, &one, 0, NULL, NULL);
+    clEnqueueReadBuffer(q, m, CL_TRUE, 0, sizeof v, &v, 0, NULL, NULL);
+    clReleaseCommandQueue(q);
+    clReleaseMemObject(m);
+    clReleaseKernel(k);
+  }
+  clReleaseProgram(p);
+  clReleaseContext(c);
+  return v;
+}
+
+static void image_support_macro(void) {
+  REQUIRE(remote_a && local_device);
+  CHECK_EQ_INT(image_macro_on(remote_a), 2);
+  CHECK_EQ_INT(image_macro_on(local_device), 1);
+}
+
 static void native_kernel_refused(void) {
   REQUIRE(remote_a);
   cl_int err;
@@ -350,6 +382,7 @@ int main(int argc, char **argv) {
     RUN(buffer_across_devices);
     RUN(kernel_fault_on_remote);
     RUN(native_kernel_refused);
+    RUN(image_support_macro);
   }
   if (program) clReleaseProgram(program);
   if (ctx) clReleaseContext(ctx);
