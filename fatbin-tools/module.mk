@@ -59,10 +59,19 @@ $(FUZZ_BIN): test/fatbin/fuzz_fatbin_read.c $(FATBIN_LIB_SRCS) fatbin-tools/fatb
 	  -fno-sanitize-recover=undefined -o $@ test/fatbin/fuzz_fatbin_read.c $(FATBIN_LIB_SRCS) \
 	  $(FATBIN_LDLIBS)
 
-fuzz: $(FUZZ_BIN) $(BUILD)/test/fatbin/make_sample
-	@mkdir -p $(FUZZ_CORPUS)
+# The remote agents' message checks (hsa/remote/wire.c), FUZZ_TIME seconds too.
+FUZZ_WIRE_BIN := $(BUILD)/fuzz/fuzz_wire
+$(FUZZ_WIRE_BIN): test/remote/fuzz_wire.c hsa/remote/wire.c hsa/remote/wire.h | fuzz-deps
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	  -o $@ test/remote/fuzz_wire.c hsa/remote/wire.c
+
+fuzz: $(FUZZ_BIN) $(BUILD)/test/fatbin/make_sample $(FUZZ_WIRE_BIN)
+	@mkdir -p $(FUZZ_CORPUS) $(BUILD)/fuzz/wire-corpus
 	$(BUILD)/test/fatbin/make_sample --corpus $(FUZZ_CORPUS)
 	@if [ "$(FUZZ_TIME)" -gt 0 ]; then \
 	  $(FUZZ_BIN) -max_total_time=$(FUZZ_TIME) -max_len=65536 \
-	    -artifact_prefix=$(BUILD)/fuzz/ $(FUZZ_CORPUS); \
+	    -artifact_prefix=$(BUILD)/fuzz/ $(FUZZ_CORPUS) && \
+	  $(FUZZ_WIRE_BIN) -max_total_time=$(FUZZ_TIME) -max_len=4096 \
+	    -artifact_prefix=$(BUILD)/fuzz/wire- $(BUILD)/fuzz/wire-corpus; \
 	fi

@@ -1,6 +1,7 @@
 # `make apps`: real OpenCL applications (pyopencl, OpenCV T-API, CLBlast, clFFT,
 # ViennaCL, hashcat, piglit) on Aquila, or on another platform with
-# `make apps ICD=/etc/OpenCL/vendors/pocl.icd`. Not part of `make check`.
+# `make apps ICD=/etc/OpenCL/vendors/pocl.icd`, or on a remote device alone
+# (an aquilad on loopback) with `make apps REMOTE=1`. Not part of `make check`.
 # Each test/apps/<name>.sh installs its own Debian packages and ends with one
 # line "APP <name> PASS|FAIL <detail>"; test/apps/run-apps.sh prints the table.
 APPS_ICD   ?= $(if $(ICD),$(ICD),$(abspath $(ICD_FILE)))
@@ -13,5 +14,5 @@ $(LAUNCHCOUNT): test/apps/launchcount.c | deps
 
 .PHONY: apps
 apps: all $(LAUNCHCOUNT)
-	@BUILD=$(abspath $(BUILD)) LAUNCHCOUNT=$(abspath $(LAUNCHCOUNT)) ICD=$(APPS_ICD) \
+	@BUILD=$(abspath $(BUILD)) LAUNCHCOUNT=$(abspath $(LAUNCHCOUNT)) ICD=$(APPS_ICD) REMOTE=$(REMOTE) \
 	  sh test/apps/run-apps.sh $(APPS)

@@ -5,6 +5,22 @@
 : "${APPS_TIMEOUT:=900}"
 dir=$(dirname "$0")
 platform=$(basename "$ICD" .icd)
+# REMOTE=1: the applications run on a remote device alone (docs/REMOTE.md),
+# served by an aquilad this script starts on loopback and stops by its pid.
+daemon=""
+if [ "${REMOTE:-0}" = 1 ]; then
+    platform="$platform-remote"
+    mkdir -p "$BUILD/apps"
+    key=$(mktemp)
+    head -c 32 /dev/urandom > "$key"
+    port=$((20000 + ($$ * 11 + $(od -An -N2 -tu2 /dev/urandom)) % 40000))
+    "$BUILD/aquilad" --listen "127.0.0.1:$port" --key-file "$key" > "$BUILD/apps/aquilad.log" 2>&1 &
+    daemon=$!
+    trap 'kill "$daemon" 2>/dev/null; rm -f "$key"' EXIT INT TERM
+    i=0
+    while [ $i -lt 50 ] && ! grep -q serving "$BUILD/apps/aquilad.log"; do sleep 0.1; i=$((i + 1)); done
+    export AQUILA_REMOTE="127.0.0.1:$port" AQUILA_REMOTE_KEY_FILE="$key" AQUILA_LOCAL_DEVICE=0
+fi
 logs="$BUILD/apps/logs/$platform"
 mkdir -p "$logs"
 results="$logs/results.txt"
@@ -25,7 +41,7 @@ for app in "$@"; do
 done
 end_all=$(date +%s)
 echo
-echo "Applications on $platform ($ICD)"
+echo "Applications on $platform ($ICD${daemon:+, a remote device alone: aquilad on $AQUILA_REMOTE})"
 printf '| %-9s | %-4s | %-7s | %s\n' application result seconds detail
 printf '|-----------|------|---------|--------\n'
 pass=0; fail=0
