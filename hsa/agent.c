@@ -119,6 +119,9 @@ hsa_status_t hsa_agent_get_info(hsa_agent_t agent, hsa_agent_info_t attribute, v
   case HSA_VEN_AQUILA_AGENT_INFO_LOCATION:
     memset(value, 0, 96);
     break;
+  case HSA_VEN_AQUILA_AGENT_INFO_EPOCH:
+    *(uint32_t *)value = 0;
+    break;
   case HSA_AGENT_INFO_NAME:
     memset(value, 0, 64);
     strcpy(value, AQ_AGENT_NAME);

@@ -21,7 +21,24 @@ struct mem_residency {
   uint64_t valid;
   uint64_t address[AQ_MAX_REMOTE_DEVICES];    /* 0: not allocated there */
   cl_device_id device[AQ_MAX_REMOTE_DEVICES]; /* whose agent holds address */
+  uint32_t epoch[AQ_MAX_REMOTE_DEVICES];      /* the agent's epoch when allocated */
 };
+
+static uint32_t agent_epoch(cl_device_id d) {
+  uint32_t e = 0;
+  hsa_agent_get_info(d->agent, HSA_VEN_AQUILA_AGENT_INFO_EPOCH, &e);
+  return e;
+}
+
+/* Forgets copies on agents that were lost and came back since they were
+ * made (their memory went with the old connection). Caller holds r->lock. */
+static void forget_stale(struct mem_residency *r) {
+  for (int i = 0; i < AQ_MAX_REMOTE_DEVICES; i++)
+    if (r->address[i] && agent_epoch(r->device[i]) != r->epoch[i]) {
+      r->address[i] = 0;
+      r->valid &= ~(2ull << i);
+    }
+}
 
 static cl_mem root_of(cl_mem m) {
   while (m->parent)
@@ -46,6 +63,7 @@ cl_int mem_residency_init(cl_mem m) {
 void mem_residency_free(cl_mem m) {
   struct mem_residency *r = m->residency;
   if (!r) return;
+  forget_stale(r);
   for (int i = 0; i < AQ_MAX_REMOTE_DEVICES; i++)
     if (r->address[i]) hsa_ven_aquila_agent_memory_free(r->device[i]->agent, r->address[i]);
   pthread_mutex_destroy(&r->lock);
@@ -56,6 +74,7 @@ void mem_residency_free(cl_mem m) {
 /* Copies a remote device's bytes into the host storage. Caller holds r->lock. */
 static cl_int fetch_to_host(cl_mem root, struct mem_residency *r) {
   if (r->valid & VALID_HOST) return CL_SUCCESS;
+  forget_stale(r);
   for (int i = 0; i < AQ_MAX_REMOTE_DEVICES; i++) {
     if (!(r->valid & (2ull << i))) continue;
     hsa_status_t st = hsa_ven_aquila_agent_memory_read(r->device[i]->agent, root->data,
@@ -95,6 +114,7 @@ void mem_host_wrote(cl_mem m) {
 static cl_int allocate_on(cl_mem root, struct mem_residency *r, cl_device_id d) {
   d = device_root(d);
   uint32_t i = d->remote_index;
+  forget_stale(r);
   if (r->address[i]) return CL_SUCCESS;
   hsa_status_t st = hsa_ven_aquila_agent_memory_allocate(d->agent, root->size, &r->address[i]);
   if (st != HSA_STATUS_SUCCESS) {
@@ -104,6 +124,7 @@ static cl_int allocate_on(cl_mem root, struct mem_residency *r, cl_device_id d) 
     return CL_MEM_OBJECT_ALLOCATION_FAILURE;
   }
   r->device[i] = d;
+  r->epoch[i] = agent_epoch(d);
   return CL_SUCCESS;
 }
 
@@ -143,6 +164,7 @@ cl_int mem_prepare_for_device(cl_mem m, cl_device_id d, int writes) {
   if (!r) return CL_SUCCESS;
   d = device_root(d);
   pthread_mutex_lock(&r->lock);
+  forget_stale(r);
   cl_int err = CL_SUCCESS;
   if (!d->remote) {
     err = fetch_to_host(root, r);
@@ -183,6 +205,8 @@ cl_int mem_read_direct(cl_mem m, size_t offset, size_t size, void *dst) {
   uint64_t at = (uint64_t)(m->data - root->data) + offset;
   cl_int result = 0;
   pthread_mutex_lock(&r->lock);
+  forget_stale(r);
+  if (!r->valid) result = CL_OUT_OF_RESOURCES; /* only a lost daemon had the bytes */
   for (int i = 0; !(r->valid & VALID_HOST) && i < AQ_MAX_REMOTE_DEVICES; i++) {
     if (!(r->valid & (2ull << i))) continue;
     hsa_status_t st =

@@ -60,7 +60,21 @@ static void debug(const char *fmt, ...) {
   va_end(ap);
 }
 
-static const struct aq_remote_services services = {dispatch_done, aq_now_ns, debug};
+/* What was loaded on the agent before is gone with its old connection. */
+static void agent_reconnected(uint32_t index) {
+  if (index >= num_agents) return;
+  struct aq_remote_agent *a = &agents[index];
+  pthread_mutex_lock(&a->kernels_lock);
+  a->num_kernels = 0;
+  pthread_mutex_unlock(&a->kernels_lock);
+}
+
+static const struct aq_remote_services services = {
+    .dispatch_done = dispatch_done,
+    .now_ns = aq_now_ns,
+    .agent_reconnected = agent_reconnected,
+    .debug = debug,
+};
 
 /* ---- start and stop -------------------------------------------------------------- */
 
@@ -182,6 +196,9 @@ hsa_status_t aq_remote_agent_info(uint32_t index, hsa_agent_info_t attribute, vo
     return HSA_STATUS_SUCCESS;
   case HSA_VEN_AQUILA_AGENT_INFO_MEMORY_SIZE:
     *(uint64_t *)value = d->memory_size;
+    return HSA_STATUS_SUCCESS;
+  case HSA_VEN_AQUILA_AGENT_INFO_EPOCH:
+    *(uint32_t *)value = plugin->epoch(index);
     return HSA_STATUS_SUCCESS;
   default:
     /* Everything else: as the CPU agent answers (same kind of processor). */

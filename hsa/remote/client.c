@@ -58,7 +58,17 @@ struct conn {
   /* Dispatches in flight, oldest first: their DONEs come mostly in that
    * order, so the search ends at once. */
   struct flight *flights, *flights_tail;
+  uint32_t index; /* its agent's */
+  /* After a loss, a thread tries to connect again (reconnect_main). */
+  uint32_t epoch;
+  bool admitted_once, reconnecting;
+  pthread_t reconnector;
 };
+
+static pthread_mutex_t stop_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t stop_cond = PTHREAD_COND_INITIALIZER;
+static bool stopping;
+static uint64_t timeout_ms(void);
 
 static uint8_t key[AQ_KEY_BYTES];
 static struct aq_loop *loop;
@@ -126,6 +136,20 @@ static bool on_message(void *owner, struct aq_link *link, const struct aq_wire_h
     struct aq_wire_welcome w;
     memcpy(&w, payload, sizeof w);
     struct aq_remote_description *d = &c->description;
+    if (c->admitted_once) {
+      /* Back: the same device, if it still runs the same code. */
+      if (strncmp(d->target, w.target, sizeof d->target)) {
+        snprintf(c->why, sizeof c->why, "it came back with another code target (%.60s)", w.target);
+        ok = false;
+        break;
+      }
+      c->epoch++;
+      c->state = CONN_ADMITTED;
+      aq_link_set_authenticated(link);
+      services->agent_reconnected(c->index);
+      pthread_cond_broadcast(&c->cond);
+      break;
+    }
     snprintf(d->name, sizeof d->name, "%.63s", w.name);
     snprintf(d->host, sizeof d->host, "%.63s", w.host);
     snprintf(d->address, sizeof d->address, "%s", c->address);
@@ -133,6 +157,7 @@ static bool on_message(void *owner, struct aq_link *link, const struct aq_wire_h
     d->compute_units = w.compute_units;
     d->max_workgroup_size = w.max_workgroup_size;
     d->memory_size = w.memory_size;
+    c->admitted_once = true;
     c->state = CONN_ADMITTED;
     aq_link_set_authenticated(link);
     pthread_cond_broadcast(&c->cond);
@@ -198,9 +223,16 @@ static bool on_message(void *owner, struct aq_link *link, const struct aq_wire_h
   return ok;
 }
 
+static void *reconnect_main(void *arg);
+
 static void on_close(void *owner, struct aq_link *link, const char *why) {
   struct conn *c = owner;
   pthread_mutex_lock(&c->lock);
+  if (c->link != link) {
+    /* An attempt the reconnecting thread gave up on (it dropped the link). */
+    pthread_mutex_unlock(&c->lock);
+    return;
+  }
   if (!c->why[0]) snprintf(c->why, sizeof c->why, "%s", why);
   bool was_admitted = c->state == CONN_ADMITTED;
   c->state = CONN_LOST;
@@ -215,8 +247,17 @@ static void on_close(void *owner, struct aq_link *link, const char *why) {
   c->flights = c->flights_tail = NULL;
   pthread_cond_broadcast(&c->cond);
   pthread_mutex_unlock(&c->lock);
+  pthread_mutex_lock(&stop_lock);
+  bool reconnect = was_admitted && !stopping && !c->reconnecting;
+  pthread_mutex_unlock(&stop_lock);
+  if (reconnect) {
+    pthread_mutex_lock(&c->lock);
+    c->reconnecting = pthread_create(&c->reconnector, NULL, reconnect_main, c) == 0;
+    pthread_mutex_unlock(&c->lock);
+  }
   if (was_admitted)
-    services->debug("remote agent %s lost: %s; its commands in flight fail", c->address, c->why);
+    services->debug("remote agent %s lost: %s; its commands in flight fail%s", c->address, c->why,
+                    reconnect ? "; connecting again in the background" : "");
   uint32_t none[3] = {0, 0, 0};
   while (flights) {
     struct flight *f = flights;
@@ -232,6 +273,88 @@ static const struct aq_link_handler handler = {
     .on_message = on_message,
     .on_close = on_close,
 };
+
+/* A new link to the daemon, HELLO sent; the handler does the rest. Caller
+ * holds c->lock. */
+static bool conn_open(struct conn *c, char *why, size_t why_size) {
+  aq_nonce_make(c->client_nonce);
+  c->why[0] = 0;
+  c->state = CONN_CONNECTING;
+  c->link = aq_link_connect(loop, c->address, &handler, c, why, why_size);
+  if (!c->link) {
+    c->state = CONN_LOST;
+    snprintf(c->why, sizeof c->why, "%s", why);
+    return false;
+  }
+  struct aq_wire_hello hello = {.version = AQ_WIRE_VERSION};
+  c->hello_ns = hello.client_time_ns = services->now_ns();
+  memcpy(hello.nonce, c->client_nonce, sizeof hello.nonce);
+  aq_link_send(c->link, AQ_MSG_HELLO, 0, &hello, sizeof hello, NULL, 0, NULL, NULL);
+  return true;
+}
+
+static struct timespec deadline_in(uint64_t ms) {
+  struct timespec t;
+  clock_gettime(CLOCK_REALTIME, &t);
+  t.tv_sec += (time_t)(ms / 1000);
+  t.tv_nsec += (long)(ms % 1000) * 1000000L;
+  if (t.tv_nsec >= 1000000000L) {
+    t.tv_sec++;
+    t.tv_nsec -= 1000000000L;
+  }
+  return t;
+}
+
+/* Waits for the handshake's end (caller holds c->lock); true when admitted.
+ * A daemon that has not answered by the deadline is dropped. */
+static bool conn_wait_admitted(struct conn *c, const struct timespec *deadline) {
+  while (c->state != CONN_ADMITTED && c->state != CONN_LOST)
+    if (pthread_cond_timedwait(&c->cond, &c->lock, deadline) != 0) break;
+  if (c->state == CONN_ADMITTED) return true;
+  if (c->state != CONN_LOST) {
+    snprintf(c->why, sizeof c->why, "no answer within %llu ms", (unsigned long long)timeout_ms());
+    c->state = CONN_LOST;
+  }
+  if (c->link) {
+    aq_link_close(c->link, "not admitted");
+    aq_link_release(c->link);
+    c->link = NULL;
+  }
+  return false;
+}
+
+/* After a loss: tries again, 0.5 s after, then less and less often (up to
+ * every 5 s), until the daemon admits this process or the plugin stops. */
+static void *reconnect_main(void *arg) {
+  struct conn *c = arg;
+  uint64_t delay = 500;
+  for (;;) {
+    struct timespec wake = deadline_in(delay);
+    pthread_mutex_lock(&stop_lock);
+    while (!stopping && pthread_cond_timedwait(&stop_cond, &stop_lock, &wake) == 0) {
+    }
+    bool stop = stopping;
+    pthread_mutex_unlock(&stop_lock);
+    if (stop) break;
+    char why[160];
+    pthread_mutex_lock(&c->lock);
+    bool back = conn_open(c, why, sizeof why);
+    if (back) {
+      struct timespec deadline = deadline_in(timeout_ms());
+      back = conn_wait_admitted(c, &deadline);
+    }
+    pthread_mutex_unlock(&c->lock);
+    if (back) {
+      services->debug("remote agent %s is back", c->address);
+      break;
+    }
+    delay = delay * 2 > 5000 ? 5000 : delay * 2;
+  }
+  pthread_mutex_lock(&c->lock);
+  c->reconnecting = false;
+  pthread_mutex_unlock(&c->lock);
+  return NULL;
+}
 
 /* ---- requests ------------------------------------------------------------------- */
 
@@ -544,7 +667,26 @@ static hsa_status_t dispatch(uint32_t agent, uint32_t queue,
   return HSA_STATUS_SUCCESS;
 }
 
+static uint32_t epoch(uint32_t agent) {
+  struct conn *c = conn_of(agent);
+  if (!c) return 0;
+  pthread_mutex_lock(&c->lock);
+  uint32_t e = c->epoch;
+  pthread_mutex_unlock(&c->lock);
+  return e;
+}
+
 static void stop(void) {
+  pthread_mutex_lock(&stop_lock);
+  stopping = true;
+  pthread_cond_broadcast(&stop_cond);
+  pthread_mutex_unlock(&stop_lock);
+  for (uint32_t i = 0; i < num_conns; i++) {
+    pthread_mutex_lock(&conns[i]->lock);
+    bool joining = conns[i]->reconnecting;
+    pthread_mutex_unlock(&conns[i]->lock);
+    if (joining) pthread_join(conns[i]->reconnector, NULL);
+  }
   aq_loop_destroy(loop); /* closes the links: on_close fails what is in flight */
   loop = NULL;
 }
@@ -553,6 +695,7 @@ static const struct aq_remote_plugin plugin_template = {
     .version = AQ_REMOTE_PLUGIN_VERSION,
     .describe = describe,
     .available = available,
+    .epoch = epoch,
     .allocate = allocate,
     .release = release,
     .write = write_bytes,
@@ -618,39 +761,22 @@ aquila_remote_plugin_start(uint32_t version, const struct aq_remote_services *s)
     pthread_cond_init(&c->cond, NULL);
     aq_nonce_make(c->client_nonce);
     pthread_mutex_lock(&c->lock);
-    c->link = aq_link_connect(loop, item, &handler, c, why, sizeof why);
-    if (!c->link) {
+    if (!conn_open(c, why, sizeof why)) {
       services->debug("remote agent %s left out: %s", item, why);
       pthread_mutex_unlock(&c->lock);
       free(c);
       continue;
     }
-    struct aq_wire_hello hello = {.version = AQ_WIRE_VERSION};
-    c->hello_ns = hello.client_time_ns = services->now_ns();
-    memcpy(hello.nonce, c->client_nonce, sizeof hello.nonce);
-    aq_link_send(c->link, AQ_MSG_HELLO, 0, &hello, sizeof hello, NULL, 0, NULL, NULL);
     pthread_mutex_unlock(&c->lock);
     all[n++] = c;
   }
   free(copy);
-  struct timespec deadline;
-  clock_gettime(CLOCK_REALTIME, &deadline);
-  uint64_t ms = timeout_ms();
-  deadline.tv_sec += (time_t)(ms / 1000);
-  deadline.tv_nsec += (long)(ms % 1000) * 1000000L;
-  if (deadline.tv_nsec >= 1000000000L) {
-    deadline.tv_sec++;
-    deadline.tv_nsec -= 1000000000L;
-  }
+  struct timespec deadline = deadline_in(timeout_ms());
   for (uint32_t i = 0; i < n; i++) {
     struct conn *c = all[i];
     pthread_mutex_lock(&c->lock);
-    while (c->state != CONN_ADMITTED && c->state != CONN_LOST)
-      if (pthread_cond_timedwait(&c->cond, &c->lock, &deadline) != 0) break;
-    bool admitted = c->state == CONN_ADMITTED;
-    if (!admitted && c->state != CONN_LOST)
-      snprintf(c->why, sizeof c->why, "no answer within %llu ms", (unsigned long long)ms);
-    if (!admitted && c->link) aq_link_close(c->link, "not admitted");
+    bool admitted = conn_wait_admitted(c, &deadline);
+    if (admitted) c->index = num_conns;
     pthread_mutex_unlock(&c->lock);
     if (admitted) {
       services->debug("remote agent %u: %s, %u compute units, target %s", num_conns,

@@ -23,6 +23,9 @@ struct aq_remote_services {
   void (*dispatch_done)(hsa_signal_t signal, int fault_signal, uint64_t fault_address,
                         const uint32_t group[3], uint64_t start_ns, uint64_t end_ns);
   uint64_t (*now_ns)(void);
+  /* A lost agent's daemon admitted this process again: what was loaded
+   * there before is gone (its kernel objects mean nothing now). */
+  void (*agent_reconnected)(uint32_t agent);
   void (*debug)(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 };
 
@@ -46,8 +49,12 @@ struct aq_remote_plugin {
   uint32_t version;
   uint32_t num_agents; /* daemons that admitted this client */
   const struct aq_remote_description *(*describe)(uint32_t agent);
-  /* false once the daemon was lost (its commands failed). */
+  /* false once the daemon was lost (its commands failed), true again
+   * when it admitted this process anew. */
   bool (*available)(uint32_t agent);
+  /* How many times the agent was admitted anew: memory allocated in an
+   * earlier epoch is gone. */
+  uint32_t (*epoch)(uint32_t agent);
   hsa_status_t (*allocate)(uint32_t agent, uint64_t size, uint64_t *address);
   void (*release)(uint32_t agent, uint64_t address);
   /* Writes are ordered after the agent's earlier dispatches and before

@@ -8,6 +8,7 @@
  * and its dependants fail, nothing hangs, the device turns unavailable. */
 #include <signal.h>
 #include <sys/types.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -357,6 +358,33 @@ static void daemon_lost_mid_kernel(void) {
   /* The other daemon and the local device work on. */
   if (remote_b) CHECK_EQ_INT(run_add(remote_b, 1000), 0);
   CHECK_EQ_INT(run_add(local_device, 1000), 0);
+  /* The daemon comes back (run.sh's command, on the same address): the
+   * device turns available again, and a program built then runs there. */
+  const char *restart = getenv("AQUILA_TEST_DAEMON_RESTART");
+  if (restart) {
+    pid_t again = fork();
+    if (again == 0) {
+      execl("/bin/sh", "sh", "-c", restart, (char *)NULL);
+      _exit(127);
+    }
+    REQUIRE(again > 0);
+    for (int i = 0; i < 200 && !available; i++) {
+      usleep(100000);
+      clGetDeviceInfo(remote_a, CL_DEVICE_AVAILABLE, sizeof available, &available, NULL);
+    }
+    CHECK(available == CL_TRUE);
+    if (available) {
+      cl_program old = program;
+      program = clCreateProgramWithSource(ctx, 1, &source, NULL, &err);
+      CHECK_EQ_INT(clBuildProgram(program, 0, NULL, "", NULL, NULL), CL_SUCCESS);
+      CHECK_EQ_INT(run_add(remote_a, 1000), 0);
+      clReleaseProgram(program);
+      program = old;
+    }
+    kill(again, SIGTERM);
+    int st;
+    waitpid(again, &st, 0);
+  }
   clReleaseEvent(e);
   clReleaseEvent(e2);
   clReleaseEvent(after);

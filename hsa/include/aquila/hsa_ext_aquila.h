@@ -151,6 +151,11 @@ hsa_status_t hsa_ven_aquila_dispatch_check(const void *kernarg,
 #define HSA_VEN_AQUILA_AGENT_INFO_AVAILABLE ((hsa_agent_info_t)0x5A02)   /* bool */
 #define HSA_VEN_AQUILA_AGENT_INFO_LOCATION ((hsa_agent_info_t)0x5A03)    /* char[96] */
 #define HSA_VEN_AQUILA_AGENT_INFO_MEMORY_SIZE ((hsa_agent_info_t)0x5A04) /* uint64_t, bytes */
+/* uint32_t: how many times a lost agent's daemon admitted this process
+ * again (0 for the CPU agent). A lost agent is reconnected in the
+ * background; memory and code objects of an earlier epoch are gone
+ * (dispatches of its kernels fail). */
+#define HSA_VEN_AQUILA_AGENT_INFO_EPOCH ((hsa_agent_info_t)0x5A05)
 
 /* Allocates size bytes (at least 64-byte aligned) in the agent's memory. */
 hsa_status_t hsa_ven_aquila_agent_memory_allocate(hsa_agent_t agent, size_t size,
