@@ -88,6 +88,7 @@ struct aq_dispatch {
   uint32_t work_dim;
   uint32_t group_segment_size;
   _Atomic uint64_t groups_left;
+  uint64_t first_group; /* hsa_ven_aquila's group range: the first flat index it runs */
   uint32_t unit_count; /* units that may run it: the chunk size divides by it */
   /* The first fault in its code (a signal number; see kernel_fault_handler)
    * and where: its other work-groups are not started. */
@@ -771,6 +772,17 @@ static hsa_status_t make_dispatch(struct aq_queue *q, const hsa_kernel_dispatch_
     d->num_groups[i] = (uint32_t)((grid[i] + wg[i] - 1) / wg[i]);
     groups *= d->num_groups[i];
   }
+  /* Only a range of the grid's work-groups (hsa_ext_aquila.h). */
+  d->first_group = 0;
+  if (p->reserved2) {
+    uint64_t begin = p->reserved2 & 0xffffffffu, end = p->reserved2 >> 32;
+    if (begin >= end || end > groups) {
+      free(d);
+      return HSA_STATUS_ERROR_INVALID_PACKET_FORMAT;
+    }
+    d->first_group = begin;
+    groups = end - begin;
+  }
   atomic_init(&d->groups_left, groups);
   atomic_init(&d->fault_signal, 0);
   d->unit_count = agent.unit_count;
@@ -841,7 +853,7 @@ static bool process_queue(struct aq_compute_unit *cu, struct aq_queue *q, uint64
         continue;
       }
       atomic_fetch_add(&q->inflight, 1);
-      struct aq_range range = {d, 0, groups, -1};
+      struct aq_range range = {d, d->first_group, d->first_group + groups, -1};
       deque_push(cu, range);
       launched = true;
       if (groups > 1)

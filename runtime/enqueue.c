@@ -636,6 +636,14 @@ AQUILA_API cl_int clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel kernel, c
       /* A read-only buffer or a __constant one is not written by a correct kernel. */
       int writes = a->kind == AQUILA_ARG_GLOBAL_PTR && m && !(m->flags & CL_MEM_READ_ONLY);
       if (m && retain_mem_access(ev, m, writes)) err = CL_OUT_OF_HOST_MEMORY;
+      if (m && !err) {
+        uint32_t *o = realloc(ev->u.ndrange.mem_arg_offset, ev->num_retained_mems * sizeof *o);
+        if (!o) err = CL_OUT_OF_HOST_MEMORY;
+        if (o) {
+          ev->u.ndrange.mem_arg_offset = o;
+          o[ev->num_retained_mems - 1] = a->offset;
+        }
+      }
     } else if (a->kind == AQUILA_ARG_IMAGE && device_root(dev)->remote) {
       debug_log("clEnqueueNDRangeKernel: '%s' takes an image, and %s has no image support",
                 meta->name, dev->name);
@@ -680,6 +688,9 @@ AQUILA_API cl_int clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel kernel, c
   ev->kernel = kernel;
   object_retain(&kernel->header);
   ev->u.ndrange.kernel_object = kernel->kernel_objects[slot];
+  uint64_t groups = 1;
+  for (int d = 0; d < 3; d++) groups *= (global[d] + local[d] - 1) / local[d];
+  ev->u.ndrange.spread = spread_eligible(q, kernel, groups) && ev->u.ndrange.mem_arg_offset != NULL;
   return finish_enqueue(ev, num_wait, wait_list, CL_FALSE, event);
 }
 
@@ -740,6 +751,10 @@ AQUILA_API cl_int clEnqueueNativeKernel(cl_command_queue q, void(CL_CALLBACK *us
 void ndrange_submit(cl_event ev) {
   cl_command_queue q = ev->queue;
   cl_device_id dev = q->device;
+  if (ev->u.ndrange.spread) {
+    spread_start(ev);
+    return;
+  }
   /* The buffers' bytes where the kernel runs (residency.c). */
   for (size_t i = 0; q->context->has_remote && i < ev->num_retained_mems; i++) {
     cl_int err = mem_prepare_for_device(ev->retained_mems[i], dev, ev->mem_writes[i]);

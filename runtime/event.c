@@ -170,6 +170,8 @@ static void release_command_resources(cl_event ev) {
     ev->u.ndrange.check = NULL;
     free(ev->u.ndrange.kernarg);
     ev->u.ndrange.kernarg = NULL;
+    free(ev->u.ndrange.mem_arg_offset);
+    ev->u.ndrange.mem_arg_offset = NULL;
   }
   if (ev->kind == COMMAND_NATIVE) {
     free(ev->u.native.args);
@@ -429,7 +431,8 @@ static void add_dependency(cl_event ev, cl_event dep, int *use_barrier_bit) {
     if (st < 0) ev->failed_dependency = 1;
     return;
   }
-  if (ev->kind == COMMAND_NDRANGE && dep->kind == COMMAND_NDRANGE && dep->queue &&
+  if (ev->kind == COMMAND_NDRANGE && !ev->u.ndrange.spread && dep->kind == COMMAND_NDRANGE &&
+      dep->queue &&
       dep->queue->hsa_queue == ev->queue->hsa_queue && dep->u.ndrange.submitted) {
     pthread_mutex_unlock(&dep->lock);
     *use_barrier_bit = 1;

@@ -160,6 +160,7 @@ static hsa_status_t add_cpu_agent(hsa_agent_t agent, void *data) {
   pthread_mutex_init(&d->inflight_lock, NULL);
   pthread_cond_init(&d->inflight_cond, NULL);
   pthread_mutex_init(&d->signal_lock, NULL);
+  pthread_mutex_init(&d->spread_lock, NULL);
   return HSA_STATUS_SUCCESS;
 }
 

@@ -115,6 +115,9 @@ struct _cl_device_id {
   int remote;
   uint32_t remote_index;
   char code_target[128]; /* the fat binary target of its code */
+  /* The AQL queue its chunks of spread NDRanges go to (spread.c). */
+  pthread_mutex_t spread_lock;
+  hsa_queue_t *spread_queue;
 };
 
 /* The platform's devices; returns 0 and CL_SUCCESS once HSA is up. */
@@ -393,6 +396,12 @@ struct _cl_event {
       uint32_t workgroup[3];
       uint64_t grid[3];
       struct ndrange_check *check; /* AQUILA_VECTORIZE=check (vector_check.c), or NULL */
+      /* Spread over the context's devices (spread.c): never behind a
+       * barrier bit, its dependencies complete first. */
+      int spread;
+      /* Per retained memory object: where its address is in kernarg
+       * (UINT32_MAX: not a buffer argument). */
+      uint32_t *mem_arg_offset;
     } ndrange;
     struct {
       char *dst;
@@ -467,6 +476,12 @@ void ndrange_submit(cl_event ev);
 /* vector_check.c: AQUILA_VECTORIZE=check, the vectorizer's self-check. */
 struct ndrange_check;
 int vector_check_enabled(void);
+
+/* ---- spread.c: one NDRange over several devices (AQUILA_SPREAD=1) ---- */
+/* Whether kernel k's launch of that many work-groups on q is spread. */
+int spread_eligible(cl_command_queue q, cl_kernel k, uint64_t groups);
+/* Runs a spread NDRange (its dependencies complete) on a thread of its own. */
+void spread_start(cl_event ev);
 /* The check of a command of kernel with its arguments as they are now;
  * NULL when the kernel is not compared (image arguments) or out of memory. */
 struct ndrange_check *vector_check_create(cl_kernel kernel);

@@ -460,7 +460,7 @@ static bool dispatch(struct client *c, uint64_t id, const unsigned char *payload
   pkt->group_segment_size = d.group_segment_size;
   pkt->kernel_object = d.kernel_object;
   pkt->kernarg_address = kernarg;
-  pkt->reserved2 = 0;
+  pkt->reserved2 = d.group_range; /* checked by the CPU agent */
   pkt->completion_signal = signal;
   /* Only the barrier bit is the client's: the type and fences are fixed. */
   uint16_t header = (HSA_PACKET_TYPE_KERNEL_DISPATCH << HSA_PACKET_HEADER_TYPE) |

@@ -647,6 +647,7 @@ static hsa_status_t dispatch(uint32_t agent, uint32_t queue,
       .kernel_object = packet->kernel_object,
       .kernarg_size = kernarg_size,
       .reserved = queue,
+      .group_range = packet->reserved2,
   };
   f->signal = packet->completion_signal;
   pthread_mutex_lock(&c->lock);

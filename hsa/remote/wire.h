@@ -144,6 +144,7 @@ struct aq_wire_dispatch {
   uint64_t kernel_object;
   uint32_t kernarg_size; /* bytes after this struct */
   uint32_t reserved;     /* the client's queue: one AQL queue per queue on the daemon */
+  uint64_t group_range;  /* the packet's reserved2: HSA_VEN_AQUILA_GROUP_RANGE, or 0 */
 };
 
 struct aq_wire_done {

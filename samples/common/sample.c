@@ -70,7 +70,9 @@ static void usage(const char *usage_line, const struct sample_extra_option *extr
           "  --save-binary FILE    write the built program's binary to FILE\n"
           "  --verify/--no-verify  check against the host reference (default on)\n"
           "  --quiet               print nothing unless something fails\n"
-          "  --json                print the result as one JSON object\n",
+          "  --json                print the result as one JSON object\n"
+          "  --all-devices         a context of every device of the platform, the queue on the\n"
+          "                        first: Aquila may spread a kernel over them (AQUILA_SPREAD=1)\n",
           program_name, usage_line);
   for (const struct sample_extra_option *o = extra; o && o->name; o++)
     fprintf(stderr, "  %-21s %s\n", o->name, o->help);
@@ -93,6 +95,8 @@ void sample_parse(int argc, char **argv, const char *usage_line,
       opts->quiet = 1;
     else if (!strcmp(a, "--json"))
       opts->json = 1;
+    else if (!strcmp(a, "--all-devices"))
+      opts->all_devices = 1;
     else if (!next) {
       /* Every remaining option takes a value; extra flags are checked below. */
       int matched = 0;
@@ -170,7 +174,14 @@ void sample_init(const struct sample_options *opts, struct sample_cl *cl) {
   CHECK_CL(
       clGetDeviceInfo(cl->device, CL_DEVICE_NAME, sizeof cl->device_name, cl->device_name, NULL));
   cl_int err;
-  cl->context = clCreateContext(NULL, 1, &cl->device, NULL, NULL, &err);
+  cl->devices[0] = cl->device;
+  cl->num_devices = 1;
+  if (opts->all_devices) {
+    CHECK_CL(clGetDeviceIDs(cl->platform, opts->device, 16, cl->devices, &cl->num_devices));
+    if (cl->num_devices > 16) cl->num_devices = 16;
+    cl->device = cl->devices[0];
+  }
+  cl->context = clCreateContext(NULL, cl->num_devices, cl->devices, NULL, NULL, &err);
   CHECK_CL(err);
   cl->queue = clCreateCommandQueue(cl->context, cl->device, 0, &err);
   CHECK_CL(err);
@@ -237,7 +248,9 @@ cl_program sample_build(const struct sample_options *opts, const struct sample_c
     CHECK_CL(err);
   }
   /* A binary still needs clBuildProgram: the platform may finish code generation here. */
-  err = clBuildProgram(program, 1, &cl->device, build_options, NULL, NULL);
+  err = opts->binary
+            ? clBuildProgram(program, 1, &cl->device, build_options, NULL, NULL)
+            : clBuildProgram(program, cl->num_devices, cl->devices, build_options, NULL, NULL);
   if (build_ms) *build_ms = (sample_seconds() - t0) * 1e3;
   if (err != CL_SUCCESS) {
     size_t size = 0;

@@ -21,6 +21,7 @@ struct sample_options {
   int verify;              /* --verify / --no-verify */
   int quiet;               /* --quiet: print nothing on success */
   int json;                /* --json: one JSON object on stdout */
+  int all_devices;         /* --all-devices: every device of the platform in the context */
 };
 
 /* A sample-specific option: flags set *int to 1; the others parse the next argument. */
@@ -38,6 +39,8 @@ struct sample_cl {
   cl_context context;
   cl_command_queue queue;
   char device_name[256];
+  cl_uint num_devices; /* in the context (--all-devices: all of the platform's) */
+  cl_device_id devices[16];
 };
 
 /* Parses argv; extra may be NULL or ends with a zeroed entry. Prints usage and exits 2

@@ -65,6 +65,16 @@ else
   echo "not ok buffer_moved_daemon_to_daemon: $(grep -i 'moved\|directly' "$dir/debug" | head -3)"
 fi
 
+# One NDRange spread over the local device and both daemons (AQUILA_SPREAD=1).
+AQUILA_SPREAD=1 AQUILA_DEBUG=1 AQUILA_REMOTE=$a,$b timeout 120 "$BIN/test_remote" spread \
+  2>"$dir/spread"
+if grep "kernel 'mix' spread" "$dir/spread" | grep -q "remote, $a" &&
+  grep "kernel 'mix' spread" "$dir/spread" | grep -q "remote, $b"; then
+  echo "ok ndrange_spread_over_three_devices"
+else
+  echo "not ok ndrange_spread_over_three_devices: $(grep -i spread "$dir/spread" | head -3)"
+fi
+
 # A client with the wrong key: the daemon is left out, quickly.
 start=$(date +%s)
 out=$(AQUILA_REMOTE=$a AQUILA_REMOTE_KEY_FILE="$dir/wrong" timeout 30 "$BIN/test_remote" count)

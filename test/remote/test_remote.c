@@ -314,6 +314,73 @@ static void native_kernel_refused(void) {
   clReleaseCommandQueue(q);
 }
 
+/* AQUILA_SPREAD=1: one NDRange over the local device and both daemons
+ * gives what one device gives: in-place updates, two outputs, work-group
+ * ids and sizes of the whole grid, a 2D grid whose work-groups do not
+ * divide into equal chunks. */
+static void spread_matches_one_device(void) {
+  REQUIRE(local_device && remote_a && remote_b);
+  const char *src =
+      "__kernel void mix(__global float *a, __global int *ids, __global float *sums,\n"
+      "                  float f) {\n"
+      "  size_t x = get_global_id(0), y = get_global_id(1), w = get_global_size(0);\n"
+      "  size_t i = y * w + x;\n"
+      "  a[i] = a[i] * f + (float)i;\n"
+      "  ids[i] = (int)(get_group_id(1) * get_num_groups(0) + get_group_id(0));\n"
+      "  if (get_local_id(0) == 0 && get_local_id(1) == 0)\n"
+      "    sums[get_group_id(1) * get_num_groups(0) + get_group_id(0)] = "
+      "(float)get_global_size(1);\n"
+      "}\n";
+  cl_int err;
+  cl_device_id all[3] = {local_device, remote_a, remote_b};
+  cl_context c = clCreateContext(NULL, 3, all, NULL, NULL, &err);
+  REQUIRE(c);
+  cl_program p = clCreateProgramWithSource(c, 1, &src, NULL, &err);
+  REQUIRE(clBuildProgram(p, 0, NULL, "", NULL, NULL) == CL_SUCCESS);
+  cl_kernel k = clCreateKernel(p, "mix", &err);
+  enum { W = 208, H = 96, LX = 16, LY = 4 }; /* 13 x 24 = 312 work-groups */
+  enum { N = W * H, G = (W / LX) * (H / LY) };
+  static float a[N], expect[N], sums[G];
+  static int ids[N];
+  for (int i = 0; i < N; i++)
+    a[i] = (float)(i % 97);
+  cl_mem ma = clCreateBuffer(c, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof a, a, &err);
+  cl_mem mi = clCreateBuffer(c, CL_MEM_WRITE_ONLY, sizeof ids, NULL, &err);
+  cl_mem ms = clCreateBuffer(c, CL_MEM_WRITE_ONLY, sizeof sums, NULL, &err);
+  cl_command_queue q = clCreateCommandQueue(c, local_device, 0, &err);
+  float f = 3.0f;
+  clSetKernelArg(k, 0, sizeof ma, &ma);
+  clSetKernelArg(k, 1, sizeof mi, &mi);
+  clSetKernelArg(k, 2, sizeof ms, &ms);
+  clSetKernelArg(k, 3, sizeof f, &f);
+  size_t global[2] = {W, H}, local[2] = {LX, LY};
+  /* Twice: the second starts from the first's merged result. */
+  for (int round = 0; round < 2; round++)
+    CHECK_EQ_INT(clEnqueueNDRangeKernel(q, k, 2, NULL, global, local, 0, NULL, NULL), CL_SUCCESS);
+  CHECK_EQ_INT(clEnqueueReadBuffer(q, ma, CL_TRUE, 0, sizeof a, a, 0, NULL, NULL), CL_SUCCESS);
+  clEnqueueReadBuffer(q, mi, CL_TRUE, 0, sizeof ids, ids, 0, NULL, NULL);
+  clEnqueueReadBuffer(q, ms, CL_TRUE, 0, sizeof sums, sums, 0, NULL, NULL);
+  int bad = 0;
+  for (int i = 0; i < N; i++) {
+    float v = (float)(i % 97);
+    for (int round = 0; round < 2; round++)
+      v = v * 3.0f + (float)i;
+    expect[i] = v;
+    int x = i % W, y = i / W;
+    if (a[i] != expect[i] || ids[i] != (y / LY) * (W / LX) + x / LX) bad++;
+  }
+  for (int g = 0; g < G; g++)
+    if (sums[g] != (float)H) bad++;
+  CHECK_EQ_INT(bad, 0);
+  clReleaseMemObject(ma);
+  clReleaseMemObject(mi);
+  clReleaseMemObject(ms);
+  clReleaseKernel(k);
+  clReleaseProgram(p);
+  clReleaseCommandQueue(q);
+  clReleaseContext(c);
+}
+
 /* The daemon of remote_a dies while a long kernel runs there. */
 static void daemon_lost_mid_kernel(void) {
   const char *pid_text = getenv("AQUILA_TEST_DAEMON_PID");
@@ -398,6 +465,8 @@ int main(int argc, char **argv) {
   if (argc > 1 && !strcmp(argv[1], "lost")) {
     RUN(build);
     RUN(daemon_lost_mid_kernel);
+  } else if (argc > 1 && !strcmp(argv[1], "spread")) {
+    RUN(spread_matches_one_device);
   } else if (argc > 1 && !strcmp(argv[1], "count")) {
     /* Prints the number of devices (the wrong-key case). */
     printf("devices %u\n", num_devices);

@@ -135,6 +135,16 @@ typedef struct hsa_ven_aquila_dispatch_check_s {
 hsa_status_t hsa_ven_aquila_dispatch_check(const void *kernarg,
                                            hsa_ven_aquila_dispatch_check_t *check);
 
+/* One NDRange's work-groups spread over several agents: a kernel dispatch
+ * packet whose reserved2 field is not 0 runs only the work-groups of flat
+ * indices [begin, end) (x fastest, then y, then z) of the grid it
+ * describes, with reserved2 = HSA_VEN_AQUILA_GROUP_RANGE(begin, end); every
+ * work-item sees the whole grid's sizes and its own ids in it. end must not
+ * be past the grid's work-groups, begin below end (else the packet is
+ * invalid). For the CPU agent and remote agents. */
+#define HSA_VEN_AQUILA_GROUP_RANGE(begin, end)                                                   \
+  ((uint64_t)(uint32_t)(begin) | ((uint64_t)(uint32_t)(end) << 32))
+
 /* Remote agents (docs/REMOTE.md): with AQUILA_REMOTE=ADDR:PORT[,...] and
  * AQUILA_REMOTE_KEY_FILE, hsa_iterate_agents lists, after the CPU agent,
  * one agent per daemon (aquilad) that admitted this process, in that

@@ -1,0 +1,336 @@
+/* One NDRange spread over every device of its context (AQUILA_SPREAD=1):
+ * the local CPU device and remote ones take chunks of its work-groups
+ * from one pool as they finish the previous ones (each runs only its
+ * chunk of the whole grid: hsa_ext_aquila.h's group range), and the
+ * buffers the kernel writes are merged afterwards.
+ *
+ * Each device works on its own copy of every buffer, made current before
+ * the first chunk. The merge takes, for each written buffer, the local
+ * device's bytes (it wrote the host storage itself) and, from each remote
+ * copy, every byte that differs from the buffer as it was before the
+ * kernel. That is exact for any kernel whose work-groups do not
+ * communicate through global memory: OpenCL 1.2 gives work-groups of one
+ * NDRange no order and no way to wait for each other without atomics, so
+ * a byte two work-groups both write is a race whose outcome is any one of
+ * the writes, and a work-group's reads of bytes others write are races too.
+ * Kernels that may use atomics (global or local: their program's source
+ * names one), print, or come without source (binaries, includes) run whole
+ * on one device, as do kernels with image arguments and small grids. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aquila/hsa_ext_aquila.h"
+#include "runtime.h"
+
+#define MAX_SPREAD_DEVICES 16
+#define CHUNKS_PER_DEVICE 8 /* the pool's granularity: about this many chunks each */
+#define SLOTS 2             /* chunks a device has in flight: the next is queued */
+
+static int spread_enabled(void) {
+  static int enabled = -1;
+  if (enabled < 0) {
+    const char *e = getenv("AQUILA_SPREAD");
+    enabled = e && !strcmp(e, "1");
+  }
+  return enabled;
+}
+
+/* Whether the program's source is known and shows no atomics, printf or
+ * includes (the only ways its work-groups could share what they do). */
+static int source_allows(cl_program p) {
+  const char *s = p->source;
+  return p->created_from_source && s && !strstr(s, "atom") && !strstr(s, "printf") &&
+         !strstr(s, "#include") && !strstr(s, "# include");
+}
+
+int spread_eligible(cl_command_queue q, cl_kernel k, uint64_t groups) {
+  if (!spread_enabled() || !q->context->has_remote || vector_check_enabled()) return 0;
+  cl_program p = k->program;
+  if (!source_allows(p)) return 0;
+  for (uint32_t i = 0; i < k->meta->num_args; i++)
+    if (k->meta->args[i].kind == AQUILA_ARG_IMAGE || k->meta->args[i].kind == AQUILA_ARG_SAMPLER)
+      return 0;
+  uint32_t devices = 0;
+  for (cl_uint i = 0; i < p->num_devices; i++)
+    if (!p->devices[i]->parent && k->kernel_objects[i]) devices++;
+  return devices >= 2 && devices <= MAX_SPREAD_DEVICES && groups >= 2 * devices &&
+         groups <= UINT32_MAX;
+}
+
+/* The queue a device's chunks go to (made on first use, kept with it). */
+static hsa_queue_t *spread_queue(cl_device_id d) {
+  pthread_mutex_lock(&d->spread_lock);
+  if (!d->spread_queue &&
+      hsa_queue_create(d->agent, 256, HSA_QUEUE_TYPE_MULTI, NULL, NULL, UINT32_MAX, UINT32_MAX,
+                       &d->spread_queue) != HSA_STATUS_SUCCESS)
+    d->spread_queue = NULL;
+  hsa_queue_t *q = d->spread_queue;
+  pthread_mutex_unlock(&d->spread_lock);
+  return q;
+}
+
+struct spread_device {
+  cl_device_id device;
+  uint64_t kernel_object;
+  unsigned char *kernarg;
+  hsa_queue_t *queue;
+  uint64_t groups_done;
+};
+
+struct slot {
+  int busy;
+  struct spread_device *dev;
+  uint64_t begin, end;
+};
+
+static void write_packet(struct spread_device *sd, cl_event ev, hsa_signal_t signal, uint64_t begin,
+                         uint64_t end) {
+  hsa_queue_t *hq = sd->queue;
+  uint64_t index = hsa_queue_add_write_index_scacq_screl(hq, 1);
+  while (index - hsa_queue_load_read_index_scacquire(hq) >= hq->size)
+    sched_yield();
+  hsa_kernel_dispatch_packet_t *pkt =
+      (hsa_kernel_dispatch_packet_t *)hq->base_address + (index & (hq->size - 1));
+  pkt->workgroup_size_x = (uint16_t)ev->u.ndrange.workgroup[0];
+  pkt->workgroup_size_y = (uint16_t)ev->u.ndrange.workgroup[1];
+  pkt->workgroup_size_z = (uint16_t)ev->u.ndrange.workgroup[2];
+  pkt->reserved0 = 0;
+  pkt->grid_size_x = (uint32_t)ev->u.ndrange.grid[0];
+  pkt->grid_size_y = (uint32_t)ev->u.ndrange.grid[1];
+  pkt->grid_size_z = (uint32_t)ev->u.ndrange.grid[2];
+  pkt->private_segment_size = 0;
+  pkt->group_segment_size = ev->u.ndrange.group_segment_size;
+  pkt->kernel_object = sd->kernel_object;
+  pkt->kernarg_address = sd->kernarg;
+  pkt->reserved2 = HSA_VEN_AQUILA_GROUP_RANGE(begin, end);
+  pkt->completion_signal = signal;
+  uint16_t header = (HSA_PACKET_TYPE_KERNEL_DISPATCH << HSA_PACKET_HEADER_TYPE) |
+                    (1 << HSA_PACKET_HEADER_BARRIER) |
+                    (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCACQUIRE_FENCE_SCOPE) |
+                    (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE);
+  __atomic_store_n((uint32_t *)pkt, (uint32_t)header | (ev->u.ndrange.dims << 16),
+                   __ATOMIC_RELEASE);
+  hsa_signal_store_screlease(hq->doorbell_signal, (hsa_signal_value_t)index);
+}
+
+/* Takes from each remote copy of root the bytes it changed against orig. */
+static cl_int merge_remote(cl_mem root, const unsigned char *orig, cl_device_id d,
+                           unsigned char *scratch) {
+  uint64_t address = 0;
+  cl_int err = mem_device_address(root, d, &address);
+  if (err) return err;
+  if (hsa_ven_aquila_agent_memory_read(d->agent, scratch, address, root->size) !=
+      HSA_STATUS_SUCCESS)
+    return CL_OUT_OF_RESOURCES;
+  unsigned char *host = (unsigned char *)root->data;
+  size_t n = root->size, i = 0;
+  /* Word by word where nothing changed; byte by byte where something did. */
+  for (; i + 8 <= n; i += 8) {
+    uint64_t a, b;
+    memcpy(&a, scratch + i, 8);
+    memcpy(&b, orig + i, 8);
+    if (a == b) continue;
+    for (size_t j = i; j < i + 8; j++)
+      if (scratch[j] != orig[j]) host[j] = scratch[j];
+  }
+  for (; i < n; i++)
+    if (scratch[i] != orig[i]) host[i] = scratch[i];
+  return CL_SUCCESS;
+}
+
+static cl_mem root_of(cl_mem m) {
+  while (m->parent)
+    m = m->parent;
+  return m;
+}
+
+static void *spread_run(void *arg) {
+  cl_event ev = arg;
+  cl_kernel k = ev->kernel;
+  cl_program p = k->program;
+  struct spread_device devs[MAX_SPREAD_DEVICES];
+  uint32_t ndev = 0;
+  cl_int err = CL_SUCCESS;
+  size_t kernarg_size = (size_t)k->meta->kernarg_size;
+  size_t align = k->meta->kernarg_alignment < 16 ? 16 : k->meta->kernarg_alignment;
+  size_t kernarg_alloc = (kernarg_size + align - 1) / align * align;
+  /* The roots of the buffers it writes, and what they held before. */
+  cl_mem roots[64];
+  unsigned char *orig[64];
+  size_t nroots = 0;
+  unsigned char *scratch = NULL;
+  memset(orig, 0, sizeof orig);
+
+  for (cl_uint i = 0; i < p->num_devices && ndev < MAX_SPREAD_DEVICES; i++) {
+    cl_device_id d = p->devices[i];
+    if (d->parent || !k->kernel_objects[i]) continue;
+    devs[ndev] = (struct spread_device){d, k->kernel_objects[i], NULL, NULL, 0};
+    devs[ndev].queue = spread_queue(d);
+    if (!devs[ndev].queue) err = CL_OUT_OF_RESOURCES;
+    ndev++;
+  }
+  /* Every buffer current on the host; the written ones kept as they were. */
+  for (size_t j = 0; !err && j < ev->num_retained_mems; j++) {
+    cl_mem m = ev->retained_mems[j];
+    err = mem_make_host_valid(m);
+    if (err || !ev->mem_writes[j]) continue;
+    cl_mem r = root_of(m);
+    size_t x = 0;
+    while (x < nroots && roots[x] != r)
+      x++;
+    if (x < nroots) continue;
+    if (nroots == 64) {
+      err = CL_OUT_OF_RESOURCES;
+      break;
+    }
+    roots[nroots] = r;
+    orig[nroots] = malloc(r->size);
+    if (!orig[nroots]) {
+      err = CL_OUT_OF_HOST_MEMORY;
+      break;
+    }
+    memcpy(orig[nroots], r->data, r->size);
+    nroots++;
+  }
+  /* Each device's kernarg segment (its own buffer addresses), and its
+   * copies current. */
+  for (uint32_t i = 0; !err && i < ndev; i++) {
+    struct spread_device *sd = &devs[i];
+    sd->kernarg = aligned_alloc(align, kernarg_alloc);
+    if (!sd->kernarg) {
+      err = CL_OUT_OF_HOST_MEMORY;
+      break;
+    }
+    memcpy(sd->kernarg, ev->u.ndrange.kernarg, kernarg_alloc);
+    for (size_t j = 0; !err && j < ev->num_retained_mems; j++) {
+      cl_mem m = ev->retained_mems[j];
+      uint32_t offset = ev->u.ndrange.mem_arg_offset[j];
+      uint64_t address = (uint64_t)(uintptr_t)m->data;
+      if (device_root(sd->device)->remote) {
+        err = mem_prepare_for_device(m, sd->device, 0);
+        if (!err) err = mem_device_address(m, sd->device, &address);
+      }
+      if (!err && offset != UINT32_MAX) memcpy(sd->kernarg + offset, &address, sizeof address);
+    }
+  }
+  uint64_t groups = 1;
+  for (int d = 0; d < 3; d++)
+    groups *= (ev->u.ndrange.grid[d] + ev->u.ndrange.workgroup[d] - 1) / ev->u.ndrange.workgroup[d];
+  uint64_t chunk = groups / (ndev * CHUNKS_PER_DEVICE);
+  if (chunk == 0) chunk = 1;
+
+  /* The pool: each device holds up to SLOTS chunks; a finished one is
+   * replaced by the next of the pool. */
+  struct slot slots[MAX_SPREAD_DEVICES * SLOTS];
+  hsa_signal_t signals[MAX_SPREAD_DEVICES * SLOTS];
+  uint32_t nslots = ndev * SLOTS, created = 0;
+  hsa_signal_group_t group = {0};
+  for (uint32_t s = 0; !err && s < nslots; s++) {
+    if (hsa_signal_create(1, 0, NULL, &signals[s]) != HSA_STATUS_SUCCESS) {
+      err = CL_OUT_OF_RESOURCES;
+      break;
+    }
+    created++;
+    slots[s] = (struct slot){0, &devs[s / SLOTS], 0, 0};
+  }
+  if (!err && hsa_signal_group_create(nslots, signals, 0, NULL, &group) != HSA_STATUS_SUCCESS)
+    err = CL_OUT_OF_RESOURCES;
+  if (queue_takes_times(ev->queue)) ev->t_start = now_ns();
+  uint64_t next = 0;
+  uint32_t busy = 0;
+  hsa_signal_condition_t conditions[MAX_SPREAD_DEVICES * SLOTS];
+  hsa_signal_value_t zeros[MAX_SPREAD_DEVICES * SLOTS];
+  for (uint32_t s = 0; s < nslots; s++) {
+    conditions[s] = HSA_SIGNAL_CONDITION_EQ;
+    zeros[s] = 0;
+  }
+  while (!err && (next < groups || busy)) {
+    for (uint32_t s = 0; s < nslots && next < groups; s++) {
+      if (slots[s].busy) continue;
+      uint64_t end = next + chunk < groups ? next + chunk : groups;
+      slots[s].busy = 1;
+      slots[s].begin = next;
+      slots[s].end = end;
+      hsa_signal_store_relaxed(signals[s], 1);
+      write_packet(slots[s].dev, ev, signals[s], next, end);
+      next = end;
+      busy++;
+    }
+    hsa_signal_t done;
+    hsa_signal_value_t value;
+    if (hsa_signal_group_wait_any_scacquire(group, conditions, zeros, HSA_WAIT_STATE_BLOCKED, &done,
+                                            &value) != HSA_STATUS_SUCCESS) {
+      err = CL_OUT_OF_RESOURCES;
+      break;
+    }
+    for (uint32_t s = 0; s < nslots; s++) {
+      if (!slots[s].busy || signals[s].handle != done.handle) continue;
+      if (hsa_ven_aquila_signal_dispatch_status(signals[s], NULL) != HSA_STATUS_SUCCESS) {
+        debug_log("kernel '%s' spread over %u devices: its work-groups [%llu, %llu) on %s "
+                  "faulted: its command ends with CL_OUT_OF_RESOURCES",
+                  k->meta->name, ndev, (unsigned long long)slots[s].begin,
+                  (unsigned long long)slots[s].end, slots[s].dev->device->name);
+        err = CL_OUT_OF_RESOURCES;
+      }
+      slots[s].dev->groups_done += slots[s].end - slots[s].begin;
+      slots[s].busy = 0;
+      hsa_signal_store_relaxed(signals[s], 1); /* idle slots never reach 0 */
+      busy--;
+    }
+  }
+  /* On an error, the chunks still out must end before their memory goes. */
+  for (uint32_t s = 0; s < nslots && s < created; s++)
+    if (slots[s].busy)
+      hsa_signal_wait_scacquire(signals[s], HSA_SIGNAL_CONDITION_EQ, 0, UINT64_MAX,
+                                HSA_WAIT_STATE_BLOCKED);
+  /* The merge: the host storage has the local device's writes; each remote
+   * copy adds what it changed. */
+  for (size_t x = 0; !err && x < nroots; x++) {
+    free(scratch);
+    scratch = malloc(roots[x]->size);
+    if (!scratch) {
+      err = CL_OUT_OF_HOST_MEMORY;
+      break;
+    }
+    for (uint32_t i = 0; !err && i < ndev; i++)
+      if (device_root(devs[i].device)->remote && devs[i].groups_done)
+        err = merge_remote(roots[x], orig[x], devs[i].device, scratch);
+    if (!err) mem_host_wrote(roots[x]);
+  }
+  if (!err) {
+    char split[256] = "";
+    size_t at = 0;
+    for (uint32_t i = 0; i < ndev && at < sizeof split - 64; i++)
+      at += (size_t)snprintf(split + at, sizeof split - at, "%s%llu on %s", i ? ", " : "",
+                             (unsigned long long)devs[i].groups_done, devs[i].device->name);
+    debug_log("kernel '%s' spread: %llu work-groups in chunks of %llu: %s", k->meta->name,
+              (unsigned long long)groups, (unsigned long long)chunk, split);
+  }
+  if (group.handle) hsa_signal_group_destroy(group);
+  for (uint32_t s = 0; s < created; s++)
+    hsa_signal_destroy(signals[s]);
+  for (uint32_t i = 0; i < ndev; i++)
+    free(devs[i].kernarg);
+  for (size_t x = 0; x < nroots; x++)
+    free(orig[x]);
+  free(scratch);
+  event_complete(ev, err ? err : CL_COMPLETE);
+  event_release_internal(ev);
+  return NULL;
+}
+
+void spread_start(cl_event ev) {
+  event_set_status(ev, CL_SUBMITTED);
+  event_set_status(ev, CL_RUNNING);
+  object_retain(&ev->header);
+  pthread_t t;
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  if (pthread_create(&t, &attr, spread_run, ev) != 0) {
+    event_release_internal(ev);
+    event_complete(ev, CL_OUT_OF_HOST_MEMORY);
+  }
+  pthread_attr_destroy(&attr);
+}
