@@ -68,3 +68,35 @@ for transport in tcp; do
       t, rtt / (2 * l), 4 * l + 5, rate, w / bw, r / bw }'
 done
 unset UCX_TLS
+
+# One NDRange over the local device and one daemon (AQUILA_SPREAD=1), each
+# with one compute unit, against the local device alone with one unit:
+# alternating, medians of 3.
+echo
+printf '%-24s %14s %14s %8s\n' "spread (1 unit each)" "one agent ms" "two agents ms" speed-up
+p=$(port)
+"$build/aquilad" --listen "127.0.0.1:$p" --key-file "$tmp/key" --units 1 >"$tmp/daemon2" 2>&1 &
+dpid=$!
+pids="$pids $dpid"
+i=0
+while [ $i -lt 50 ] && ! grep -q serving "$tmp/daemon2"; do sleep 0.1; i=$((i + 1)); done
+median() {
+  sort -g | awk '{v[NR] = $1} END {if (NR == 0) print "nan"; else print v[int((NR + 1) / 2)]}'
+}
+for s in "nbody --size 16384 --iterations 3" "matrixmul --size 1024 --iterations 3" \
+  "binomialoption --size 16384 --iterations 3"; do
+  : >"$tmp/one"
+  : >"$tmp/two"
+  for round in 1 2 3; do
+    OCL_ICD_VENDORS=$icd AQUILA_CPU_UNITS=1 timeout 300 "$build/samples/"$s --json |
+      field time_ms >>"$tmp/one"
+    OCL_ICD_VENDORS=$icd AQUILA_CPU_UNITS=1 AQUILA_SPREAD=1 AQUILA_REMOTE=127.0.0.1:$p \
+      AQUILA_REMOTE_KEY_FILE=$tmp/key timeout 300 "$build/samples/"$s --all-devices --json |
+      field time_ms >>"$tmp/two"
+  done
+  one=$(median <"$tmp/one")
+  two=$(median <"$tmp/two")
+  printf '%-24s %14s %14s %8s\n' "${s%% *}" "$one" "$two" \
+    "$(awk -v a="$one" -v b="$two" 'BEGIN {printf "%.2fx", a / b}')"
+done
+kill "$dpid" 2>/dev/null

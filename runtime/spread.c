@@ -315,8 +315,10 @@ static void *spread_run(void *arg) {
   for (size_t x = 0; x < nroots; x++)
     free(orig[x]);
   free(scratch);
+  runtime_busy_begin(); /* as the watcher completes kernels (fork.c) */
   event_complete(ev, err ? err : CL_COMPLETE);
   event_release_internal(ev);
+  runtime_busy_end();
   return NULL;
 }
 
