@@ -147,6 +147,7 @@ static cl_mem root_of(cl_mem m) {
 
 static void *spread_run(void *arg) {
   cl_event ev = arg;
+  uint64_t t_begin = now_ns();
   cl_kernel k = ev->kernel;
   cl_program p = k->program;
   struct spread_device devs[MAX_SPREAD_DEVICES];
@@ -214,6 +215,7 @@ static void *spread_run(void *arg) {
       if (!err && offset != UINT32_MAX) memcpy(sd->kernarg + offset, &address, sizeof address);
     }
   }
+  uint64_t t_prepared = now_ns();
   uint64_t groups = 1;
   for (int d = 0; d < 3; d++)
     groups *= (ev->u.ndrange.grid[d] + ev->u.ndrange.workgroup[d] - 1) / ev->u.ndrange.workgroup[d];
@@ -284,6 +286,7 @@ static void *spread_run(void *arg) {
     if (slots[s].busy)
       hsa_signal_wait_scacquire(signals[s], HSA_SIGNAL_CONDITION_EQ, 0, UINT64_MAX,
                                 HSA_WAIT_STATE_BLOCKED);
+  uint64_t t_ran = now_ns();
   /* The merge: the host storage has the local device's writes; each remote
    * copy adds what it changed. */
   for (size_t x = 0; !err && x < nroots; x++) {
@@ -304,8 +307,11 @@ static void *spread_run(void *arg) {
     for (uint32_t i = 0; i < ndev && at < sizeof split - 64; i++)
       at += (size_t)snprintf(split + at, sizeof split - at, "%s%llu on %s", i ? ", " : "",
                              (unsigned long long)devs[i].groups_done, devs[i].device->name);
-    debug_log("kernel '%s' spread: %llu work-groups in chunks of %llu: %s", k->meta->name,
-              (unsigned long long)groups, (unsigned long long)chunk, split);
+    debug_log("kernel '%s' spread: %llu work-groups in chunks of %llu: %s; copies %.1f ms, "
+              "work-groups %.1f ms, merge %.1f ms",
+              k->meta->name, (unsigned long long)groups, (unsigned long long)chunk, split,
+              (double)(t_prepared - t_begin) / 1e6, (double)(t_ran - t_prepared) / 1e6,
+              (double)(now_ns() - t_ran) / 1e6);
   }
   if (group.handle) hsa_signal_group_destroy(group);
   for (uint32_t s = 0; s < created; s++)

@@ -68,7 +68,6 @@ struct allocation {
 
 struct pending_dispatch {
   uint64_t id;
-  uint64_t packet; /* its index in the daemon queue */
   hsa_signal_t signal;
   void *kernarg;
   bool profiling;
@@ -444,7 +443,6 @@ static bool dispatch(struct client *c, uint64_t id, const unsigned char *payload
   p->profiling = d.profiling != 0;
   hsa_queue_t *q = dq->queue;
   uint64_t index = hsa_queue_add_write_index_scacq_screl(q, 1);
-  p->packet = index;
   while (index - hsa_queue_load_read_index_scacquire(q) >= q->size)
     sched_yield();
   hsa_kernel_dispatch_packet_t *pkt =
@@ -491,10 +489,14 @@ static void *completer_main(void *arg) {
     struct pending_dispatch *p = dq->pending_head;
     pthread_mutex_unlock(&c->lock);
     if (!p) break; /* closing, nothing in flight */
-    /* Runs the kernel's work-groups here too, rather than only waking a
-     * compute unit and sleeping: a short kernel ends sooner. */
-    hsa_ven_aquila_signal_wait_helping(p->signal, HSA_SIGNAL_CONDITION_EQ, 0, UINT64_MAX,
-                                       HSA_WAIT_STATE_BLOCKED, dq->queue, p->packet);
+    /* A plain wait: the daemon's compute units (--units) run its kernels.
+     * Helping here (hsa_ven_aquila_signal_wait_helping) made no difference
+     * to an empty kernel's round trip (120 us either way) but put a thread
+     * more to work beside the units: a kernel spread over this daemon and
+     * the client's own unit took 38 ms instead of 33 (NBody, one unit each
+     * on two cores). */
+    hsa_signal_wait_scacquire(p->signal, HSA_SIGNAL_CONDITION_EQ, 0, UINT64_MAX,
+                              HSA_WAIT_STATE_BLOCKED);
     struct aq_wire_done done = {0};
     hsa_ven_aquila_dispatch_fault_t fault;
     if (hsa_ven_aquila_signal_dispatch_status(p->signal, &fault) != HSA_STATUS_SUCCESS) {
