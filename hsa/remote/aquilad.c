@@ -1070,6 +1070,10 @@ int main(int argc, char **argv) {
   }
   /* This process serves agents; it does not use remote ones itself. */
   unsetenv("AQUILA_REMOTE");
+  /* A daemon restarted on its port must not wait for the old connections'
+   * TIME_WAIT to end (unless the user said otherwise): UCX's TCP connection
+   * manager reads this from the environment when it opens. */
+  setenv("UCX_TCP_CM_REUSEADDR", "y", 0);
   if (units) {
     char n[16];
     snprintf(n, sizeof n, "%ld", units);

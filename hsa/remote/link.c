@@ -594,10 +594,6 @@ struct aq_loop *aq_loop_create(const char *listen_address, const struct aq_link_
   loop->epoll_fd = -1;
   ucp_config_t *config = NULL;
   ucs_status_t st = ucp_config_read(NULL, NULL, &config);
-  /* A daemon restarted on its port must not wait for the old connections'
-   * TIME_WAIT to end (unless the user said otherwise). */
-  if (st == UCS_OK && listen_address && !getenv("UCX_TCP_CM_REUSEADDR"))
-    ucp_config_modify(config, "TCP_CM_REUSEADDR", "y");
   if (st == UCS_OK) {
     ucp_params_t params = {.field_mask = UCP_PARAM_FIELD_FEATURES,
                            .features = UCP_FEATURE_STREAM | UCP_FEATURE_WAKEUP};
