@@ -748,6 +748,41 @@ AQUILA_API cl_int clEnqueueNativeKernel(cl_command_queue q, void(CL_CALLBACK *us
   return finish_enqueue(ev, num_wait, wait_list, CL_FALSE, event);
 }
 
+hsa_kernel_dispatch_packet_t *ndrange_packet(hsa_queue_t *hq, cl_event ev, uint64_t kernel_object,
+                                             void *kernarg, hsa_signal_t signal,
+                                             uint64_t group_range, uint64_t *index_out) {
+  uint64_t index = hsa_queue_add_write_index_scacq_screl(hq, 1);
+  while (index - hsa_queue_load_read_index_scacquire(hq) >= hq->size)
+    sched_yield();
+  hsa_kernel_dispatch_packet_t *pkt =
+      (hsa_kernel_dispatch_packet_t *)hq->base_address + (index & (hq->size - 1));
+  pkt->workgroup_size_x = (uint16_t)ev->u.ndrange.workgroup[0];
+  pkt->workgroup_size_y = (uint16_t)ev->u.ndrange.workgroup[1];
+  pkt->workgroup_size_z = (uint16_t)ev->u.ndrange.workgroup[2];
+  pkt->reserved0 = 0;
+  pkt->grid_size_x = (uint32_t)ev->u.ndrange.grid[0];
+  pkt->grid_size_y = (uint32_t)ev->u.ndrange.grid[1];
+  pkt->grid_size_z = (uint32_t)ev->u.ndrange.grid[2];
+  pkt->private_segment_size = 0;
+  pkt->group_segment_size = ev->u.ndrange.group_segment_size;
+  pkt->kernel_object = kernel_object;
+  pkt->kernarg_address = kernarg;
+  pkt->reserved2 = group_range;
+  pkt->completion_signal = signal;
+  *index_out = index;
+  return pkt;
+}
+
+void ndrange_publish(hsa_queue_t *hq, hsa_kernel_dispatch_packet_t *pkt, uint64_t index,
+                     int barrier, uint32_t dims) {
+  uint16_t header = (HSA_PACKET_TYPE_KERNEL_DISPATCH << HSA_PACKET_HEADER_TYPE) |
+                    ((barrier ? 1 : 0) << HSA_PACKET_HEADER_BARRIER) |
+                    (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCACQUIRE_FENCE_SCOPE) |
+                    (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE);
+  __atomic_store_n((uint32_t *)pkt, (uint32_t)header | (dims << 16), __ATOMIC_RELEASE);
+  hsa_signal_store_screlease(hq->doorbell_signal, (hsa_signal_value_t)index);
+}
+
 void ndrange_submit(cl_event ev) {
   cl_command_queue q = ev->queue;
   cl_device_id dev = q->device;
@@ -770,24 +805,9 @@ void ndrange_submit(cl_event ev) {
   hsa_signal_t signal = device_acquire_signal(dev);
   event_set_status(ev, CL_SUBMITTED);
 
-  uint64_t index = hsa_queue_add_write_index_scacq_screl(hq, 1);
-  while (index - hsa_queue_load_read_index_scacquire(hq) >= hq->size)
-    sched_yield();
+  uint64_t index;
   hsa_kernel_dispatch_packet_t *pkt =
-      (hsa_kernel_dispatch_packet_t *)hq->base_address + (index & (hq->size - 1));
-  pkt->workgroup_size_x = (uint16_t)ev->u.ndrange.workgroup[0];
-  pkt->workgroup_size_y = (uint16_t)ev->u.ndrange.workgroup[1];
-  pkt->workgroup_size_z = (uint16_t)ev->u.ndrange.workgroup[2];
-  pkt->reserved0 = 0;
-  pkt->grid_size_x = (uint32_t)ev->u.ndrange.grid[0];
-  pkt->grid_size_y = (uint32_t)ev->u.ndrange.grid[1];
-  pkt->grid_size_z = (uint32_t)ev->u.ndrange.grid[2];
-  pkt->private_segment_size = 0;
-  pkt->group_segment_size = ev->u.ndrange.group_segment_size;
-  pkt->kernel_object = kernel_object;
-  pkt->kernarg_address = ev->u.ndrange.kernarg;
-  pkt->reserved2 = 0;
-  pkt->completion_signal = signal;
+      ndrange_packet(hq, ev, kernel_object, ev->u.ndrange.kernarg, signal, 0, &index);
 
   if (ev->u.ndrange.check) vector_check_register(ev->u.ndrange.check, ev->u.ndrange.kernarg);
   pthread_mutex_lock(&ev->lock);
@@ -797,10 +817,6 @@ void ndrange_submit(cl_event ev) {
   pthread_mutex_unlock(&ev->lock);
   device_watch(dev, ev);
 
-  uint16_t header = (HSA_PACKET_TYPE_KERNEL_DISPATCH << HSA_PACKET_HEADER_TYPE) |
-                    ((barrier ? 1 : 0) << HSA_PACKET_HEADER_BARRIER) |
-                    (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCACQUIRE_FENCE_SCOPE) |
-                    (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE);
   /* RUNNING before the header is published, and a reference until the
    * doorbell rang: once the packet can run, the watcher may complete ev and
    * drop the last references to it and to its queue. A packet behind the
@@ -808,7 +824,6 @@ void ndrange_submit(cl_event ev) {
    * and goes straight to COMPLETE (RUNNING callbacks run then, in order). */
   if (!barrier) event_set_status(ev, CL_RUNNING);
   object_retain(&ev->header);
-  __atomic_store_n((uint32_t *)pkt, (uint32_t)header | ((uint32_t)dims << 16), __ATOMIC_RELEASE);
-  hsa_signal_store_screlease(hq->doorbell_signal, (hsa_signal_value_t)index);
+  ndrange_publish(hq, pkt, index, barrier, dims);
   event_release_internal(ev);
 }

@@ -477,6 +477,14 @@ void ndrange_submit(cl_event ev);
 struct ndrange_check;
 int vector_check_enabled(void);
 
+/* A kernel dispatch packet of ev's geometry in hq (waiting for room), all
+ * but its header; ndrange_publish writes the header and rings the doorbell. */
+hsa_kernel_dispatch_packet_t *ndrange_packet(hsa_queue_t *hq, cl_event ev, uint64_t kernel_object,
+                                             void *kernarg, hsa_signal_t signal,
+                                             uint64_t group_range, uint64_t *index);
+void ndrange_publish(hsa_queue_t *hq, hsa_kernel_dispatch_packet_t *pkt, uint64_t index,
+                     int barrier, uint32_t dims);
+
 /* ---- spread.c: one NDRange over several devices (AQUILA_SPREAD=1) ---- */
 /* Whether kernel k's launch of that many work-groups on q is spread. */
 int spread_eligible(cl_command_queue q, cl_kernel k, uint64_t groups);

@@ -86,32 +86,12 @@ struct slot {
 
 static void write_packet(struct spread_device *sd, cl_event ev, hsa_signal_t signal, uint64_t begin,
                          uint64_t end) {
-  hsa_queue_t *hq = sd->queue;
-  uint64_t index = hsa_queue_add_write_index_scacq_screl(hq, 1);
-  while (index - hsa_queue_load_read_index_scacquire(hq) >= hq->size)
-    sched_yield();
+  uint64_t index;
   hsa_kernel_dispatch_packet_t *pkt =
-      (hsa_kernel_dispatch_packet_t *)hq->base_address + (index & (hq->size - 1));
-  pkt->workgroup_size_x = (uint16_t)ev->u.ndrange.workgroup[0];
-  pkt->workgroup_size_y = (uint16_t)ev->u.ndrange.workgroup[1];
-  pkt->workgroup_size_z = (uint16_t)ev->u.ndrange.workgroup[2];
-  pkt->reserved0 = 0;
-  pkt->grid_size_x = (uint32_t)ev->u.ndrange.grid[0];
-  pkt->grid_size_y = (uint32_t)ev->u.ndrange.grid[1];
-  pkt->grid_size_z = (uint32_t)ev->u.ndrange.grid[2];
-  pkt->private_segment_size = 0;
-  pkt->group_segment_size = ev->u.ndrange.group_segment_size;
-  pkt->kernel_object = sd->kernel_object;
-  pkt->kernarg_address = sd->kernarg;
-  pkt->reserved2 = HSA_VEN_AQUILA_GROUP_RANGE(begin, end);
-  pkt->completion_signal = signal;
-  uint16_t header = (HSA_PACKET_TYPE_KERNEL_DISPATCH << HSA_PACKET_HEADER_TYPE) |
-                    (1 << HSA_PACKET_HEADER_BARRIER) |
-                    (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCACQUIRE_FENCE_SCOPE) |
-                    (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE);
-  __atomic_store_n((uint32_t *)pkt, (uint32_t)header | (ev->u.ndrange.dims << 16),
-                   __ATOMIC_RELEASE);
-  hsa_signal_store_screlease(hq->doorbell_signal, (hsa_signal_value_t)index);
+      ndrange_packet(sd->queue, ev, sd->kernel_object, sd->kernarg, signal,
+                     HSA_VEN_AQUILA_GROUP_RANGE(begin, end), &index);
+  /* The barrier bit: a device's chunks one after the other. */
+  ndrange_publish(sd->queue, pkt, index, 1, ev->u.ndrange.dims);
 }
 
 /* Takes from each remote copy of root the bytes it changed against orig. */

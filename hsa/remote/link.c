@@ -332,6 +332,19 @@ static void send_done(void *request, ucs_status_t status, void *user_data) {
   free(job);
 }
 
+/* Hands a send job's message to UCX: NULL when sent at once, an error, or
+ * a request whose completion (send_done) finishes the job. */
+static ucs_status_ptr_t post_send(ucp_ep_h ep, struct job *job) {
+  ucp_request_param_t param = {
+      .op_attr_mask =
+          UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_DATATYPE,
+      .cb.send = send_done,
+      .user_data = job,
+      .datatype = ucp_dt_make_iov(),
+  };
+  return ucp_stream_send_nbx(ep, job->iov, job->iov_count, &param);
+}
+
 static void run_job(struct aq_loop *loop, struct job *job) {
   struct aq_link *link = job->link;
   switch (job->kind) {
@@ -348,14 +361,7 @@ static void run_job(struct aq_loop *loop, struct job *job) {
     link->queued_sends--;
     pthread_mutex_unlock(&link->send_lock);
     if (!link->closed && !link->failed && link->ep) {
-      ucp_request_param_t param = {
-          .op_attr_mask =
-              UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_DATATYPE,
-          .cb.send = send_done,
-          .user_data = job,
-          .datatype = ucp_dt_make_iov(),
-      };
-      ucs_status_ptr_t r = ucp_stream_send_nbx(link->ep, job->iov, job->iov_count, &param);
+      ucs_status_ptr_t r = post_send(link->ep, job);
       if (r != NULL && !UCS_PTR_IS_ERR(r)) return; /* send_done finishes it */
       sent = r == NULL;
       if (!sent) {
@@ -721,14 +727,7 @@ void aq_link_send_flags(struct aq_link *link, uint16_t type, uint16_t flags, uin
     return;
   }
   /* Straight to UCX, under send_lock so that sends keep their order. */
-  ucp_request_param_t param = {
-      .op_attr_mask =
-          UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_DATATYPE,
-      .cb.send = send_done,
-      .user_data = job,
-      .datatype = ucp_dt_make_iov(),
-  };
-  ucs_status_ptr_t r = ucp_stream_send_nbx(link->send_ep, job->iov, job->iov_count, &param);
+  ucs_status_ptr_t r = post_send(link->send_ep, job);
   pthread_mutex_unlock(&link->send_lock);
   if (r != NULL && !UCS_PTR_IS_ERR(r)) {
     ucp_worker_signal(link->loop->worker); /* the loop progresses it */
