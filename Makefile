@@ -173,6 +173,8 @@ install: $(INSTALL_FILES)
 	install -m 755 $(BUILD)/aquila/aquila-compiler $(DESTDIR)$(LIBDIR)/aquila/aquila-compiler
 	install -m 644 $(BUILD)/aquila/libaquila-remote.so $(DESTDIR)$(LIBDIR)/aquila/libaquila-remote.so
 	install -m 755 $(BUILD)/aquilad $(DESTDIR)$(BINDIR)/aquilad
+	install -d $(DESTDIR)$(MANDIR)/man8
+	install -m 644 hsa/remote/aquilad.8 $(DESTDIR)$(MANDIR)/man8/aquilad.8
 	install -d $(DESTDIR)$(SYSTEMDDIR) $(DESTDIR)$(SYSCONFDIR)/aquila
 	sed 's|/usr/bin/aquilad|$(BINDIR)/aquilad|' hsa/remote/aquilad.service > $(DESTDIR)$(SYSTEMDDIR)/aquilad.service
 	[ -e $(DESTDIR)$(SYSCONFDIR)/aquila/aquilad.conf ] || \
@@ -188,6 +190,7 @@ uninstall:
 	  $(DESTDIR)$(BINDIR)/clfatbin $(DESTDIR)$(MANDIR)/man1/clfatbin.1 $(DESTDIR)$(LIBDIR)/pkgconfig/aquila.pc \
 	  $(DESTDIR)$(VENDORDIR)/aquila.icd $(DESTDIR)$(LIBDIR)/aquila/aquila-compiler \
 	  $(DESTDIR)$(LIBDIR)/aquila/libaquila-remote.so $(DESTDIR)$(BINDIR)/aquilad \
+	  $(DESTDIR)$(MANDIR)/man8/aquilad.8 \
 	  $(DESTDIR)$(SYSTEMDDIR)/aquilad.service
 	-rmdir $(DESTDIR)$(LIBDIR)/aquila 2>/dev/null
 	rm -f $(addprefix $(DESTDIR)$(INCLUDEDIR)/aquila/,$(notdir $(PUBLIC_HEADERS)))
