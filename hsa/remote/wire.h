@@ -141,6 +141,7 @@ struct aq_wire_dispatch {
   uint16_t profiling;
   uint32_t grid_size[3];
   uint32_t group_segment_size;
+  uint32_t padding; /* 0: no byte of the struct is left unwritten on the wire */
   uint64_t kernel_object;
   uint32_t kernarg_size; /* bytes after this struct */
   uint32_t reserved;     /* the client's queue: one AQL queue per queue on the daemon */
@@ -153,6 +154,12 @@ struct aq_wire_done {
   uint64_t fault_address;
   uint64_t start_ns, end_ns; /* the daemon's clock, when profiling */
 };
+
+/* The structs have no padding: every byte sent is one the sender wrote. */
+_Static_assert(sizeof(struct aq_wire_header) == 24, "wire header");
+_Static_assert(sizeof(struct aq_wire_dispatch) == 56, "wire dispatch");
+_Static_assert(sizeof(struct aq_wire_done) == 40, "wire done");
+_Static_assert(sizeof(struct aq_wire_welcome) == 272, "wire welcome");
 
 /* Whether a message of this type and payload length may come from the peer
  * in this state: from_daemon selects the direction, authenticated whether
