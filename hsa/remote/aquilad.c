@@ -497,28 +497,37 @@ static void *completer_main(void *arg) {
      * on two cores). */
     hsa_signal_wait_scacquire(p->signal, HSA_SIGNAL_CONDITION_EQ, 0, UINT64_MAX,
                               HSA_WAIT_STATE_BLOCKED);
-    struct aq_wire_done done = {0};
-    hsa_ven_aquila_dispatch_fault_t fault;
-    if (hsa_ven_aquila_signal_dispatch_status(p->signal, &fault) != HSA_STATUS_SUCCESS) {
-      done.fault_signal = fault.signal;
-      done.fault_address = fault.address;
-      memcpy(done.fault_group, fault.group_id, sizeof done.fault_group);
-    }
-    if (p->profiling) {
-      hsa_amd_profiling_dispatch_time_t t;
-      if (hsa_amd_profiling_get_dispatch_time(cpu_agent, p->signal, &t) == HSA_STATUS_SUCCESS) {
-        done.start_ns = t.start;
-        done.end_ns = t.end;
+    /* It, and those after it that have ended meanwhile: one message. */
+    struct aq_wire_done done[AQ_WIRE_MAX_DONES];
+    uint32_t n = 0;
+    while (p && n < AQ_WIRE_MAX_DONES) {
+      struct aq_wire_done *d = &done[n++];
+      memset(d, 0, sizeof *d);
+      d->id = p->id;
+      hsa_ven_aquila_dispatch_fault_t fault;
+      if (hsa_ven_aquila_signal_dispatch_status(p->signal, &fault) != HSA_STATUS_SUCCESS) {
+        d->fault_signal = fault.signal;
+        d->fault_address = fault.address;
+        memcpy(d->fault_group, fault.group_id, sizeof d->fault_group);
       }
+      if (p->profiling) {
+        hsa_amd_profiling_dispatch_time_t t;
+        if (hsa_amd_profiling_get_dispatch_time(cpu_agent, p->signal, &t) == HSA_STATUS_SUCCESS) {
+          d->start_ns = t.start;
+          d->end_ns = t.end;
+        }
+      }
+      pthread_mutex_lock(&c->lock);
+      dq->pending_head = p->next;
+      if (!dq->pending_head) dq->pending_tail = NULL;
+      struct pending_dispatch *next = dq->pending_head;
+      pthread_mutex_unlock(&c->lock);
+      hsa_signal_destroy(p->signal);
+      free(p->kernarg);
+      free(p);
+      p = next && hsa_signal_load_scacquire(next->signal) == 0 ? next : NULL;
     }
-    aq_link_send(c->link, AQ_MSG_DONE, p->id, &done, sizeof done, NULL, 0, NULL, NULL);
-    pthread_mutex_lock(&c->lock);
-    dq->pending_head = p->next;
-    if (!dq->pending_head) dq->pending_tail = NULL;
-    pthread_mutex_unlock(&c->lock);
-    hsa_signal_destroy(p->signal);
-    free(p->kernarg);
-    free(p);
+    aq_link_send(c->link, AQ_MSG_DONE, 0, done, n * sizeof done[0], NULL, 0, NULL, NULL);
   }
   client_release(c);
   return NULL;

@@ -192,29 +192,38 @@ static bool on_message(void *owner, struct aq_link *link, const struct aq_wire_h
     break;
   }
   case AQ_MSG_DONE: {
-    struct flight *f = NULL, *before = NULL;
-    for (struct flight *p = c->flights; p; before = p, p = p->next)
-      if (p->id == h->id) {
-        f = p;
-        if (before)
-          before->next = f->next;
-        else
-          c->flights = f->next;
-        if (c->flights_tail == f) c->flights_tail = before;
-        break;
-      }
-    if (!f) {
-      ok = false;
-      break;
+    /* Each dispatch it reports, taken off the list in flight under the
+     * lock; their signals completed after it, in order. */
+    uint32_t n = (uint32_t)(h->length / sizeof(struct aq_wire_done));
+    struct flight *ended[AQ_WIRE_MAX_DONES];
+    struct aq_wire_done done[AQ_WIRE_MAX_DONES];
+    memcpy(done, payload, n * sizeof done[0]);
+    for (uint32_t k = 0; k < n && ok; k++) {
+      struct flight *f = NULL, *before = NULL;
+      for (struct flight *p = c->flights; p; before = p, p = p->next)
+        if (p->id == done[k].id) {
+          f = p;
+          if (before)
+            before->next = f->next;
+          else
+            c->flights = f->next;
+          if (c->flights_tail == f) c->flights_tail = before;
+          break;
+        }
+      ended[k] = f;
+      if (!f) ok = false; /* a dispatch it never sent: the link closes */
     }
     pthread_mutex_unlock(&c->lock);
-    struct aq_wire_done d;
-    memcpy(&d, payload, sizeof d);
-    uint64_t start = d.start_ns ? d.start_ns - (uint64_t)c->clock_offset : 0;
-    uint64_t end = d.end_ns ? d.end_ns - (uint64_t)c->clock_offset : 0;
-    services->dispatch_done(f->signal, d.fault_signal, d.fault_address, d.fault_group, start, end);
-    free(f);
-    return true;
+    for (uint32_t k = 0; k < n; k++) {
+      if (!ended[k]) break;
+      const struct aq_wire_done *d = &done[k];
+      uint64_t start = d->start_ns ? d->start_ns - (uint64_t)c->clock_offset : 0;
+      uint64_t end = d->end_ns ? d->end_ns - (uint64_t)c->clock_offset : 0;
+      services->dispatch_done(ended[k]->signal, d->fault_signal, d->fault_address, d->fault_group,
+                              start, end);
+      free(ended[k]);
+    }
+    return ok;
   }
   default:
     ok = false;

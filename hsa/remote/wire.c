@@ -58,7 +58,9 @@ bool aq_wire_check(const struct aq_wire_header *h, const void *payload, bool fro
       return authenticated &&
              ((h->flags & AQ_WIRE_FLAG_RAW) || h->length >= sizeof(struct aq_wire_reply));
     case AQ_MSG_DONE:
-      return authenticated && length_is(h, sizeof(struct aq_wire_done));
+      return authenticated && h->length >= sizeof(struct aq_wire_done) &&
+             h->length % sizeof(struct aq_wire_done) == 0 &&
+             h->length / sizeof(struct aq_wire_done) <= AQ_WIRE_MAX_DONES;
     default:
       return false;
     }

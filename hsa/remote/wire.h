@@ -50,7 +50,7 @@ enum aq_wire_type {
   AQ_MSG_UNLOAD,    /* client: uint64 executable (no reply) */
   AQ_MSG_DISPATCH,  /* client: struct aq_wire_dispatch and the kernarg bytes */
   AQ_MSG_REPLY,     /* daemon: struct aq_wire_reply, then the request's result */
-  AQ_MSG_DONE,      /* daemon: struct aq_wire_done for the dispatch whose id it has */
+  AQ_MSG_DONE,      /* daemon: 1 to AQ_WIRE_MAX_DONES struct aq_wire_done, each with its id */
   AQ_MSG_FILL,      /* client: struct aq_wire_fill, then the pattern (no reply) */
   AQ_MSG_PING,      /* client: -> REPLY (no payload): the round trip, and an order point */
   /* A buffer moved daemon to daemon: the client asks the source for a grant
@@ -148,7 +148,12 @@ struct aq_wire_dispatch {
   uint64_t group_range;  /* the packet's reserved2: HSA_VEN_AQUILA_GROUP_RANGE, or 0 */
 };
 
+/* A DONE reports the dispatches of one queue that have ended since the
+ * last, oldest first. */
+#define AQ_WIRE_MAX_DONES 64u
+
 struct aq_wire_done {
+  uint64_t id;          /* the dispatch's */
   int32_t fault_signal; /* 0, or the signal a kernel fault raised */
   uint32_t fault_group[3];
   uint64_t fault_address;
@@ -158,7 +163,7 @@ struct aq_wire_done {
 /* The structs have no padding: every byte sent is one the sender wrote. */
 _Static_assert(sizeof(struct aq_wire_header) == 24, "wire header");
 _Static_assert(sizeof(struct aq_wire_dispatch) == 56, "wire dispatch");
-_Static_assert(sizeof(struct aq_wire_done) == 40, "wire done");
+_Static_assert(sizeof(struct aq_wire_done) == 48, "wire done");
 _Static_assert(sizeof(struct aq_wire_welcome) == 272, "wire welcome");
 
 /* Whether a message of this type and payload length may come from the peer
