@@ -20,9 +20,10 @@
 #define AQ_WIRE_MAX_UNAUTHENTICATED 128u
 /* One message carries at most this much data (a larger write is several). */
 #define AQ_WIRE_MAX_PAYLOAD (64ull << 20)
-/* Large writes and reads travel in messages of this size, pipelined:
- * UCX's streams slow down badly on single messages of tens of MiB. */
-#define AQ_WIRE_CHUNK (4ull << 20)
+/* Large writes and reads travel in messages of this size, pipelined: one
+ * message of tens of MiB made UCX's streams crawl (70 MB/s over shared
+ * memory); over TCP 16 MiB read 3.2-3.3 GB/s against 2.8 with 4 MiB. */
+#define AQ_WIRE_CHUNK (16ull << 20)
 /* A REPLY to READ whose payload is the bytes alone (status success). */
 #define AQ_WIRE_FLAG_RAW 1u
 #define AQ_WIRE_MAX_KERNARG 65536u
