@@ -636,7 +636,9 @@ AQUILA_API cl_int clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel kernel, c
       /* A read-only buffer or a __constant one is not written by a correct kernel. */
       int writes = a->kind == AQUILA_ARG_GLOBAL_PTR && m && !(m->flags & CL_MEM_READ_ONLY);
       if (m && retain_mem_access(ev, m, writes)) err = CL_OUT_OF_HOST_MEMORY;
-      if (m && !err) {
+      /* Where each buffer's address is, for a spread NDRange (spread.c):
+       * only in contexts with a remote device, the only ones spread. */
+      if (m && !err && q->context->has_remote) {
         uint32_t *o = realloc(ev->u.ndrange.mem_arg_offset, ev->num_retained_mems * sizeof *o);
         if (!o) err = CL_OUT_OF_HOST_MEMORY;
         if (o) {
