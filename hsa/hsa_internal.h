@@ -78,6 +78,10 @@ struct aq_signal {
    * that completed this signal from a profiling queue began running its
    * first work-group and finished its last (written like fault_signal). */
   uint64_t dispatch_start, dispatch_end;
+  /* hsa_ven_aquila_signal_on_zero: run by the change that makes the value
+   * 0 (the one that exchanges it for NULL), with its argument. */
+  _Atomic(void (*)(hsa_signal_t, void *)) zero_handler;
+  void *zero_arg;
 };
 
 /* The status a kernel dispatch that faulted with signal sig ends with

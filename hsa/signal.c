@@ -97,6 +97,8 @@ struct aq_signal *aq_signal_new(int64_t initial_value) {
   atomic_init(&s->watchers, 0);
   s->doorbell_queue = NULL;
   atomic_init(&s->fault_signal, 0);
+  atomic_init(&s->zero_handler, NULL);
+  s->zero_arg = NULL;
   s->magic = AQ_SIGNAL_MAGIC;
   return s;
 }
@@ -105,6 +107,7 @@ void aq_signal_free(struct aq_signal *signal) {
   if (!signal) return;
   signal->magic = 0;
   signal->doorbell_queue = NULL;
+  atomic_store(&signal->zero_handler, NULL);
   pthread_mutex_lock(&signal_pool_lock);
   signal->next_free = signal_pool;
   signal_pool = signal;
@@ -126,6 +129,11 @@ bool aq_signal_condition_holds(int64_t value, hsa_signal_condition_t condition,
   return false;
 }
 
+static void run_zero_handler(struct aq_signal *s) {
+  void (*handler)(hsa_signal_t, void *) = atomic_exchange(&s->zero_handler, NULL);
+  if (handler) handler(aq_signal_to_handle(s), s->zero_arg);
+}
+
 /* Called after every change of a signal's value (not after silent stores). */
 static inline void signal_changed(struct aq_signal *s) {
   atomic_thread_fence(memory_order_seq_cst);
@@ -145,6 +153,10 @@ static inline void signal_changed(struct aq_signal *s) {
     if (atomic_load(&watch_epoch_sleepers)) aq_futex_wake(&watch_epoch, INT_MAX);
     aq_cpu_agent_watched_signal_changed();
   }
+  /* Last: the handler may destroy the signal. */
+  if (atomic_load_explicit(&s->zero_handler, memory_order_relaxed) &&
+      atomic_load_explicit(&s->value, memory_order_acquire) == 0)
+    run_zero_handler(s);
 }
 
 void aq_signal_subtract_release(struct aq_signal *signal, int64_t amount) {
@@ -347,6 +359,24 @@ hsa_status_t hsa_ven_aquila_signal_dispatch_status(hsa_signal_t signal,
     }
   }
   return aq_fault_status(sig);
+}
+
+hsa_status_t hsa_ven_aquila_signal_on_zero(hsa_signal_t signal,
+                                           hsa_ven_aquila_signal_zero_handler_t handler,
+                                           void *arg) {
+  if (!aq_runtime_is_initialized()) return HSA_STATUS_ERROR_NOT_INITIALIZED;
+  struct aq_signal *s = aq_signal_from_handle(signal);
+  if (!s) return HSA_STATUS_ERROR_INVALID_SIGNAL;
+  if (!handler) {
+    atomic_store(&s->zero_handler, NULL);
+    return HSA_STATUS_SUCCESS;
+  }
+  if (atomic_load(&s->zero_handler)) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+  s->zero_arg = arg;
+  atomic_store(&s->zero_handler, handler);
+  /* A change to 0 before the store above did not see the handler. */
+  if (atomic_load(&s->value) == 0) run_zero_handler(s);
+  return HSA_STATUS_SUCCESS;
 }
 
 hsa_status_t hsa_amd_profiling_get_dispatch_time(hsa_agent_t agent, hsa_signal_t signal,

@@ -10,8 +10,9 @@
  * they arrive: the client sends a transfer only when the kernels it depends
  * on have completed (it has their DONE), so the daemon need not order them
  * itself. Each of the client's queues has an AQL queue here (its barrier
- * bits order its kernels) and a completer thread that reports each
- * dispatch's end. Memory a read is still sending from is unmapped only
+ * bits order its kernels); a dispatch's end is reported by the compute unit
+ * that ends it, or by the queue's completer thread when more of the queue
+ * is in flight (dispatch_ended). Memory a read is still sending from is unmapped only
  * when the send is over, whatever the client asks. */
 #include <errno.h>
 #include <stdarg.h>
@@ -66,11 +67,15 @@ struct allocation {
   uint64_t address, size;
 };
 
+struct daemon_queue;
+
 struct pending_dispatch {
   uint64_t id;
   hsa_signal_t signal;
   void *kernarg;
   bool profiling;
+  bool ended; /* under client->lock */
+  struct daemon_queue *queue;
   struct pending_dispatch *next;
 };
 
@@ -83,7 +88,10 @@ struct daemon_queue {
   struct client *client;
   uint32_t client_queue; /* the client's queue id */
   hsa_queue_t *queue;
-  struct pending_dispatch *pending_head, *pending_tail; /* under client->lock */
+  /* Under client->lock: the dispatches not reported yet, in order; how
+   * many of them have ended; threads sending a DONE of this queue. */
+  struct pending_dispatch *pending_head, *pending_tail;
+  uint32_t num_ended, num_reporting;
   pthread_t completer;
 };
 
@@ -387,6 +395,7 @@ static void unload_code(struct client *c, uint64_t handle) {
 
 static void *completer_main(void *arg);
 static void client_release(struct client *c);
+static void dispatch_ended(hsa_signal_t signal, void *arg);
 
 /* The daemon queue for the client's queue id (made on first use). */
 static struct daemon_queue *queue_for(struct client *c, uint32_t client_queue) {
@@ -441,6 +450,16 @@ static bool dispatch(struct client *c, uint64_t id, const unsigned char *payload
   p->signal = signal;
   p->kernarg = kernarg;
   p->profiling = d.profiling != 0;
+  p->queue = dq;
+  /* In the list before the packet can run: its end finds it there. */
+  pthread_mutex_lock(&c->lock);
+  if (dq->pending_tail)
+    dq->pending_tail->next = p;
+  else
+    dq->pending_head = p;
+  dq->pending_tail = p;
+  pthread_mutex_unlock(&c->lock);
+  hsa_ven_aquila_signal_on_zero(signal, dispatch_ended, p);
   hsa_queue_t *q = dq->queue;
   uint64_t index = hsa_queue_add_write_index_scacq_screl(q, 1);
   while (index - hsa_queue_load_read_index_scacquire(q) >= q->size)
@@ -467,68 +486,96 @@ static bool dispatch(struct client *c, uint64_t id, const unsigned char *payload
                     (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE);
   __atomic_store_n((uint32_t *)pkt, (uint32_t)header | ((uint32_t)d.setup << 16), __ATOMIC_RELEASE);
   hsa_signal_store_screlease(q->doorbell_signal, (hsa_signal_value_t)index);
-  /* Then the completer's: it waits for the packet, and helps run it. */
-  pthread_mutex_lock(&c->lock);
-  if (dq->pending_tail)
-    dq->pending_tail->next = p;
-  else
-    dq->pending_head = p;
-  dq->pending_tail = p;
-  pthread_cond_broadcast(&c->cond);
-  pthread_mutex_unlock(&c->lock);
   return true;
 }
 
+/* Sends one DONE for the queue's dispatches that have ended (up to
+ * AQ_WIRE_MAX_DONES), oldest first, and frees them. Called with the
+ * client's lock held; returns with it held. */
+static void report_ended(struct daemon_queue *dq) {
+  struct client *c = dq->client;
+  struct pending_dispatch *taken[AQ_WIRE_MAX_DONES];
+  uint32_t n = 0, want = dq->num_ended < AQ_WIRE_MAX_DONES ? dq->num_ended : AQ_WIRE_MAX_DONES;
+  struct pending_dispatch **link = &dq->pending_head, *kept = NULL;
+  while (*link && n < want) {
+    struct pending_dispatch *p = *link;
+    if (p->ended) {
+      *link = p->next;
+      taken[n++] = p;
+    } else {
+      kept = p;
+      link = &p->next;
+    }
+  }
+  if (!*link) dq->pending_tail = kept; /* the scan reached the end */
+  dq->num_ended -= n;
+  dq->num_reporting++;
+  pthread_mutex_unlock(&c->lock);
+  struct aq_wire_done done[AQ_WIRE_MAX_DONES];
+  for (uint32_t k = 0; k < n; k++) {
+    struct pending_dispatch *p = taken[k];
+    struct aq_wire_done *d = &done[k];
+    memset(d, 0, sizeof *d);
+    d->id = p->id;
+    hsa_ven_aquila_dispatch_fault_t fault;
+    if (hsa_ven_aquila_signal_dispatch_status(p->signal, &fault) != HSA_STATUS_SUCCESS) {
+      d->fault_signal = fault.signal;
+      d->fault_address = fault.address;
+      memcpy(d->fault_group, fault.group_id, sizeof d->fault_group);
+    }
+    if (p->profiling) {
+      hsa_amd_profiling_dispatch_time_t t;
+      if (hsa_amd_profiling_get_dispatch_time(cpu_agent, p->signal, &t) == HSA_STATUS_SUCCESS) {
+        d->start_ns = t.start;
+        d->end_ns = t.end;
+      }
+    }
+    hsa_signal_destroy(p->signal);
+    free(p->kernarg);
+    free(p);
+  }
+  if (n) aq_link_send(c->link, AQ_MSG_DONE, 0, done, n * sizeof done[0], NULL, 0, NULL, NULL);
+  pthread_mutex_lock(&c->lock);
+  dq->num_reporting--;
+  if (!dq->num_reporting && c->closing) pthread_cond_broadcast(&c->cond);
+}
+
+/* A dispatch's completion signal reached 0: on the compute unit that ran
+ * its last work-group. When nothing else of its queue is in flight, the
+ * client is likely waiting for it: the DONE goes from here, without waking
+ * another thread. Otherwise the completer gathers the ends into fewer
+ * messages while the units go on with the queue's next kernels. */
+static void dispatch_ended(hsa_signal_t signal, void *arg) {
+  (void)signal;
+  struct pending_dispatch *p = arg;
+  struct daemon_queue *dq = p->queue;
+  struct client *c = dq->client;
+  pthread_mutex_lock(&c->lock);
+  p->ended = true;
+  dq->num_ended++;
+  if (dq->pending_head == p && !p->next)
+    report_ended(dq);
+  else
+    pthread_cond_broadcast(&c->cond);
+  pthread_mutex_unlock(&c->lock);
+}
+
+/* Reports the ends the compute units left to it; once the client has gone,
+ * waits for its kernels still running (their DONEs go nowhere) before it
+ * lets go of the client. */
 static void *completer_main(void *arg) {
   struct daemon_queue *dq = arg;
   struct client *c = dq->client;
+  pthread_mutex_lock(&c->lock);
   for (;;) {
-    pthread_mutex_lock(&c->lock);
-    while (!dq->pending_head && !c->closing)
-      pthread_cond_wait(&c->cond, &c->lock);
-    struct pending_dispatch *p = dq->pending_head;
-    pthread_mutex_unlock(&c->lock);
-    if (!p) break; /* closing, nothing in flight */
-    /* A plain wait: the daemon's compute units (--units) run its kernels.
-     * Helping here (hsa_ven_aquila_signal_wait_helping) made no difference
-     * to an empty kernel's round trip (120 us either way) but put a thread
-     * more to work beside the units: a kernel spread over this daemon and
-     * the client's own unit took 38 ms instead of 33 (NBody, one unit each
-     * on two cores). */
-    hsa_signal_wait_scacquire(p->signal, HSA_SIGNAL_CONDITION_EQ, 0, UINT64_MAX,
-                              HSA_WAIT_STATE_BLOCKED);
-    /* It, and those after it that have ended meanwhile: one message. */
-    struct aq_wire_done done[AQ_WIRE_MAX_DONES];
-    uint32_t n = 0;
-    while (p && n < AQ_WIRE_MAX_DONES) {
-      struct aq_wire_done *d = &done[n++];
-      memset(d, 0, sizeof *d);
-      d->id = p->id;
-      hsa_ven_aquila_dispatch_fault_t fault;
-      if (hsa_ven_aquila_signal_dispatch_status(p->signal, &fault) != HSA_STATUS_SUCCESS) {
-        d->fault_signal = fault.signal;
-        d->fault_address = fault.address;
-        memcpy(d->fault_group, fault.group_id, sizeof d->fault_group);
-      }
-      if (p->profiling) {
-        hsa_amd_profiling_dispatch_time_t t;
-        if (hsa_amd_profiling_get_dispatch_time(cpu_agent, p->signal, &t) == HSA_STATUS_SUCCESS) {
-          d->start_ns = t.start;
-          d->end_ns = t.end;
-        }
-      }
-      pthread_mutex_lock(&c->lock);
-      dq->pending_head = p->next;
-      if (!dq->pending_head) dq->pending_tail = NULL;
-      struct pending_dispatch *next = dq->pending_head;
-      pthread_mutex_unlock(&c->lock);
-      hsa_signal_destroy(p->signal);
-      free(p->kernarg);
-      free(p);
-      p = next && hsa_signal_load_scacquire(next->signal) == 0 ? next : NULL;
+    if (dq->num_ended) {
+      report_ended(dq);
+      continue;
     }
-    aq_link_send(c->link, AQ_MSG_DONE, 0, done, n * sizeof done[0], NULL, 0, NULL, NULL);
+    if (c->closing && !dq->pending_head && !dq->num_reporting) break;
+    pthread_cond_wait(&c->cond, &c->lock);
   }
+  pthread_mutex_unlock(&c->lock);
   client_release(c);
   return NULL;
 }

@@ -6,6 +6,9 @@
 
 #include <aquila/cpu_abi.h>
 #include <hsa/hsa_ext_amd.h>
+#include <aquila/hsa_ext_aquila.h>
+#include <pthread.h>
+#include <stdatomic.h>
 
 static hsa_agent_t agent;
 static hsa_executable_t exec;
@@ -224,6 +227,40 @@ static void test_many_small_dispatches(void) {
   hsa_signal_destroy(done);
 }
 
+struct ended {
+  hsa_signal_t all;
+  pthread_t main_thread;
+  _Atomic int on_main;
+};
+
+static void dispatch_ended(hsa_signal_t signal, void *arg) {
+  struct ended *e = arg;
+  if (pthread_equal(pthread_self(), e->main_thread)) atomic_fetch_add(&e->on_main, 1);
+  hsa_signal_destroy(signal); /* allowed in the handler */
+  hsa_signal_subtract_screlease(e->all, 1);
+}
+
+/* hsa_ven_aquila_signal_on_zero on completion signals: each dispatch's
+ * handler runs once, on a compute unit (this thread only waits for all of
+ * them), and may destroy the signal it was called for. */
+static void test_completion_handlers(void) {
+  enum { COUNT = 500 };
+  struct ended e = {.main_thread = pthread_self()};
+  REQUIRE(hsa_signal_create(COUNT, 0, NULL, &e.all) == HSA_STATUS_SUCCESS);
+  uint32_t grid[3] = {64, 1, 1};
+  uint16_t wg[3] = {16, 1, 1};
+  uint64_t empty = util_kernel_object(exec, agent, "empty");
+  for (int i = 0; i < COUNT; i++) {
+    hsa_signal_t done;
+    REQUIRE(hsa_signal_create(1, 0, NULL, &done) == HSA_STATUS_SUCCESS);
+    CHECK_EQ_INT(hsa_ven_aquila_signal_on_zero(done, dispatch_ended, &e), HSA_STATUS_SUCCESS);
+    util_dispatch(queue, empty, NULL, 1, grid, wg, 0, done, false);
+  }
+  CHECK(util_wait_zero(e.all, timeout));
+  CHECK_EQ_INT(atomic_load(&e.on_main), 0);
+  hsa_signal_destroy(e.all);
+}
+
 /* hsa_amd_profiling_*: a profiling queue's dispatch leaves in its
  * completion signal when its work-groups ran, inside the time the host saw
  * it run (system timestamps); a bad queue, agent or signal is refused. */
@@ -279,6 +316,7 @@ int main(void) {
   RUN(test_uneven_groups);
   RUN(test_barrier_bit);
   RUN(test_many_small_dispatches);
+  RUN(test_completion_handlers);
   RUN(test_dispatch_time);
   hsa_queue_destroy(queue);
   hsa_executable_destroy(exec);

@@ -1,7 +1,10 @@
 /* Signals: every value operation, waits with each condition, timeouts,
- * wake-ups from another thread, and signal groups. */
+ * wake-ups from another thread, signal groups and handlers run when a value
+ * becomes 0 (hsa_ven_aquila_signal_on_zero). */
 #include "check.h"
 #include "hsa_test_util.h"
+
+#include <aquila/hsa_ext_aquila.h>
 
 #include <pthread.h>
 #include <time.h>
@@ -230,6 +233,67 @@ static void test_signal_group(void) {
     hsa_signal_destroy(signals[i]);
 }
 
+struct zero_count {
+  int calls;
+  hsa_signal_t seen;
+  pthread_t thread;
+};
+
+static void count_zero(hsa_signal_t signal, void *arg) {
+  struct zero_count *z = arg;
+  z->calls++;
+  z->seen = signal;
+  z->thread = pthread_self();
+}
+
+static void *subtract_later(void *arg) {
+  usleep(10000);
+  hsa_signal_subtract_screlease(*(hsa_signal_t *)arg, 1);
+  return NULL;
+}
+
+/* The handler runs once, on the thread whose change makes the value 0, or
+ * at once when it is 0 already; not for changes to other values; a second
+ * handler is refused while one waits; NULL removes it. */
+static void test_on_zero(void) {
+  hsa_signal_t s;
+  REQUIRE(hsa_signal_create(2, 0, NULL, &s) == HSA_STATUS_SUCCESS);
+  struct zero_count z = {0};
+  CHECK_EQ_INT(hsa_ven_aquila_signal_on_zero(s, count_zero, &z), HSA_STATUS_SUCCESS);
+  CHECK_EQ_INT(hsa_ven_aquila_signal_on_zero(s, count_zero, &z), HSA_STATUS_ERROR_INVALID_ARGUMENT);
+  hsa_signal_subtract_relaxed(s, 1);
+  CHECK_EQ_INT(z.calls, 0);
+  hsa_signal_store_relaxed(s, 5);
+  CHECK_EQ_INT(z.calls, 0);
+  hsa_signal_store_screlease(s, 0);
+  CHECK_EQ_INT(z.calls, 1);
+  CHECK(z.seen.handle == s.handle);
+  hsa_signal_store_relaxed(s, 0); /* once only */
+  CHECK_EQ_INT(z.calls, 1);
+  /* Already 0: at once, on this thread. */
+  CHECK_EQ_INT(hsa_ven_aquila_signal_on_zero(s, count_zero, &z), HSA_STATUS_SUCCESS);
+  CHECK_EQ_INT(z.calls, 2);
+  /* Made 0 by another thread: run there. */
+  hsa_signal_store_relaxed(s, 1);
+  CHECK_EQ_INT(hsa_ven_aquila_signal_on_zero(s, count_zero, &z), HSA_STATUS_SUCCESS);
+  pthread_t thread;
+  pthread_create(&thread, NULL, subtract_later, &s);
+  hsa_signal_wait_scacquire(s, HSA_SIGNAL_CONDITION_EQ, 0, UINT64_MAX, HSA_WAIT_STATE_BLOCKED);
+  pthread_join(thread, NULL);
+  CHECK_EQ_INT(z.calls, 3);
+  CHECK(pthread_equal(z.thread, thread));
+  /* Removed: not run. */
+  hsa_signal_store_relaxed(s, 1);
+  CHECK_EQ_INT(hsa_ven_aquila_signal_on_zero(s, count_zero, &z), HSA_STATUS_SUCCESS);
+  CHECK_EQ_INT(hsa_ven_aquila_signal_on_zero(s, NULL, NULL), HSA_STATUS_SUCCESS);
+  hsa_signal_store_relaxed(s, 0);
+  CHECK_EQ_INT(z.calls, 3);
+  hsa_signal_t bogus = {12345};
+  CHECK_EQ_INT(hsa_ven_aquila_signal_on_zero(bogus, count_zero, &z),
+               HSA_STATUS_ERROR_INVALID_SIGNAL);
+  hsa_signal_destroy(s);
+}
+
 int main(void) {
   if (hsa_init() != HSA_STATUS_SUCCESS) return 1;
   RUN(test_create_destroy);
@@ -239,6 +303,7 @@ int main(void) {
   RUN(test_cross_thread_wake);
   RUN(test_concurrent_adds);
   RUN(test_signal_group);
+  RUN(test_on_zero);
   hsa_shut_down();
   CHECK_EXIT();
 }

@@ -55,6 +55,21 @@ typedef struct hsa_ven_aquila_dispatch_fault_s {
 hsa_status_t hsa_ven_aquila_signal_dispatch_status(hsa_signal_t signal,
                                                    hsa_ven_aquila_dispatch_fault_t *fault);
 
+/* Calls handler(signal, arg) once, when the signal's value becomes 0, on
+ * the thread that made it 0: for a kernel dispatch's completion signal,
+ * the compute unit that finished its last work-group, right after the
+ * decrement (the fault and the profiling times are readable then); at once
+ * on the calling thread when the value is 0 already. It saves the wake-up
+ * of a thread that waits for the signal only to pass the news on (aquilad
+ * sends a dispatch's end to its client this way). The handler runs where
+ * kernels run: it must be short and must not wait for other dispatches.
+ * The signal may be destroyed in it. One handler per signal at a time:
+ * HSA_STATUS_ERROR_INVALID_ARGUMENT when one is set and has not run; a
+ * NULL handler removes the one set. */
+typedef void (*hsa_ven_aquila_signal_zero_handler_t)(hsa_signal_t signal, void *arg);
+hsa_status_t hsa_ven_aquila_signal_on_zero(hsa_signal_t signal,
+                                           hsa_ven_aquila_signal_zero_handler_t handler, void *arg);
+
 /* Self-check of the vectorizer (AQUILA_VECTORIZE=check). A kernel built
  * in that mode has, beside its work-group function, a scalar one that runs
  * its work-items one after another without the vectorizer's work
