@@ -364,12 +364,16 @@ static void complete_one(cl_event ev, cl_int status, struct completion_list *mor
     else
       q->outstanding_head = ev->queue_next;
     if (ev->queue_next) ev->queue_next->queue_prev = ev->queue_prev;
+    ev->unreleased_prev = NULL;
+    ev->unreleased_next = q->unreleased_head;
+    if (q->unreleased_head) q->unreleased_head->unreleased_prev = ev;
+    q->unreleased_head = ev;
     int was_last = q->last == ev;
     if (was_last) q->last = NULL;
     int was_barrier = q->barrier == ev;
     if (was_barrier) q->barrier = NULL;
     /* Waiters inside callbacks wait for this count only. */
-    if (q->outstanding == 0) pthread_cond_broadcast(&q->idle_cond);
+    if (q->outstanding == 0 || q->release_waiters) pthread_cond_broadcast(&q->idle_cond);
     pthread_mutex_unlock(&q->lock);
     if (was_last) event_release_internal(ev);
     if (was_barrier) event_release_internal(ev);
@@ -381,6 +385,17 @@ static void complete_one(cl_event ev, cl_int status, struct completion_list *mor
 static void finish_completion(cl_event ev, cl_int status) {
   completion_depth++;
   release_command_resources(ev);
+  cl_command_queue rq = ev->queue;
+  if (rq) {
+    pthread_mutex_lock(&rq->lock);
+    if (ev->unreleased_prev)
+      ev->unreleased_prev->unreleased_next = ev->unreleased_next;
+    else
+      rq->unreleased_head = ev->unreleased_next;
+    if (ev->unreleased_next) ev->unreleased_next->unreleased_prev = ev->unreleased_prev;
+    if (rq->release_waiters) pthread_cond_broadcast(&rq->idle_cond);
+    pthread_mutex_unlock(&rq->lock);
+  }
   pthread_mutex_lock(&ev->lock);
   int has_callbacks = ev->callbacks != NULL; /* read under the lock, as in event_set_status */
   pthread_mutex_unlock(&ev->lock);
@@ -469,6 +484,7 @@ static cl_event queue_link(cl_event ev, cl_event *barrier_dep) {
   }
   q->last = ev;
   q->outstanding++;
+  ev->seq = ++q->next_seq;
   ev->queue_prev = NULL;
   ev->queue_next = q->outstanding_head;
   if (q->outstanding_head) q->outstanding_head->queue_prev = ev;
@@ -559,6 +575,31 @@ static void queue_complete_finished(cl_command_queue q) {
   if (finished != few) free(finished);
 }
 
+/* On an in-order queue, the commands before ev have completed; waits until
+ * they have also released their buffers and kernel (a kernel's release may
+ * still be on its way in the thread that completed it when the read after
+ * it has ended): an application may count references right after a
+ * blocking call. */
+static void wait_earlier_released(cl_event ev) {
+  cl_command_queue q = ev->queue;
+  if (!q || (q->properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE)) return;
+  pthread_mutex_lock(&q->lock);
+  for (;;) {
+    /* Earlier ones may still be settling: a kernel's completion readies
+     * the read after it before it leaves the outstanding list. */
+    bool earlier = false;
+    for (cl_event e = q->outstanding_head; e && !earlier; e = e->queue_next)
+      earlier = e->seq < ev->seq;
+    for (cl_event e = q->unreleased_head; e && !earlier; e = e->unreleased_next)
+      earlier = e->seq < ev->seq;
+    if (!earlier) break;
+    q->release_waiters++;
+    pthread_cond_wait(&q->idle_cond, &q->lock);
+    q->release_waiters--;
+  }
+  pthread_mutex_unlock(&q->lock);
+}
+
 cl_int event_wait(cl_event ev) {
   for (;;) {
     pthread_mutex_lock(&ev->lock);
@@ -570,6 +611,7 @@ cl_int event_wait(cl_event ev) {
       while (!ev->finished && !event_in_callback())
         pthread_cond_wait(&ev->cond, &ev->lock);
       pthread_mutex_unlock(&ev->lock);
+      if (!event_in_callback()) wait_earlier_released(ev);
       return st;
     }
     if (ev->kind == COMMAND_NDRANGE && ev->u.ndrange.submitted &&
@@ -584,14 +626,19 @@ cl_int event_wait(cl_event ev) {
       uint64_t packet = ev->u.ndrange.packet_index;
       hsa_queue_t *hq = ev->queue->hsa_queue;
       pthread_mutex_unlock(&ev->lock);
+      /* Counted, the kernel's end does not wake the watcher: this thread
+       * completes it, then takes it off the watcher's list. */
+      atomic_fetch_add(&ev->waiters, 1);
       if (hsa_ven_aquila_signal_wait_helping(s, HSA_SIGNAL_CONDITION_EQ, 0, 1000000,
                                              HSA_WAIT_STATE_BLOCKED, hq, packet) == 0 &&
           atomic_load(&ev->status) > CL_COMPLETE) {
-        /* Finished: the watcher will notice too; whoever comes first
-         * completes it, and the queue's kernels before it first. */
+        /* Finished: whoever comes first (this thread, another waiter, the
+         * watcher) completes it, and the queue's kernels before it first. */
         queue_complete_finished(ev->queue);
         event_complete(ev, CL_COMPLETE);
       }
+      if (atomic_load(&ev->status) <= CL_COMPLETE) device_collect_ended(ev->watch_device);
+      atomic_fetch_sub(&ev->waiters, 1);
       continue;
     }
     /* Not on the device yet, or another thread is completing it: both end

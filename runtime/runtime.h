@@ -97,6 +97,7 @@ struct _cl_device_id {
   pthread_mutex_t inflight_lock;
   pthread_cond_t inflight_cond;
   struct _cl_event *inflight_head, *inflight_tail;
+  atomic_uint inflight_ended; /* ends of watched kernels so far */
   /* Completion signals for reuse. */
   pthread_mutex_t signal_lock;
   hsa_signal_t *free_signals;
@@ -177,6 +178,12 @@ struct _cl_command_queue {
   /* Complete commands whose buffers are not released or callbacks not run
    * yet (event.c's second phase); clFinish waits for them too. */
   size_t callbacks_pending;
+  /* Complete commands whose buffers and kernel are not released yet, and
+   * the sequence numbers commands get at submission: a blocking call on an
+   * in-order queue returns once the commands before it let go too. */
+  struct _cl_event *unreleased_head;
+  uint64_t next_seq;
+  uint32_t release_waiters;
   uint32_t trace_track; /* AQUILA_TRACE's row for its commands, or 0 */
 };
 
@@ -428,8 +435,16 @@ struct _cl_event {
     } image;
   } u;
   atomic_int completion_claimed;
-  struct _cl_event *inflight_next;           /* device watcher list */
+  /* The device watcher's list (device.c): the next kernel, the root device
+   * whose list it is, whether its dispatch has ended (under that device's
+   * inflight_lock), and how many threads in event_wait will complete it. */
+  struct _cl_event *inflight_next;
+  cl_device_id watch_device;
+  bool watch_ended;
+  atomic_int waiters;
   struct _cl_event *queue_prev, *queue_next; /* the queue's outstanding list */
+  struct _cl_event *unreleased_prev, *unreleased_next; /* the queue's unreleased list */
+  uint64_t seq; /* its queue's submission order */
 };
 
 /* Creates a command event for queue (status CL_QUEUED, refcount 1 held by the
@@ -498,6 +513,9 @@ void vector_check_register(struct ndrange_check *c, const void *kernarg);
 void vector_check_report(cl_event ev, struct ndrange_check *c);
 void vector_check_free(struct ndrange_check *c);
 void device_watch(cl_device_id d, cl_event ev);
+/* Takes the watched kernels that have ended off the front of d's list, as
+ * the watcher would: for a thread that has just completed one itself. */
+void device_collect_ended(cl_device_id d);
 
 cl_int queue_check(cl_command_queue q);
 
