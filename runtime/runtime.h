@@ -443,8 +443,10 @@ struct _cl_event {
   bool watch_ended;
   atomic_int waiters;
   struct _cl_event *queue_prev, *queue_next; /* the queue's outstanding list */
-  struct _cl_event *unreleased_prev, *unreleased_next; /* the queue's unreleased list */
-  uint64_t seq; /* its queue's submission order */
+  /* The queue's list of commands not released yet, and the command's place
+   * in its queue's submission order. */
+  struct _cl_event *unreleased_prev, *unreleased_next;
+  uint64_t seq;
 };
 
 /* Creates a command event for queue (status CL_QUEUED, refcount 1 held by the
