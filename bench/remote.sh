@@ -17,7 +17,8 @@ cleanup() {
   for p in $pids; do kill "$p" 2>/dev/null; done
   rm -rf "$tmp"
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'cleanup; trap - EXIT; exit 1' INT TERM HUP PIPE
 head -c 32 /dev/urandom >"$tmp/key"
 field() {
   sed -n "s/.*\"$1\": \"\{0,1\}\([^\",}]*\).*/\1/p"

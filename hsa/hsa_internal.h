@@ -215,6 +215,9 @@ static inline void aq_fork_lock(pthread_mutex_t *lock, enum aq_fork_phase phase)
 /* ---- remote/agents.c: remote agents (hsa_ext_aquila.h) ---- */
 struct aq_remote_kernel;
 /* Loads the remote agents' library and connects when AQUILA_REMOTE is set. */
+/* A client setting of remote agents: the environment's, else the
+ * configuration file's (hsa/remote/settings.c); NULL when neither. */
+const char *aq_remote_setting(const char *name);
 void aq_remote_start(void);
 void aq_remote_stop(void);
 uint32_t aq_remote_agent_count(void);
@@ -228,6 +231,13 @@ hsa_status_t aq_remote_load(uint32_t index, const void *code, size_t size, uint6
                             struct aq_remote_kernel **kernels, uint32_t *num_kernels);
 void aq_remote_free_kernels(struct aq_remote_kernel *kernels, uint32_t num_kernels);
 void aq_remote_unload(uint32_t index, uint64_t executable);
+/* An image of the remote agent over its memory at address (hsa/image.c
+ * checks the arguments first): the daemon's handle. */
+struct hsa_ext_image_descriptor_s;
+hsa_status_t aq_remote_image_create(uint32_t index, const struct hsa_ext_image_descriptor_s *desc,
+                                    uint64_t address, hsa_access_permission_t access,
+                                    size_t row_pitch, size_t slice_pitch, uint64_t *handle);
+void aq_remote_image_destroy(uint32_t index, uint64_t handle);
 /* A doorbell of a remote agent's queue was rung: forwards its packets. */
 void aq_remote_ring(struct aq_queue *queue);
 

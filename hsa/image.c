@@ -225,10 +225,16 @@ static bool geometry_is_supported(uint32_t g) {
   return g <= HSA_EXT_IMAGE_GEOMETRY_1DB;
 }
 
+/* A remote agent's daemon runs this same code on its CPU agent: formats,
+ * layouts and samplers are answered here for it too. */
+static bool agent_has_images(hsa_agent_t agent) {
+  return aq_agent_is_valid(agent) || aq_remote_agent_index(agent) >= 0;
+}
+
 static hsa_status_t capability(hsa_agent_t agent, hsa_ext_image_geometry_t geometry,
                                const hsa_ext_image_format_t *format, uint32_t *mask) {
   if (!aq_runtime_is_initialized()) return HSA_STATUS_ERROR_NOT_INITIALIZED;
-  if (!aq_agent_is_valid(agent)) return HSA_STATUS_ERROR_INVALID_AGENT;
+  if (!agent_has_images(agent)) return HSA_STATUS_ERROR_INVALID_AGENT;
   if (!format || !mask || !geometry_is_valid(geometry)) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
   struct aq_format f;
   *mask = 0;
@@ -339,7 +345,7 @@ static hsa_status_t data_info(hsa_agent_t agent, const hsa_ext_image_descriptor_
                               hsa_access_permission_t access, size_t row_pitch, size_t slice_pitch,
                               hsa_ext_image_data_info_t *info) {
   if (!aq_runtime_is_initialized()) return HSA_STATUS_ERROR_NOT_INITIALIZED;
-  if (!aq_agent_is_valid(agent)) return HSA_STATUS_ERROR_INVALID_AGENT;
+  if (!agent_has_images(agent)) return HSA_STATUS_ERROR_INVALID_AGENT;
   if (!desc || !info || !access_is_valid(access)) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
   struct aq_shape s;
   hsa_status_t status = shape_of(desc, &s);
@@ -383,13 +389,19 @@ static hsa_status_t create(hsa_agent_t agent, const hsa_ext_image_descriptor_t *
                            const void *data, hsa_access_permission_t access, size_t row_pitch,
                            size_t slice_pitch, hsa_ext_image_t *out) {
   if (!aq_runtime_is_initialized()) return HSA_STATUS_ERROR_NOT_INITIALIZED;
-  if (!aq_agent_is_valid(agent)) return HSA_STATUS_ERROR_INVALID_AGENT;
+  int remote = aq_remote_agent_index(agent);
+  if (!aq_agent_is_valid(agent) && remote < 0) return HSA_STATUS_ERROR_INVALID_AGENT;
   if (!desc || !data || !out || !access_is_valid(access)) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
   struct aq_shape s;
   hsa_status_t status = shape_of(desc, &s);
   if (status == HSA_STATUS_SUCCESS) status = pitches(&s, &row_pitch, &slice_pitch);
   if (status != HSA_STATUS_SUCCESS) return status;
   if ((uintptr_t)data % s.format.component_size) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+  /* A remote agent's image: data is an address of its memory, the handle
+   * the daemon's. */
+  if (remote >= 0)
+    return aq_remote_image_create((uint32_t)remote, desc, (uint64_t)(uintptr_t)data, access,
+                                  row_pitch, slice_pitch, &out->handle);
   struct aq_image *im = calloc(1, sizeof *im);
   if (!im) return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
   im->image = (struct aquila_image){
@@ -442,6 +454,13 @@ hsa_status_t hsa_ext_image_create_with_layout(hsa_agent_t agent,
 
 hsa_status_t hsa_ext_image_destroy(hsa_agent_t agent, hsa_ext_image_t image) {
   if (!aq_runtime_is_initialized()) return HSA_STATUS_ERROR_NOT_INITIALIZED;
+  int remote = aq_remote_agent_index(agent);
+  if (remote >= 0) {
+    /* The daemon checks that it is one of this process's images. */
+    if (!image.handle) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+    aq_remote_image_destroy((uint32_t)remote, image.handle);
+    return HSA_STATUS_SUCCESS;
+  }
   if (!aq_agent_is_valid(agent)) return HSA_STATUS_ERROR_INVALID_AGENT;
   struct aq_image *im = image_from_handle(image);
   if (!im || !aq_handle_remove(im, AQ_HANDLE_IMAGE)) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
@@ -718,7 +737,7 @@ hsa_status_t hsa_ext_sampler_create(hsa_agent_t agent,
                                     const hsa_ext_sampler_descriptor_t *sampler_descriptor,
                                     hsa_ext_sampler_t *sampler) {
   if (!aq_runtime_is_initialized()) return HSA_STATUS_ERROR_NOT_INITIALIZED;
-  if (!aq_agent_is_valid(agent)) return HSA_STATUS_ERROR_INVALID_AGENT;
+  if (!agent_has_images(agent)) return HSA_STATUS_ERROR_INVALID_AGENT;
   if (!sampler_descriptor || !sampler) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
   const hsa_ext_sampler_descriptor_t *d = sampler_descriptor;
   if (d->coordinate_mode > HSA_EXT_SAMPLER_COORDINATE_MODE_NORMALIZED ||
@@ -739,10 +758,12 @@ hsa_status_t hsa_ext_sampler_create(hsa_agent_t agent,
   return HSA_STATUS_SUCCESS;
 }
 
-/* Samplers own nothing; any value sampler_create can return is accepted. */
+/* Samplers own nothing; any value sampler_create can return is accepted.
+ * A sampler is its value, the same for every agent: kernels decode it
+ * (cpu_abi.h), on a daemon as here. */
 hsa_status_t hsa_ext_sampler_destroy(hsa_agent_t agent, hsa_ext_sampler_t sampler) {
   if (!aq_runtime_is_initialized()) return HSA_STATUS_ERROR_NOT_INITIALIZED;
-  if (!aq_agent_is_valid(agent)) return HSA_STATUS_ERROR_INVALID_AGENT;
+  if (!agent_has_images(agent)) return HSA_STATUS_ERROR_INVALID_AGENT;
   uint64_t h = sampler.handle, filter = h & 0x30u, address = h & 0xeu;
   if ((h & ~0x3full) ||
       (filter != AQ_SAMPLER_FILTER_NEAREST && filter != AQ_SAMPLER_FILTER_LINEAR) ||

@@ -379,8 +379,7 @@ AQUILA_API cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_name
     INFO_VALUE(size_t, v);
   }
   case CL_DEVICE_IMAGE_SUPPORT:
-    /* Images live in host memory only: a remote device has none. */
-    INFO_VALUE(cl_bool, device_root(d)->remote ? CL_FALSE : CL_TRUE);
+    INFO_VALUE(cl_bool, CL_TRUE);
   case CL_DEVICE_MAX_PARAMETER_SIZE:
     INFO_VALUE(size_t, 1024);
   case CL_DEVICE_MEM_BASE_ADDR_ALIGN:

@@ -646,16 +646,26 @@ AQUILA_API cl_int clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel kernel, c
           o[ev->num_retained_mems - 1] = a->offset;
         }
       }
-    } else if (a->kind == AQUILA_ARG_IMAGE && device_root(dev)->remote) {
-      debug_log("clEnqueueNDRangeKernel: '%s' takes an image, and %s has no image support",
-                meta->name, dev->name);
-      err = CL_INVALID_OPERATION;
     } else if (a->kind == AQUILA_ARG_IMAGE) {
       /* The HSA image handle is what code sees (the address of its
-       * struct aquila_image); the command keeps the image alive. */
+       * struct aquila_image); on a remote device, the daemon's image over
+       * the copy there. The command keeps the image alive; a read_only
+       * argument is not written. */
       cl_mem m = kernel->args[i].mem;
-      memcpy(kernarg + a->offset, &m->image_handle, sizeof m->image_handle);
-      if (retain_mem(ev, m)) err = CL_OUT_OF_HOST_MEMORY;
+      uint64_t handle = m->image_handle;
+      if (device_root(dev)->remote) err = image_device_handle(m, dev, &handle);
+      memcpy(kernarg + a->offset, &handle, sizeof handle);
+      int writes = a->access_qualifier != CL_KERNEL_ARG_ACCESS_READ_ONLY;
+      if (!err && retain_mem_access(ev, m, writes)) err = CL_OUT_OF_HOST_MEMORY;
+      if (!err && q->context->has_remote) {
+        /* Not a buffer address: nothing for a spread NDRange to move. */
+        uint32_t *o = realloc(ev->u.ndrange.mem_arg_offset, ev->num_retained_mems * sizeof *o);
+        if (!o) err = CL_OUT_OF_HOST_MEMORY;
+        if (o) {
+          ev->u.ndrange.mem_arg_offset = o;
+          o[ev->num_retained_mems - 1] = UINT32_MAX;
+        }
+      }
     } else if (a->kind == AQUILA_ARG_LOCAL_PTR) {
       group_segment = (group_segment + AQUILA_GROUP_SEGMENT_ALIGNMENT - 1) &
                       ~(uint64_t)(AQUILA_GROUP_SEGMENT_ALIGNMENT - 1);

@@ -6,6 +6,11 @@
  * is linear and known (row pitch, slice pitch), mapping returns a pointer
  * into the storage and image <-> buffer copies are rectangular byte copies.
  *
+ * On a remote device an image's bytes move like a buffer's (residency.c):
+ * a kernel there takes the handle of an image the daemon made over the
+ * device's copy (image_device_handle); image commands run on the host
+ * storage, made current first.
+ *
  * Coordinates follow OpenCL: a 1D array's layer is origin[1], a 2D array's
  * origin[2], which is also how HSA regions take them. In memory, layers are
  * stepped by the slice pitch (1D arrays too), as OpenCL's image_slice_pitch
@@ -14,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aquila/hsa_ext_aquila.h"
 #include "runtime.h"
 
 
@@ -21,19 +27,11 @@ int mem_is_image(cl_mem m) {
   return object_is(m, OBJECT_MEM) && m->image_handle != 0;
 }
 
-/* The agent whose image extension serves the context: its first device
- * with images (a remote device has none; image_create refuses a context
- * without any). */
+/* The agent whose image extension works on the host storage: this
+ * machine's, a device of the context or not. */
 static hsa_agent_t context_agent(cl_context c) {
-  for (cl_uint i = 0; i < c->num_devices; i++)
-    if (!device_root(c->devices[i])->remote) return c->devices[i]->agent;
-  return c->devices[0]->agent;
-}
-
-static int context_has_images(cl_context c) {
-  for (cl_uint i = 0; i < c->num_devices; i++)
-    if (!device_root(c->devices[i])->remote) return 1;
-  return 0;
+  (void)c;
+  return aquila_host_agent;
 }
 
 /* ---- formats ---------------------------------------------------------------- */
@@ -254,7 +252,6 @@ static int format_supported(cl_context c, int geometry, const cl_image_format *f
   uint32_t need = capability_needed(flags);
   for (cl_uint i = 0; i < c->num_devices; i++) {
     uint32_t mask = 0;
-    if (device_root(c->devices[i])->remote) continue; /* no images there */
     if (hsa_ext_image_get_capability(c->devices[i]->agent, (hsa_ext_image_geometry_t)geometry, &hf,
                                      &mask) != HSA_STATUS_SUCCESS ||
         (mask & need) != need)
@@ -304,7 +301,6 @@ void device_image_limits(cl_device_id d, struct image_limits *l) {
  * bounded by CL_DEVICE_IMAGE2D_MAX_WIDTH, as OpenCL 1.2 says. */
 static int size_supported(cl_context c, const cl_image_desc *d) {
   for (cl_uint i = 0; i < c->num_devices; i++) {
-    if (device_root(c->devices[i])->remote) continue; /* no images there */
     struct image_limits l;
     device_image_limits(c->devices[i], &l);
     int ok;
@@ -365,6 +361,18 @@ static void extent_of(const cl_image_desc *d, size_t ext[3]) {
 static int is_array_or_3d(cl_mem_object_type t) {
   return t == CL_MEM_OBJECT_IMAGE1D_ARRAY || t == CL_MEM_OBJECT_IMAGE2D_ARRAY ||
          t == CL_MEM_OBJECT_IMAGE3D;
+}
+
+/* The HSA descriptor of image m (its geometry's fields only). */
+static void hsa_descriptor_of(cl_mem m, hsa_ext_image_descriptor_t *hd) {
+  *hd = (hsa_ext_image_descriptor_t){
+      .geometry = (hsa_ext_image_geometry_t)hsa_geometry_of(m->type),
+      .width = m->image_desc.image_width,
+      .height = m->image_desc.image_height,
+      .depth = m->image_desc.image_depth,
+      .array_size = m->image_desc.image_array_size,
+      .format = hsa_format_of(&m->image_format),
+  };
 }
 
 /* Slice pitch the layout needs at least: one row for the 1D types (a 1D
@@ -486,11 +494,6 @@ static cl_mem image_create(cl_context context, cl_mem_flags flags, const cl_imag
     err = CL_INVALID_IMAGE_FORMAT_DESCRIPTOR;
     goto fail;
   }
-  if (!context_has_images(context)) {
-    debug_log("clCreateImage: no device of the context supports images");
-    err = CL_INVALID_OPERATION;
-    goto fail;
-  }
   if ((err = check_desc(context, desc, elem, host_ptr, &row_pitch, &slice_pitch)) != CL_SUCCESS) {
     if (legacy) err = CL_INVALID_IMAGE_SIZE;
     goto fail;
@@ -573,15 +576,12 @@ static cl_mem image_create(cl_context context, cl_mem_flags flags, const cl_imag
     m->owns_data = 1;
   }
   m->size = m->slice_pitch * num_slices(desc);
+  /* In a context with a remote device, its bytes move like a buffer's (a
+   * buffer image's are its buffer's). */
+  if (!buffer && (err = mem_residency_init(m)) != CL_SUCCESS) goto fail_free;
 
-  hsa_ext_image_descriptor_t hd = {
-      .geometry = (hsa_ext_image_geometry_t)geometry,
-      .width = desc->image_width,
-      .height = m->image_desc.image_height,
-      .depth = m->image_desc.image_depth,
-      .array_size = m->image_desc.image_array_size,
-      .format = hsa_format_of(format),
-  };
+  hsa_ext_image_descriptor_t hd;
+  hsa_descriptor_of(m, &hd);
   hsa_agent_t agent = context_agent(context);
   hsa_ext_image_data_info_t info;
   hsa_status_t st = hsa_ext_image_data_get_info_with_layout(
@@ -623,6 +623,7 @@ static cl_mem image_create(cl_context context, cl_mem_flags flags, const cl_imag
   return m;
 
 fail_free:
+  mem_residency_free(m);
   if (m->owns_data) mem_storage_free(m->data, m->storage_size);
   pthread_mutex_destroy(&m->lock);
   free(m);
@@ -631,10 +632,67 @@ fail:
   return NULL;
 }
 
+struct image_remote {
+  uint64_t handle[AQ_MAX_REMOTE_DEVICES]; /* 0: none */
+  cl_device_id device[AQ_MAX_REMOTE_DEVICES];
+  uint32_t epoch[AQ_MAX_REMOTE_DEVICES]; /* the agent's when made */
+};
+
+static uint32_t agent_epoch(cl_device_id d) {
+  uint32_t e = 0;
+  hsa_agent_get_info(d->agent, HSA_VEN_AQUILA_AGENT_INFO_EPOCH, &e);
+  return e;
+}
+
+cl_int image_device_handle(cl_mem m, cl_device_id d, uint64_t *handle) {
+  d = device_root(d);
+  uint32_t i = d->remote_index, epoch = agent_epoch(d);
+  pthread_mutex_lock(&m->lock);
+  if (!m->remote_images && !(m->remote_images = calloc(1, sizeof *m->remote_images))) {
+    pthread_mutex_unlock(&m->lock);
+    return CL_OUT_OF_HOST_MEMORY;
+  }
+  struct image_remote *r = m->remote_images;
+  /* One made before the daemon was lost went with its memory. */
+  if (r->handle[i] && r->epoch[i] != epoch) r->handle[i] = 0;
+  cl_int err = CL_SUCCESS;
+  if (!r->handle[i]) {
+    uint64_t address = 0;
+    err = mem_device_address(m, d, &address);
+    hsa_ext_image_descriptor_t hd;
+    hsa_descriptor_of(m, &hd);
+    hsa_ext_image_t img = {0};
+    hsa_status_t st = err ? HSA_STATUS_SUCCESS
+                          : hsa_ext_image_create_with_layout(
+                                d->agent, &hd, (void *)(uintptr_t)address, HSA_ACCESS_PERMISSION_RW,
+                                HSA_EXT_IMAGE_DATA_LAYOUT_LINEAR, m->row_pitch,
+                                is_array_or_3d(m->type) ? m->slice_pitch : 0, &img);
+    if (!err && st != HSA_STATUS_SUCCESS) {
+      debug_log("image of %zu bytes: %s could not make it (HSA status 0x%x)", m->size, d->name,
+                (unsigned)st);
+      err = CL_OUT_OF_RESOURCES;
+    }
+    if (!err) {
+      r->handle[i] = img.handle;
+      r->device[i] = d;
+      r->epoch[i] = epoch;
+    }
+  }
+  *handle = r->handle[i];
+  pthread_mutex_unlock(&m->lock);
+  return err;
+}
+
 void image_destroy(cl_mem m) {
   hsa_ext_image_t img = {m->image_handle};
   hsa_ext_image_destroy(context_agent(m->context), img);
   m->image_handle = 0;
+  struct image_remote *r = m->remote_images;
+  for (int i = 0; r && i < AQ_MAX_REMOTE_DEVICES; i++)
+    if (r->handle[i] && agent_epoch(r->device[i]) == r->epoch[i])
+      hsa_ext_image_destroy(r->device[i]->agent, (hsa_ext_image_t){r->handle[i]});
+  free(r);
+  m->remote_images = NULL;
 }
 
 AQUILA_API cl_mem clCreateImage(cl_context context, cl_mem_flags flags,
@@ -762,14 +820,16 @@ static int host_pitches(cl_mem m, const size_t *region, size_t *row_pitch, size_
   return *slice_pitch >= slice;
 }
 
+/* writes: whether the command writes image (residency.c: only the host's
+ * bytes are current after it). */
 static cl_event image_command(cl_command_queue q, cl_command_type type, cl_mem image,
-                              const size_t *origin, const size_t *region) {
+                              const size_t *origin, const size_t *region, int writes) {
   cl_event ev = event_create_command(q, type, COMMAND_IMAGE);
   if (!ev) return NULL;
   ev->u.image.image = image;
   memcpy(ev->u.image.origin, origin, sizeof ev->u.image.origin);
   memcpy(ev->u.image.region, region, sizeof ev->u.image.region);
-  if (retain_mem(ev, image)) {
+  if (retain_mem_access(ev, image, writes)) {
     event_release_internal(ev);
     return NULL;
   }
@@ -789,7 +849,7 @@ static cl_int enqueue_transfer(cl_command_queue q, cl_command_type type, cl_mem 
   cl_int err = event_check_wait_list(q->context, num_wait, wait_list);
   if (err) return err;
   if ((err = host_access_check(image, type == CL_COMMAND_READ_IMAGE))) return err;
-  cl_event ev = image_command(q, type, image, origin, region);
+  cl_event ev = image_command(q, type, image, origin, region, type == CL_COMMAND_WRITE_IMAGE);
   if (!ev) return CL_OUT_OF_HOST_MEMORY;
   ev->u.image.host = (void *)ptr;
   ev->u.image.row_pitch = row_pitch;
@@ -835,7 +895,7 @@ AQUILA_API cl_int clEnqueueCopyImage(cl_command_queue q, cl_mem src, cl_mem dst,
   cl_int err = event_check_wait_list(q->context, num_wait, wait_list);
   if (err) return err;
   if (src == dst && boxes_overlap(src_origin, dst_origin, region)) return CL_MEM_COPY_OVERLAP;
-  cl_event ev = image_command(q, CL_COMMAND_COPY_IMAGE, src, src_origin, region);
+  cl_event ev = image_command(q, CL_COMMAND_COPY_IMAGE, src, src_origin, region, 0);
   if (!ev) return CL_OUT_OF_HOST_MEMORY;
   ev->u.image.other = dst;
   memcpy(ev->u.image.other_origin, dst_origin, sizeof ev->u.image.other_origin);
@@ -855,7 +915,7 @@ AQUILA_API cl_int clEnqueueFillImage(cl_command_queue q, cl_mem image, const voi
   if (!fill_color || !region_valid(image, origin, region)) return CL_INVALID_VALUE;
   cl_int err = event_check_wait_list(q->context, num_wait, wait_list);
   if (err) return err;
-  cl_event ev = image_command(q, CL_COMMAND_FILL_IMAGE, image, origin, region);
+  cl_event ev = image_command(q, CL_COMMAND_FILL_IMAGE, image, origin, region, 1);
   if (!ev) return CL_OUT_OF_HOST_MEMORY;
   /* float4, int4 or uint4 by the image's channel type: 16 bytes in all cases. */
   memcpy(ev->u.image.color, fill_color, sizeof ev->u.image.color);
@@ -896,7 +956,7 @@ static cl_int enqueue_image_buffer(cl_command_queue q, cl_command_type type, cl_
   c->dst_slice = to_buffer ? buffer_slice : image->slice_pitch;
   c->src_row = to_buffer ? image->row_pitch : buffer_row;
   c->src_slice = to_buffer ? image->slice_pitch : buffer_slice;
-  if (retain_mem(ev, image) || retain_mem(ev, buffer)) {
+  if (retain_mem_access(ev, image, !to_buffer) || retain_mem_access(ev, buffer, to_buffer)) {
     event_release_internal(ev);
     return CL_OUT_OF_HOST_MEMORY;
   }
@@ -949,7 +1009,8 @@ AQUILA_API void *clEnqueueMapImage(cl_command_queue q, cl_mem image, cl_bool blo
     err = CL_INVALID_OPERATION;
   else {
     cl_event ev = event_create_command(q, CL_COMMAND_MAP_IMAGE, COMMAND_MAP);
-    if (!ev || retain_mem(ev, image)) {
+    int writes = (map_flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION)) != 0;
+    if (!ev || retain_mem_access(ev, image, writes)) {
       if (ev) event_release_internal(ev);
       err = CL_OUT_OF_HOST_MEMORY;
     } else {
@@ -973,7 +1034,7 @@ static hsa_dim3_t dim3(const size_t v[3]) {
 
 cl_int image_command_execute(cl_event ev) {
   __typeof__(ev->u.image) *c = &ev->u.image;
-  hsa_agent_t agent = ev->queue->device->agent;
+  hsa_agent_t agent = context_agent(ev->context); /* the pixels are in host memory */
   hsa_ext_image_t img = {c->image->image_handle};
   hsa_ext_image_region_t r = {dim3(c->origin), dim3(c->region)};
   hsa_status_t st;

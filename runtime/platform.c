@@ -104,6 +104,7 @@ static uint64_t device_memory_size(void) {
 }
 
 static uint32_t num_remote;
+hsa_agent_t aquila_host_agent;
 
 static hsa_status_t add_cpu_agent(hsa_agent_t agent, void *data) {
   hsa_device_type_t type;
@@ -117,6 +118,7 @@ static hsa_status_t add_cpu_agent(hsa_agent_t agent, void *data) {
   hsa_agent_get_info(agent, HSA_VEN_AQUILA_AGENT_INFO_REMOTE, &remote);
   /* AQUILA_LOCAL_DEVICE=0: only remote devices (to run an application, or
    * the tests, on a remote device alone). */
+  if (!remote && !aquila_host_agent.handle) aquila_host_agent = agent;
   const char *local = getenv("AQUILA_LOCAL_DEVICE");
   if (!remote && local && !strcmp(local, "0")) return HSA_STATUS_SUCCESS;
   struct _cl_device_id *devs = realloc(aquila_devices, (aquila_num_devices + 1) * sizeof *devs);

@@ -321,21 +321,6 @@ static void append_log(struct program_device *pd, const char *text) {
   pd->log = log;
 }
 
-/* What the compiler gets: the application's options, and, when no device
- * of the program has images (remote devices only), -cl-aquila-no-images:
- * __IMAGE_SUPPORT__ is defined only for a device that supports images.
- * NULL when out of memory (the application's options then). */
-static char *compile_options(cl_program p, const char *options) {
-  int images = 0;
-  for (cl_uint i = 0; i < p->num_devices; i++)
-    if (!device_root(p->devices[i])->remote) images = 1;
-  const char *base = options ? options : "";
-  size_t n = strlen(base) + 32;
-  char *s = malloc(n);
-  if (s) snprintf(s, n, "%s%s", base, images ? "" : " -cl-aquila-no-images");
-  return s;
-}
-
 /* AQUILA_CODEGEN=eager: all machine code at the build, as before code on
  * demand (for comparisons, and for an application that wants every
  * kernel's code ready before its first launch). */
@@ -554,15 +539,12 @@ AQUILA_API cl_int clBuildProgram(cl_program program, cl_uint num_devices,
     program->per_device[i].status = CL_BUILD_IN_PROGRESS;
   }
   if (from_source) {
-    char *compile_opts = compile_options(program, options);
-    struct aquila_compile_input in = {.source = program->source,
-                                      .options = compile_opts ? compile_opts : options,
-                                      .code_on_demand = codegen_on_demand()};
+    struct aquila_compile_input in = {
+        .source = program->source, .options = options, .code_on_demand = codegen_on_demand()};
     struct aquila_fatbin *fb = NULL;
     char *log = NULL;
     uint64_t t0 = trace_begin();
     enum aquila_compile_status st = aquila_compile(&in, &fb, &log);
-    free(compile_opts);
     trace_build_step("clBuildProgram: compile", t0, st == AQUILA_COMPILE_OK, fb, options);
     for (cl_uint i = 0; i < program->num_devices; i++)
       append_log(&program->per_device[i], log ? log : "");
@@ -689,9 +671,8 @@ AQUILA_API cl_int clCompileProgram(cl_program program, cl_uint num_devices,
     names[i] = header_include_names[i];
     sources[i] = input_headers[i]->source;
   }
-  char *compile_opts = compile_options(program, options);
   struct aquila_compile_input in = {.source = program->source,
-                                    .options = compile_opts ? compile_opts : options,
+                                    .options = options,
                                     .num_headers = num_input_headers,
                                     .header_names = names,
                                     .header_sources = sources,
@@ -700,7 +681,6 @@ AQUILA_API cl_int clCompileProgram(cl_program program, cl_uint num_devices,
   char *log = NULL;
   uint64_t t0 = trace_begin(), t_compile = now_ns();
   enum aquila_compile_status st = aquila_compile(&in, &fb, &log);
-  free(compile_opts);
   trace_build_step("clCompileProgram", t0, st == AQUILA_COMPILE_OK, fb, options);
   debug_log("clCompileProgram: %zu bytes of source, %u headers, options '%s': %.1f ms",
             strlen(program->source), num_input_headers, options ? options : "",

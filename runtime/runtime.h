@@ -126,6 +126,9 @@ cl_int platform_init(void);
 extern struct _cl_platform_id aquila_platform;
 extern struct _cl_device_id *aquila_devices;
 extern cl_uint aquila_num_devices;
+/* This machine's CPU agent, a device or not (AQUILA_LOCAL_DEVICE=0): the
+ * HSA image extension works on host memory through it. */
+extern hsa_agent_t aquila_host_agent;
 int device_is_valid(cl_device_id d);
 /* The fat binary target name of the device's code (the host CPU's). Asked
  * of the compiler on first use, not at start-up, since naming it may start
@@ -213,6 +216,9 @@ struct _cl_mem {
   /* Images (type CL_MEM_OBJECT_IMAGE*; image.c): an HSA image in the linear
    * layout over data. A 1D buffer image uses its buffer's storage (parent). */
   uint64_t image_handle; /* hsa_ext_image_t; 0 for buffers */
+  /* The image's handles on remote devices, over its copy there (made at
+   * its first kernel there), or NULL. */
+  struct image_remote *remote_images;
   cl_image_format image_format;
   cl_image_desc image_desc; /* width/height/depth/array_size of its geometry only */
   size_t element_size, row_pitch, slice_pitch; /* the storage's layout */
@@ -540,6 +546,9 @@ cl_int finish_enqueue(cl_event ev, cl_uint num_wait, const cl_event *wait_list, 
 int mem_is_image(cl_mem m);
 /* Frees an image's HSA image (clReleaseMemObject, last reference). */
 void image_destroy(cl_mem m);
+/* The handle a kernel on remote device d takes for image m: of an image
+ * over m's copy there (residency.c), made on first use. */
+cl_int image_device_handle(cl_mem m, cl_device_id d, uint64_t *handle);
 /* Runs a COMMAND_IMAGE on a scheduler worker; returns the event's final status. */
 cl_int image_command_execute(cl_event ev);
 /* The device's image limits (clGetDeviceInfo), from its HSA agent. */

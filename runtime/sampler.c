@@ -56,14 +56,9 @@ AQUILA_API cl_sampler clCreateSampler(cl_context context, cl_bool normalized_coo
                                         : HSA_EXT_SAMPLER_COORDINATE_MODE_UNNORMALIZED;
   d.filter_mode = filter_mode == CL_FILTER_LINEAR ? HSA_EXT_SAMPLER_FILTER_MODE_LINEAR
                                                   : HSA_EXT_SAMPLER_FILTER_MODE_NEAREST;
-  /* The first device with images serves samplers (a remote one has none). */
-  hsa_agent_t agent = {0};
-  for (cl_uint i = 0; i < context->num_devices && !agent.handle; i++)
-    if (!device_root(context->devices[i])->remote) agent = context->devices[i]->agent;
-  if (!agent.handle) {
-    err = CL_INVALID_OPERATION;
-    goto fail;
-  }
+  /* A sampler is a value that every agent's kernels decode alike
+   * (hsa/image.c): this machine's agent makes it for all of them. */
+  hsa_agent_t agent = aquila_host_agent;
   hsa_ext_sampler_t hs;
   if (hsa_ext_sampler_create(agent, &d, &hs) != HSA_STATUS_SUCCESS) {
     err = CL_OUT_OF_RESOURCES;
@@ -100,13 +95,7 @@ AQUILA_API cl_int clReleaseSampler(cl_sampler sampler) {
   if (!object_release(&sampler->header)) return CL_SUCCESS;
   cl_context ctx = sampler->context;
   hsa_ext_sampler_t hs = {sampler->bits};
-  hsa_agent_t agent = ctx->devices[0]->agent; /* as clCreateSampler chose it */
-  for (cl_uint i = 0; i < ctx->num_devices; i++)
-    if (!device_root(ctx->devices[i])->remote) {
-      agent = ctx->devices[i]->agent;
-      break;
-    }
-  hsa_ext_sampler_destroy(agent, hs);
+  hsa_ext_sampler_destroy(aquila_host_agent, hs);
   object_free(sampler);
   clReleaseContext(ctx);
   return CL_SUCCESS;

@@ -12,6 +12,7 @@
 
 #include "../hsa_internal.h"
 #include <hsa/hsa_ext_amd.h>
+#include <hsa/hsa_ext_image.h>
 #include "aquila/hsa_ext_aquila.h"
 #include "plugin.h"
 
@@ -74,6 +75,7 @@ static const struct aq_remote_services services = {
     .now_ns = aq_now_ns,
     .agent_reconnected = agent_reconnected,
     .debug = debug,
+    .setting = aq_remote_setting,
 };
 
 /* ---- start and stop -------------------------------------------------------------- */
@@ -97,7 +99,7 @@ static char *plugin_path(void) {
 }
 
 void aq_remote_start(void) {
-  const char *list = getenv("AQUILA_REMOTE");
+  const char *list = aq_remote_setting("AQUILA_REMOTE");
   if (!list || !*list || plugin) return;
   char *path = plugin_path();
   void *library = path ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : NULL;
@@ -262,6 +264,31 @@ static bool kernarg_size_of(struct aq_remote_agent *a, uint64_t object, uint32_t
     }
   pthread_mutex_unlock(&a->kernels_lock);
   return found;
+}
+
+/* ---- images --------------------------------------------------------------------------- */
+
+hsa_status_t aq_remote_image_create(uint32_t index, const hsa_ext_image_descriptor_t *desc,
+                                    uint64_t address, hsa_access_permission_t access,
+                                    size_t row_pitch, size_t slice_pitch, uint64_t *handle) {
+  struct aq_wire_image m = {
+      .address = address,
+      .width = desc->width,
+      .height = desc->height,
+      .depth = desc->depth,
+      .array_size = desc->array_size,
+      .row_pitch = row_pitch,
+      .slice_pitch = slice_pitch,
+      .geometry = (uint32_t)desc->geometry,
+      .channel_type = desc->format.channel_type,
+      .channel_order = desc->format.channel_order,
+      .access = (uint32_t)access,
+  };
+  return plugin->image_create(index, &m, handle);
+}
+
+void aq_remote_image_destroy(uint32_t index, uint64_t handle) {
+  plugin->image_destroy(index, handle);
 }
 
 /* ---- queues: packets forwarded by whoever rings the doorbell ------------------------ */

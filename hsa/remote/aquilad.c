@@ -18,6 +18,7 @@
 #include <stdarg.h>
 #include <hsa/hsa.h>
 #include <hsa/hsa_ext_amd.h>
+#include <hsa/hsa_ext_image.h>
 #include <limits.h>
 #include <llvm-c/Core.h>
 #include <llvm-c/TargetMachine.h>
@@ -126,6 +127,9 @@ struct client {
     uint32_t kernarg_size;
   } * kernels;
   size_t num_kernels, cap_kernels;
+  /* Its images (HSA handles of the CPU agent), over its memory (loop thread). */
+  uint64_t *images;
+  size_t num_images, cap_images;
   struct client *next;
 };
 
@@ -812,6 +816,54 @@ static void read_sent(void *arg, bool sent) {
 
 /* Runs one message; false refuses it (the link closes). payload is the
  * loop's unless it is a WRITE's bytes, already in place. */
+/* ---- images (loop thread) ------------------------------------------------- */
+
+/* An image over the client's own memory: the HSA runtime checks the
+ * descriptor; the bytes it spans must be the client's. */
+static int32_t image_create(struct client *c, const struct aq_wire_image *m, uint64_t *handle) {
+  hsa_ext_image_descriptor_t d = {
+      .geometry = (hsa_ext_image_geometry_t)m->geometry,
+      .width = m->width,
+      .height = m->height,
+      .depth = m->depth,
+      .array_size = m->array_size,
+      .format = {.channel_type = m->channel_type, .channel_order = m->channel_order},
+  };
+  hsa_ext_image_data_info_t info;
+  hsa_status_t st = hsa_ext_image_data_get_info_with_layout(
+      cpu_agent, &d, (hsa_access_permission_t)m->access, HSA_EXT_IMAGE_DATA_LAYOUT_LINEAR,
+      m->row_pitch, m->slice_pitch, &info);
+  if (st != HSA_STATUS_SUCCESS) return st;
+  if (!range_is_owned(c, m->address, info.size)) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+  if (c->num_images == c->cap_images) {
+    size_t cap = c->cap_images ? 2 * c->cap_images : 16;
+    uint64_t *p = realloc(c->images, cap * sizeof *p);
+    if (!p) return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
+    c->images = p;
+    c->cap_images = cap;
+  }
+  hsa_ext_image_t image;
+  st = hsa_ext_image_create_with_layout(
+      cpu_agent, &d, (void *)(uintptr_t)m->address, (hsa_access_permission_t)m->access,
+      HSA_EXT_IMAGE_DATA_LAYOUT_LINEAR, m->row_pitch, m->slice_pitch, &image);
+  if (st != HSA_STATUS_SUCCESS) return st;
+  c->images[c->num_images++] = image.handle;
+  *handle = image.handle;
+  return HSA_STATUS_SUCCESS;
+}
+
+/* false when handle is not one of the client's images. The client destroys
+ * an image only once its kernels that use it have ended. */
+static bool image_destroy(struct client *c, uint64_t handle) {
+  for (size_t i = 0; i < c->num_images; i++)
+    if (c->images[i] == handle) {
+      hsa_ext_image_destroy(cpu_agent, (hsa_ext_image_t){handle});
+      c->images[i] = c->images[--c->num_images];
+      return true;
+    }
+  return false;
+}
+
 static bool execute(struct client *c, const struct aq_wire_header *h, void *payload) {
   const unsigned char *p = payload;
   uint64_t id = h->id;
@@ -876,6 +928,19 @@ static bool execute(struct client *c, const struct aq_wire_header *h, void *payl
     unload_code(c, handle);
     return true;
   }
+  case AQ_MSG_IMAGE_CREATE: {
+    struct aq_wire_image m;
+    memcpy(&m, p, sizeof m);
+    uint64_t handle = 0;
+    struct aq_wire_reply reply = {image_create(c, &m, &handle), 0, handle};
+    aq_link_send(c->link, AQ_MSG_REPLY, id, &reply, sizeof reply, NULL, 0, NULL, NULL);
+    return true;
+  }
+  case AQ_MSG_IMAGE_DESTROY: {
+    uint64_t handle;
+    memcpy(&handle, p, sizeof handle);
+    return image_destroy(c, handle); /* not one of its images: the link closes */
+  }
   case AQ_MSG_PING: {
     struct aq_wire_reply reply = {HSA_STATUS_SUCCESS, 0, 0};
     aq_link_send(c->link, AQ_MSG_REPLY, id, &reply, sizeof reply, NULL, 0, NULL, NULL);
@@ -923,6 +988,9 @@ static void client_free(struct client *c) {
   pthread_mutex_unlock(&clients_lock);
   for (uint32_t i = 0; i < c->num_queues; i++)
     hsa_queue_destroy(c->queues[i].queue);
+  while (c->num_images)
+    image_destroy(c, c->images[c->num_images - 1]);
+  free(c->images);
   while (c->num_executables)
     unload_code(c, c->executables[c->num_executables - 1].handle);
   while (c->num_allocations)

@@ -637,6 +637,23 @@ static void unload(uint32_t agent, uint64_t executable) {
   if (c) post(c, AQ_MSG_UNLOAD, 0, &executable, sizeof executable, NULL, 0, NULL, NULL);
 }
 
+static hsa_status_t image_create(uint32_t agent, const struct aq_wire_image *image,
+                                 uint64_t *handle) {
+  struct conn *c = conn_of(agent);
+  if (!c) return HSA_STATUS_ERROR_INVALID_AGENT;
+  struct aq_wire_reply reply;
+  hsa_status_t st = call(c, AQ_MSG_IMAGE_CREATE, image, sizeof *image, NULL, 0, &reply, NULL, NULL);
+  if (st != HSA_STATUS_SUCCESS) return st;
+  if (reply.status != HSA_STATUS_SUCCESS) return (hsa_status_t)reply.status;
+  *handle = reply.value;
+  return HSA_STATUS_SUCCESS;
+}
+
+static void image_destroy(uint32_t agent, uint64_t handle) {
+  struct conn *c = conn_of(agent);
+  if (c) post(c, AQ_MSG_IMAGE_DESTROY, 0, &handle, sizeof handle, NULL, 0, NULL, NULL);
+}
+
 static hsa_status_t dispatch(uint32_t agent, uint32_t queue,
                              const hsa_kernel_dispatch_packet_t *packet, uint16_t header,
                              const void *kernarg, uint32_t kernarg_size, bool profiling) {
@@ -717,6 +734,8 @@ static const struct aq_remote_plugin plugin_template = {
     .free_kernels = free_kernels,
     .unload = unload,
     .dispatch = dispatch,
+    .image_create = image_create,
+    .image_destroy = image_destroy,
     .stop = stop,
 };
 static struct aq_remote_plugin plugin;
@@ -724,7 +743,7 @@ static struct aq_remote_plugin plugin;
 /* ---- start-up: connect to every daemon at once, wait a bounded time ---- */
 
 static uint64_t timeout_ms(void) {
-  const char *e = getenv("AQUILA_REMOTE_TIMEOUT_MS");
+  const char *e = services->setting("AQUILA_REMOTE_TIMEOUT_MS");
   if (e && *e) {
     char *end;
     long v = strtol(e, &end, 10);
@@ -742,8 +761,8 @@ aquila_remote_plugin_start(uint32_t version, const struct aq_remote_services *s)
   int ucx_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE};
   for (size_t i = 0; i < sizeof ucx_signals / sizeof ucx_signals[0]; i++)
     ucs_debug_disable_signal(ucx_signals[i]);
-  const char *list = getenv("AQUILA_REMOTE");
-  const char *key_file = getenv("AQUILA_REMOTE_KEY_FILE");
+  const char *list = services->setting("AQUILA_REMOTE");
+  const char *key_file = services->setting("AQUILA_REMOTE_KEY_FILE");
   char why[256];
   if (!list || !*list) return NULL;
   if (!key_file || !*key_file) {

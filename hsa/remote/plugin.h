@@ -10,7 +10,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define AQ_REMOTE_PLUGIN_VERSION 1u
+#include "wire.h"
+
+#define AQ_REMOTE_PLUGIN_VERSION 3u
 #define AQ_REMOTE_PLUGIN_ENTRY "aquila_remote_plugin_start"
 #define AQ_REMOTE_MAX_AGENTS 32u
 
@@ -27,6 +29,9 @@ struct aq_remote_services {
    * there before is gone (its kernel objects mean nothing now). */
   void (*agent_reconnected)(uint32_t agent);
   void (*debug)(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+  /* AQUILA_REMOTE, AQUILA_REMOTE_KEY_FILE, AQUILA_REMOTE_TIMEOUT_MS: from
+   * the environment or the configuration file; NULL when not set. */
+  const char *(*setting)(const char *name);
 };
 
 struct aq_remote_description {
@@ -82,6 +87,10 @@ struct aq_remote_plugin {
   hsa_status_t (*dispatch)(uint32_t agent, uint32_t queue,
                            const hsa_kernel_dispatch_packet_t *packet, uint16_t header,
                            const void *kernarg, uint32_t kernarg_size, bool profiling);
+  /* An image over the agent's memory (image->address, linear layout): the
+   * handle its kernels take. Destroyed only once no kernel uses it. */
+  hsa_status_t (*image_create)(uint32_t agent, const struct aq_wire_image *image, uint64_t *handle);
+  void (*image_destroy)(uint32_t agent, uint64_t handle);
   /* Closes every connection (commands in flight fail). */
   void (*stop)(void);
 };

@@ -84,7 +84,11 @@ bool aq_wire_check(const struct aq_wire_header *h, const void *payload, bool fro
   case AQ_MSG_ALLOC:
   case AQ_MSG_FREE:
   case AQ_MSG_UNLOAD:
+  case AQ_MSG_IMAGE_DESTROY:
     return length_is(h, sizeof(uint64_t));
+  case AQ_MSG_IMAGE_CREATE:
+    /* Its fields are the HSA runtime's to check, on the daemon. */
+    return length_is(h, sizeof(struct aq_wire_image));
   case AQ_MSG_WRITE:
     return h->length <= AQ_WIRE_MAX_PAYLOAD;
   case AQ_MSG_READ:

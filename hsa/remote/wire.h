@@ -62,6 +62,10 @@ enum aq_wire_type {
   AQ_MSG_PULL,       /* client: struct aq_wire_pull -> REPLY when the bytes are in place */
   AQ_MSG_GRANT_READ, /* daemon to daemon: struct aq_wire_grant_read -> REPLY (raw bytes) */
   AQ_MSG_COPY,       /* client: struct aq_wire_copy, within its memory (no reply) */
+  /* An image over the client's memory, for its kernels: the daemon's HSA
+   * image handle is what they take as the argument. */
+  AQ_MSG_IMAGE_CREATE,  /* client: struct aq_wire_image -> REPLY with the handle */
+  AQ_MSG_IMAGE_DESTROY, /* client: uint64 handle (no reply) */
   AQ_MSG_TYPE_END
 };
 
@@ -118,10 +122,21 @@ struct aq_wire_grant_read {
   uint8_t token[AQ_WIRE_TOKEN_BYTES];
 };
 
+/* hsa_ext_image_create_with_layout's arguments (linear layout). */
+struct aq_wire_image {
+  uint64_t address; /* the image's bytes, in the client's memory there */
+  uint64_t width, height, depth, array_size;
+  uint64_t row_pitch, slice_pitch;
+  uint32_t geometry;      /* hsa_ext_image_geometry_t */
+  uint32_t channel_type;  /* hsa_ext_image_channel_type_t */
+  uint32_t channel_order; /* hsa_ext_image_channel_order_t */
+  uint32_t access;        /* hsa_access_permission_t */
+};
+
 struct aq_wire_reply {
   int32_t status; /* hsa_status_t */
   uint32_t reserved;
-  uint64_t value; /* ALLOC: the address; LOAD: the executable */
+  uint64_t value; /* ALLOC: the address; LOAD: the executable; IMAGE_CREATE: the handle */
 };
 
 /* After LOAD's reply, per kernel: this and its name's bytes. */
@@ -166,6 +181,7 @@ _Static_assert(sizeof(struct aq_wire_header) == 24, "wire header");
 _Static_assert(sizeof(struct aq_wire_dispatch) == 56, "wire dispatch");
 _Static_assert(sizeof(struct aq_wire_done) == 48, "wire done");
 _Static_assert(sizeof(struct aq_wire_welcome) == 272, "wire welcome");
+_Static_assert(sizeof(struct aq_wire_image) == 72, "wire image");
 
 /* Whether a message of this type and payload length may come from the peer
  * in this state: from_daemon selects the direction, authenticated whether

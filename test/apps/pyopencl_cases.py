@@ -148,7 +148,7 @@ def case_clmath():
 
 
 def case_images():
-    # A device without images (a remote one) is not asked for them, as the
+    # A device without images is not asked for them, as the
     # CTS does; the case then checks that images are refused cleanly.
     if not q.device.image_support:
         fmt = cl.ImageFormat(cl.channel_order.R, cl.channel_type.FLOAT)

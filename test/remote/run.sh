@@ -19,7 +19,10 @@ cleanup() {
   done
   rm -rf "$dir"
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+# A reader that went away (`run.sh | head`) or a hang-up must not leave
+# daemons behind either.
+trap 'cleanup; trap - EXIT; exit 1' INT TERM HUP PIPE
 head -c 32 /dev/urandom >"$dir/key"
 head -c 32 /dev/urandom >"$dir/wrong"
 chmod 600 "$dir/key" "$dir/wrong"
@@ -85,6 +88,26 @@ else
   echo "not ok wrong_key_refused: '$out' after ${took}s"
 fi
 
+# The settings from a configuration file: a key file named relative to it,
+# the environment over the file, lines that are no setting left out.
+mkdir -p "$dir/conf"
+cp "$dir/key" "$dir/conf/k"
+printf '# remote agents\nAQUILA_REMOTE="%s"\n  AQUILA_REMOTE_KEY_FILE = k\nNOT_A_SETTING=1\ngarbage\n' \
+  "$a" >"$dir/conf/remote.conf"
+one=$(env -u AQUILA_REMOTE_KEY_FILE AQUILA_REMOTE_CONFIG="$dir/conf/remote.conf" AQUILA_DEBUG=1 \
+  timeout 30 "$BIN/test_remote" count 2>"$dir/conf.log")
+two=$(env -u AQUILA_REMOTE_KEY_FILE AQUILA_REMOTE_CONFIG="$dir/conf/remote.conf" \
+  AQUILA_REMOTE=$a,$b timeout 30 "$BIN/test_remote" count 2>/dev/null)
+none=$(env -u AQUILA_REMOTE_KEY_FILE AQUILA_REMOTE_CONFIG="$dir/conf/missing.conf" \
+  timeout 30 "$BIN/test_remote" count 2>/dev/null)
+if [ "$one" = "devices 2" ] && [ "$two" = "devices 3" ] && [ "$none" = "devices 1" ] &&
+  grep -q "remote.conf:4: 'NOT_A_SETTING' is not a setting" "$dir/conf.log" &&
+  grep -q "remote.conf:5: not NAME=VALUE" "$dir/conf.log"; then
+  echo "ok settings_from_configuration_file"
+else
+  echo "not ok settings_from_configuration_file: '$one' '$two' '$none' $(grep remote.conf "$dir/conf.log" | head -3)"
+fi
+
 # Malformed and unauthenticated messages, straight over UCX.
 timeout 60 "$BIN/test_remote_link" "$a" "$dir/key"
 
@@ -97,10 +120,9 @@ for s in vectoradd matrixmul nbody bitonicsort reduction transpose histogram; do
     echo "not ok sample_on_remote_$s: $(tail -3 "$dir/out")"
   fi
 done
-# (test_images, test_subdevices, test_misuse and test_platform_device ask for
-# images or partitions, which a remote device has not; test_robust sets the
-# local device's memory size.)
-for t in ${REMOTE_API_TESTS:-test_buffers test_events test_ndrange test_program_kernel test_context_queue test_threads}; do
+# (test_subdevices and test_platform_device ask for partitions, which a
+# remote device has not; test_robust sets the local device's memory size.)
+for t in ${REMOTE_API_TESTS:-test_buffers test_events test_ndrange test_program_kernel test_context_queue test_threads test_images test_misuse}; do
   if AQUILA_LOCAL_DEVICE=0 AQUILA_REMOTE=$a timeout 300 "$BUILD/test/api/$t" >"$dir/out" 2>&1 &&
     ! grep -q '^not ok' "$dir/out"; then
     echo "ok api_on_remote_$t ($(grep -c '^ok ' "$dir/out") cases)"

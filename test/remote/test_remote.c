@@ -3,9 +3,9 @@
  * AQUILA_REMOTE to them. The cases: the device list, kernels and buffer
  * commands on a remote device, a buffer moved between two daemons and the
  * local device, events between queues of different devices, a kernel fault
- * on a daemon. With the argument "lost", the daemon whose pid is in
- * AQUILA_TEST_DAEMON_PID is killed while a kernel runs on it: the command
- * and its dependants fail, nothing hangs, the device turns unavailable. */
+ * on a daemon, images moved and sampled across the devices. With the argument "lost", the daemon
+ * whose pid is in AQUILA_TEST_DAEMON_PID is killed while a kernel runs on it: the command and its
+ * dependants fail, nothing hangs, the device turns unavailable. */
 #include <signal.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -92,7 +92,7 @@ static void device_list(void) {
   clGetDeviceInfo(devices[1], CL_DEVICE_IMAGE_SUPPORT, sizeof images, &images, NULL);
   clGetDeviceInfo(devices[1], CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof unified, &unified, NULL);
   CHECK(available == CL_TRUE);
-  CHECK(images == CL_FALSE);
+  CHECK(images == CL_TRUE);
   CHECK(unified == CL_FALSE);
   cl_device_exec_capabilities caps = 0;
   clGetDeviceInfo(devices[1], CL_DEVICE_EXECUTION_CAPABILITIES, sizeof caps, &caps, NULL);
@@ -271,8 +271,7 @@ static void kernel_fault_on_remote(void) {
   CHECK_EQ_INT(run_add(remote_a, 100), 0);
 }
 
-/* __IMAGE_SUPPORT__ is not defined for a program of remote devices only
- * (they have no images), and is for the local device. */
+/* __IMAGE_SUPPORT__ is defined for a remote device as for the local one. */
 static int image_macro_on(cl_device_id d) {
   const char *src = "__kernel void k(__global int *o) {\n#ifdef __IMAGE_SUPPORT__\n o[0] = 1;\n"
                     "#else\n o[0] = 2;\n#endif\n}\n";
@@ -299,8 +298,105 @@ static int image_macro_on(cl_device_id d) {
 
 static void image_support_macro(void) {
   REQUIRE(remote_a && local_device);
-  CHECK_EQ_INT(image_macro_on(remote_a), 2);
+  CHECK_EQ_INT(image_macro_on(remote_a), 1);
   CHECK_EQ_INT(image_macro_on(local_device), 1);
+}
+
+/* An image written by the host, shifted by a kernel on daemon A that
+ * samples it (clamped at the edge), shifted again on daemon B (its bytes
+ * move there), then on the local device, and read back; a write_only image
+ * written on a daemon and read by the host; an image released while its
+ * copies exist on both daemons. */
+static cl_mem image2d(cl_mem_flags flags, const cl_image_format *f, size_t w, size_t h, void *host,
+                      cl_int *err) {
+  cl_image_desc d = {.image_type = CL_MEM_OBJECT_IMAGE2D, .image_width = w, .image_height = h};
+  return clCreateImage(ctx, flags, f, &d, host, err);
+}
+
+static void image_across_devices(void) {
+  REQUIRE(remote_a && remote_b && local_device);
+  const char *src =
+      "__constant sampler_t s = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_EDGE |\n"
+      "                         CLK_FILTER_NEAREST;\n"
+      "__kernel void shift(read_only image2d_t in, write_only image2d_t out) {\n"
+      "  int2 p = (int2)(get_global_id(0), get_global_id(1));\n"
+      "  float4 v = read_imagef(in, s, p + (int2)(1, 0));\n"
+      "  write_imagef(out, p, v + (float4)(0, 0, 0, 1));\n"
+      "}\n"
+      "__kernel void ids(write_only image2d_t out) {\n"
+      "  int2 p = (int2)(get_global_id(0), get_global_id(1));\n"
+      "  write_imageui(out, p, (uint4)(p.x, p.y, get_image_width(out), 7));\n"
+      "}\n";
+  cl_int err;
+  cl_program p = clCreateProgramWithSource(ctx, 1, &src, NULL, &err);
+  REQUIRE(p);
+  CHECK_EQ_INT(clBuildProgram(p, 0, NULL, "", NULL, NULL), CL_SUCCESS);
+  enum { W = 64, H = 32 };
+  static float pixels[W * H * 4], back[W * H * 4];
+  for (int i = 0; i < W * H; i++) {
+    pixels[4 * i] = (float)(i % W);
+    pixels[4 * i + 1] = (float)(i / W);
+    pixels[4 * i + 2] = 0.5f;
+    pixels[4 * i + 3] = 0.0f;
+  }
+  cl_image_format f = {CL_RGBA, CL_FLOAT};
+  cl_mem a = image2d(CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, &f, W, H, pixels, &err);
+  CHECK_EQ_INT(err, CL_SUCCESS);
+  cl_mem b = image2d(CL_MEM_READ_WRITE, &f, W, H, NULL, &err);
+  REQUIRE(a && b);
+  cl_kernel k = clCreateKernel(p, "shift", &err);
+  cl_command_queue qa = clCreateCommandQueue(ctx, remote_a, 0, &err);
+  cl_command_queue qb = clCreateCommandQueue(ctx, remote_b, 0, &err);
+  cl_command_queue ql = clCreateCommandQueue(ctx, local_device, 0, &err);
+  size_t g[2] = {W, H};
+  cl_event e1, e2, e3;
+  clSetKernelArg(k, 0, sizeof a, &a);
+  clSetKernelArg(k, 1, sizeof b, &b);
+  CHECK_EQ_INT(clEnqueueNDRangeKernel(qa, k, 2, NULL, g, NULL, 0, NULL, &e1), CL_SUCCESS);
+  clSetKernelArg(k, 0, sizeof b, &b);
+  clSetKernelArg(k, 1, sizeof a, &a);
+  CHECK_EQ_INT(clEnqueueNDRangeKernel(qb, k, 2, NULL, g, NULL, 1, &e1, &e2), CL_SUCCESS);
+  clSetKernelArg(k, 0, sizeof a, &a);
+  clSetKernelArg(k, 1, sizeof b, &b);
+  CHECK_EQ_INT(clEnqueueNDRangeKernel(ql, k, 2, NULL, g, NULL, 1, &e2, &e3), CL_SUCCESS);
+  size_t o[3] = {0, 0, 0}, r[3] = {W, H, 1};
+  CHECK_EQ_INT(clEnqueueReadImage(qa, b, CL_TRUE, o, r, 0, 0, back, 1, &e3, NULL), CL_SUCCESS);
+  int bad = 0;
+  for (int y = 0; y < H && !bad; y++)
+    for (int x = 0; x < W && !bad; x++) {
+      const float *v = &back[4 * (y * W + x)];
+      int sx = x + 3 < W ? x + 3 : W - 1;
+      bad = v[0] != (float)sx || v[1] != (float)y || v[2] != 0.5f || v[3] != 3.0f;
+      if (bad) printf("  (%d, %d): %g %g %g %g\n", x, y, v[0], v[1], v[2], v[3]);
+    }
+  CHECK(!bad);
+  clReleaseEvent(e1);
+  clReleaseEvent(e2);
+  clReleaseEvent(e3);
+  /* Written on the daemon alone, read by the host. */
+  cl_image_format fu = {CL_RGBA, CL_UNSIGNED_INT32};
+  cl_mem u = image2d(CL_MEM_WRITE_ONLY, &fu, W, H, NULL, &err);
+  cl_kernel ids = clCreateKernel(p, "ids", &err);
+  clSetKernelArg(ids, 0, sizeof u, &u);
+  CHECK_EQ_INT(clEnqueueNDRangeKernel(qb, ids, 2, NULL, g, NULL, 0, NULL, NULL), CL_SUCCESS);
+  static cl_uint got[W * H * 4];
+  CHECK_EQ_INT(clEnqueueReadImage(qb, u, CL_TRUE, o, r, 0, 0, got, 0, NULL, NULL), CL_SUCCESS);
+  bad = 0;
+  for (int i = 0; i < W * H && !bad; i++)
+    bad = got[4 * i] != (cl_uint)(i % W) || got[4 * i + 1] != (cl_uint)(i / W) ||
+          got[4 * i + 2] != W || got[4 * i + 3] != 7;
+  CHECK(!bad);
+  clReleaseKernel(ids);
+  clReleaseMemObject(u);
+  clReleaseKernel(k);
+  clReleaseMemObject(a);
+  clReleaseMemObject(b);
+  clReleaseProgram(p);
+  clReleaseCommandQueue(qa);
+  clReleaseCommandQueue(qb);
+  clReleaseCommandQueue(ql);
+  CHECK_EQ_INT(run_add(remote_a, 100), 0); /* the daemons go on */
+  CHECK_EQ_INT(run_add(remote_b, 100), 0);
 }
 
 static void native_kernel_refused(void) {
@@ -480,6 +576,7 @@ int main(int argc, char **argv) {
     RUN(kernel_fault_on_remote);
     RUN(native_kernel_refused);
     RUN(image_support_macro);
+    RUN(image_across_devices);
   }
   if (program) clReleaseProgram(program);
   if (ctx) clReleaseContext(ctx);

@@ -3,8 +3,10 @@
  *   test_remote_link ADDR:PORT KEY_FILE
  * The daemon must close a connection that sends a malformed message, a
  * message before proving the key, a wrong proof, a dispatch of a kernel it
- * never loaded or a write outside the client's memory, and keep serving
- * others. aq_wire_check itself is run over crafted and random messages. */
+ * never loaded, a write outside the client's memory or the destruction of
+ * an image not its own, refuse an image over memory not the client's, and
+ * keep serving others. aq_wire_check itself is run over crafted and random messages. */
+#include <hsa/hsa_ext_image.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -103,8 +105,11 @@ static bool admitted(struct aq_link *link, struct peer *p) {
   return wait_for(p, &p->welcomed);
 }
 
-static void finish(struct aq_link *link) {
+/* Closes the link and waits for its on_close: p lives on the test's stack,
+ * which the next test reuses. */
+static void finish(struct aq_link *link, struct peer *p) {
   aq_link_close(link, "test over");
+  wait_for(p, &p->closed);
   aq_link_release(link);
 }
 
@@ -257,6 +262,54 @@ static void write_outside_own_memory_closes(void) {
   aq_link_release(link);
 }
 
+/* An image whose bytes would pass the end of the client's allocation is
+ * refused (the link stays); one inside it is made, and destroyed. */
+static void image_outside_own_memory_refused(void) {
+  struct peer p;
+  struct aq_link *link = open_peer(&p);
+  REQUIRE(link);
+  REQUIRE(admitted(link, &p));
+  uint64_t size = 4096;
+  aq_link_send(link, AQ_MSG_ALLOC, 1, &size, sizeof size, NULL, 0, NULL, NULL);
+  REQUIRE(wait_for(&p, &p.replied));
+  REQUIRE(p.reply.status == 0);
+  struct aq_wire_image im = {
+      .address = p.reply.value,
+      .width = 64, /* 64 x 64 RGBA floats: 64 KiB */
+      .height = 64,
+      .geometry = HSA_EXT_IMAGE_GEOMETRY_2D,
+      .channel_type = HSA_EXT_IMAGE_CHANNEL_TYPE_FLOAT,
+      .channel_order = HSA_EXT_IMAGE_CHANNEL_ORDER_RGBA,
+      .access = HSA_ACCESS_PERMISSION_RW,
+  };
+  p.replied = false;
+  aq_link_send(link, AQ_MSG_IMAGE_CREATE, 2, &im, sizeof im, NULL, 0, NULL, NULL);
+  REQUIRE(wait_for(&p, &p.replied));
+  CHECK(p.reply.status != 0);
+  im.width = im.height = 16; /* 4 KiB: all of it */
+  p.replied = false;
+  aq_link_send(link, AQ_MSG_IMAGE_CREATE, 3, &im, sizeof im, NULL, 0, NULL, NULL);
+  REQUIRE(wait_for(&p, &p.replied));
+  CHECK_EQ_INT(p.reply.status, 0);
+  CHECK(p.reply.value != 0);
+  uint64_t handle = p.reply.value;
+  aq_link_send(link, AQ_MSG_IMAGE_DESTROY, 0, &handle, sizeof handle, NULL, 0, NULL, NULL);
+  CHECK(!p.closed);
+  finish(link, &p);
+}
+
+/* Destroying an image that is not the client's closes the link. */
+static void image_destroy_unknown_closes(void) {
+  struct peer p;
+  struct aq_link *link = open_peer(&p);
+  REQUIRE(link);
+  REQUIRE(admitted(link, &p));
+  uint64_t handle = 0x1000;
+  aq_link_send(link, AQ_MSG_IMAGE_DESTROY, 0, &handle, sizeof handle, NULL, 0, NULL, NULL);
+  CHECK(wait_for(&p, &p.closed));
+  aq_link_release(link);
+}
+
 static void over_memory_limit_refused(void) {
   struct peer p;
   struct aq_link *link = open_peer(&p);
@@ -267,7 +320,7 @@ static void over_memory_limit_refused(void) {
   REQUIRE(wait_for(&p, &p.replied));
   CHECK(p.reply.status != 0);
   CHECK(!p.closed);
-  finish(link);
+  finish(link, &p);
 }
 
 static void daemon_still_serves(void) {
@@ -277,7 +330,7 @@ static void daemon_still_serves(void) {
   CHECK(admitted(link, &p));
   aq_link_send(link, AQ_MSG_PING, 3, NULL, 0, NULL, 0, NULL, NULL);
   CHECK(wait_for(&p, &p.replied));
-  finish(link);
+  finish(link, &p);
 }
 
 int main(int argc, char **argv) {
@@ -300,6 +353,8 @@ int main(int argc, char **argv) {
   RUN(unknown_kernel_closes);
   RUN(write_outside_own_memory_closes);
   RUN(over_memory_limit_refused);
+  RUN(image_outside_own_memory_refused);
+  RUN(image_destroy_unknown_closes);
   RUN(daemon_still_serves);
   aq_loop_destroy(loop);
   CHECK_EXIT();
