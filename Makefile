@@ -18,7 +18,7 @@ CXX        := g++
 
 DEB_PACKAGES := clang-19 libclang-19-dev llvm-19-dev lld-19 binutils g++ libclc-19 libhsa-runtime-dev \
                 ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-headers libelf-dev clinfo pkg-config \
-                valgrind libclang-rt-19-dev libucx-dev libsodium-dev ucx-utils
+                valgrind libclang-rt-19-dev libucx-dev libsodium-dev ucx-utils iproute2 nftables
 
 WARN      := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
 CPPFLAGS  := -D_GNU_SOURCE -DAQUILA_VERSION=\"0.1.0\" -DCL_TARGET_OPENCL_VERSION=120 -DCL_USE_DEPRECATED_OPENCL_1_0_APIS -DCL_USE_DEPRECATED_OPENCL_1_1_APIS \

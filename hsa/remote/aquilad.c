@@ -76,6 +76,7 @@ struct pending_dispatch {
   void *kernarg;
   bool profiling;
   bool ended; /* under client->lock */
+  uint64_t kernel_object;
   struct daemon_queue *queue;
   struct pending_dispatch *next;
 };
@@ -92,7 +93,7 @@ struct daemon_queue {
   /* Under client->lock: the dispatches not reported yet, in order; how
    * many of them have ended; threads sending a DONE of this queue. */
   struct pending_dispatch *pending_head, *pending_tail;
-  uint32_t num_ended, num_reporting;
+  uint32_t num_pending, num_ended, num_reporting;
   pthread_t completer;
 };
 
@@ -426,6 +427,29 @@ static struct daemon_queue *queue_for(struct client *c, uint32_t client_queue) {
   return q;
 }
 
+/* How long each kernel's last dispatch ran, by kernel object: a small
+ * table any thread writes (the ends are reported on compute units) and
+ * the loop thread reads; a collision only makes one guess wrong. */
+#define SHORT_KERNEL_NS 50000u
+#define DURATION_SLOTS 256u
+static struct { _Atomic uint64_t object, ns; } durations[DURATION_SLOTS];
+
+static size_t duration_slot(uint64_t object) {
+  return (size_t)(((object >> 4) * 0x9E3779B97F4A7C15ull) >> 56) % DURATION_SLOTS;
+}
+
+static void kernel_ran(uint64_t object, uint64_t ns) {
+  size_t i = duration_slot(object);
+  atomic_store_explicit(&durations[i].ns, ns, memory_order_relaxed);
+  atomic_store_explicit(&durations[i].object, object, memory_order_relaxed);
+}
+
+static bool kernel_was_short(uint64_t object) {
+  size_t i = duration_slot(object);
+  return atomic_load_explicit(&durations[i].object, memory_order_relaxed) == object &&
+         atomic_load_explicit(&durations[i].ns, memory_order_relaxed) < SHORT_KERNEL_NS;
+}
+
 static bool dispatch(struct client *c, uint64_t id, const unsigned char *payload) {
   struct aq_wire_dispatch d;
   memcpy(&d, payload, sizeof d);
@@ -455,13 +479,16 @@ static bool dispatch(struct client *c, uint64_t id, const unsigned char *payload
   p->kernarg = kernarg;
   p->profiling = d.profiling != 0;
   p->queue = dq;
+  p->kernel_object = d.kernel_object;
   /* In the list before the packet can run: its end finds it there. */
   pthread_mutex_lock(&c->lock);
+  bool run_here = dq->num_ended == dq->num_pending && kernel_was_short(d.kernel_object);
   if (dq->pending_tail)
     dq->pending_tail->next = p;
   else
     dq->pending_head = p;
   dq->pending_tail = p;
+  dq->num_pending++;
   pthread_mutex_unlock(&c->lock);
   hsa_ven_aquila_signal_on_zero(signal, dispatch_ended, p);
   hsa_queue_t *q = dq->queue;
@@ -489,6 +516,15 @@ static bool dispatch(struct client *c, uint64_t id, const unsigned char *payload
                     (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCACQUIRE_FENCE_SCOPE) |
                     (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE);
   __atomic_store_n((uint32_t *)pkt, (uint32_t)header | ((uint32_t)d.setup << 16), __ATOMIC_RELEASE);
+  /* A kernel that ran briefly last time, with nothing of its queue before
+   * it, runs here, before any compute unit is woken: the DONE leaves from
+   * this thread too. No more than its last run (SHORT_KERNEL_NS) is taken
+   * from the messages waiting. */
+  if (run_here) {
+    hsa_ven_aquila_signal_wait_helping(signal, HSA_SIGNAL_CONDITION_EQ, 0, 0, HSA_WAIT_STATE_ACTIVE,
+                                       q, index);
+    if (hsa_queue_load_read_index_scacquire(q) > index) return true; /* taken */
+  }
   hsa_signal_store_screlease(q->doorbell_signal, (hsa_signal_value_t)index);
   return true;
 }
@@ -513,6 +549,7 @@ static void report_ended(struct daemon_queue *dq) {
   }
   if (!*link) dq->pending_tail = kept; /* the scan reached the end */
   dq->num_ended -= n;
+  dq->num_pending -= n;
   dq->num_reporting++;
   pthread_mutex_unlock(&c->lock);
   struct aq_wire_done done[AQ_WIRE_MAX_DONES];
@@ -527,9 +564,10 @@ static void report_ended(struct daemon_queue *dq) {
       d->fault_address = fault.address;
       memcpy(d->fault_group, fault.group_id, sizeof d->fault_group);
     }
-    if (p->profiling) {
-      hsa_amd_profiling_dispatch_time_t t;
-      if (hsa_amd_profiling_get_dispatch_time(cpu_agent, p->signal, &t) == HSA_STATUS_SUCCESS) {
+    hsa_amd_profiling_dispatch_time_t t;
+    if (hsa_amd_profiling_get_dispatch_time(cpu_agent, p->signal, &t) == HSA_STATUS_SUCCESS) {
+      kernel_ran(p->kernel_object, t.end - t.start);
+      if (p->profiling) {
         d->start_ns = t.start;
         d->end_ns = t.end;
       }
@@ -544,11 +582,17 @@ static void report_ended(struct daemon_queue *dq) {
   if (!dq->num_reporting && c->closing) pthread_cond_broadcast(&c->cond);
 }
 
+/* Whether the loop thread holds back ends of kernels it ran itself. */
+static bool ends_held;
+
 /* A dispatch's completion signal reached 0: on the compute unit that ran
- * its last work-group. When nothing else of its queue is in flight, the
- * client is likely waiting for it: the DONE goes from here, without waking
- * another thread. Otherwise the completer gathers the ends into fewer
- * messages while the units go on with the queue's next kernels. */
+ * its last work-group, or on the loop thread (dispatch). When every
+ * dispatch of its queue in flight has ended, the client is likely waiting:
+ * the DONE goes from here, without waking another thread; the loop thread
+ * holds it until it has handled what has come meanwhile (send_held_ends),
+ * so that a run of short kernels it ran is one message. Otherwise the
+ * completer gathers the ends while the units go on with the queue's next
+ * kernels. */
 static void dispatch_ended(hsa_signal_t signal, void *arg) {
   (void)signal;
   struct pending_dispatch *p = arg;
@@ -557,11 +601,29 @@ static void dispatch_ended(hsa_signal_t signal, void *arg) {
   pthread_mutex_lock(&c->lock);
   p->ended = true;
   dq->num_ended++;
-  if (dq->pending_head == p && !p->next)
-    report_ended(dq);
-  else
+  if (dq->num_ended != dq->num_pending)
     pthread_cond_broadcast(&c->cond);
+  else if (aq_loop_is_current(loop) && dq->num_ended < AQ_WIRE_MAX_DONES)
+    ends_held = true;
+  else
+    report_ended(dq);
   pthread_mutex_unlock(&c->lock);
+}
+
+/* The loop thread's idle moment: the ends it held back go out. */
+static void send_held_ends(void *arg) {
+  (void)arg;
+  if (!ends_held) return;
+  ends_held = false;
+  pthread_mutex_lock(&clients_lock);
+  for (struct client *c = clients; c; c = c->next) {
+    pthread_mutex_lock(&c->lock);
+    for (uint32_t i = 0; i < c->num_queues; i++)
+      while (c->queues[i].num_ended)
+        report_ended(&c->queues[i]);
+    pthread_mutex_unlock(&c->lock);
+  }
+  pthread_mutex_unlock(&clients_lock);
 }
 
 /* Reports the ends the compute units left to it; once the client has gone,
@@ -1240,6 +1302,7 @@ int main(int argc, char **argv) {
     say("%s", why);
     return 1;
   }
+  aq_loop_set_idle(loop, send_held_ends, NULL);
   say("serving %u compute units (%s, %s) on %s", cus, description.name, description.target, listen);
   /* Waits for a stop signal; meanwhile, each second, drops connections
    * that have not proven the key within HANDSHAKE_SECONDS. */

@@ -53,6 +53,7 @@ struct aq_link {
   bool closed;          /* on_close has run (loop thread) */
   bool failed;          /* closing: the reason is in failure (loop thread) */
   bool transport_error; /* the transport failed, not this end (loop thread) */
+  bool established;     /* a whole header came from the peer (loop thread) */
   /* Sends from other threads: the endpoint while open (NULL once closing)
    * and the send jobs queued and not run yet, which later sends follow. */
   pthread_mutex_t send_lock;
@@ -91,12 +92,19 @@ struct aq_loop {
   struct aq_link *live;         /* open links (loop thread) */
   ucp_conn_request_h *accepted; /* connection requests not handled yet */
   size_t num_accepted, cap_accepted;
+  _Atomic(void (*)(void *)) idle; /* aq_loop_set_idle */
+  void *_Atomic idle_arg;
 };
 
 static _Thread_local const struct aq_loop *current_loop;
 
 bool aq_loop_is_current(const struct aq_loop *loop) {
   return current_loop == loop;
+}
+
+void aq_loop_set_idle(struct aq_loop *loop, void (*fn)(void *arg), void *arg) {
+  atomic_store(&loop->idle_arg, arg);
+  atomic_store(&loop->idle, fn);
 }
 
 void aq_link_retain(struct aq_link *link) {
@@ -246,15 +254,29 @@ static void link_shutdown(struct aq_link *link) {
   link->send_ep = NULL;
   pthread_mutex_unlock(&link->send_lock);
   if (link->ep) {
-    /* A link this end closes is flushed and disconnected, so that the peer
-     * hears of it (without peer error handling it would not otherwise); a
-     * broken one is dropped. The flush is bounded: a peer that stopped
-     * reading must not hold this thread. */
+    /* What this end sent on a working link goes out first (bounded: a peer
+     * that stopped reading must not hold this thread); then the endpoint
+     * is closed by force, which ends whatever is still pending with an
+     * error. A close that waits for its sends instead, left unfinished
+     * (a daemon that never answered the connection, a silent network),
+     * made UCX 1.13 abort the process when the worker went ("pending
+     * request should have been flushed"). The peer hears of the close
+     * through its own error handling. */
+    uint64_t deadline = monotonic_ns() + 1000000000ull;
+    if (link->established && !link->transport_error && !atomic_load(&link->loop->stopping)) {
+      ucp_request_param_t flush = {.op_attr_mask = 0};
+      ucs_status_ptr_t r = ucp_ep_flush_nbx(link->ep, &flush);
+      if (r && !UCS_PTR_IS_ERR(r)) {
+        while (ucp_request_check_status(r) == UCS_INPROGRESS && monotonic_ns() < deadline)
+          ucp_worker_progress(link->loop->worker);
+        ucp_request_free(r);
+      }
+    }
     ucp_request_param_t param = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
-                                 .flags = link->transport_error ? UCP_EP_CLOSE_FLAG_FORCE : 0};
+                                 .flags = UCP_EP_CLOSE_FLAG_FORCE};
     ucs_status_ptr_t r = ucp_ep_close_nbx(link->ep, &param);
     if (r && !UCS_PTR_IS_ERR(r)) {
-      uint64_t deadline = monotonic_ns() + 1000000000ull;
+      deadline = monotonic_ns() + 1000000000ull;
       while (ucp_request_check_status(r) == UCS_INPROGRESS && monotonic_ns() < deadline)
         ucp_worker_progress(link->loop->worker);
       ucp_request_free(r);
@@ -391,6 +413,7 @@ static void link_received(struct aq_link *link) {
     return;
   }
   if (link->phase == RECV_HEADER) {
+    link->established = true;
     if (!aq_wire_check(&link->header, NULL, link->from_daemon, link->authenticated)) {
       link_fail(link, "malformed message");
       link_shutdown(link);
@@ -552,6 +575,8 @@ static void *loop_main(void *arg) {
     bool busy = loop->jobs_head != NULL;
     pthread_mutex_unlock(&loop->lock);
     if (busy || loop->ready || loop->num_accepted) continue;
+    void (*idle)(void *) = atomic_load(&loop->idle);
+    if (idle) idle(atomic_load(&loop->idle_arg));
     if (spin) {
       uint64_t now = monotonic_ns();
       if (active) last_activity = now;

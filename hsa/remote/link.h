@@ -39,6 +39,10 @@ struct aq_loop *aq_loop_create(const char *listen_address, const struct aq_link_
 void aq_loop_destroy(struct aq_loop *loop);
 /* The loop's thread is the caller. */
 bool aq_loop_is_current(const struct aq_loop *loop);
+/* fn(arg) runs on the loop thread each time it has handled everything that
+ * came and is about to sleep: the place for replies it held back to send
+ * several in one message. Set before the first link opens. */
+void aq_loop_set_idle(struct aq_loop *loop, void (*fn)(void *arg), void *arg);
 
 /* A link to a daemon at "ADDRESS:PORT"; messages come from a daemon. The
  * connection is made in the background: a failure arrives as on_close. */

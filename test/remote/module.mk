@@ -1,6 +1,7 @@
 # test/remote/: remote agents end to end (run.sh starts aquilad daemons on
-# loopback); test_remote goes through the ICD loader, test_remote_link is a
-# unit test of hsa/remote/'s wire and links.
+# loopback, netns.sh between two network namespaces); test_remote goes
+# through the ICD loader, test_remote_link is a unit test of hsa/remote/'s
+# wire and links.
 REMOTE_TEST_BINS := $(BUILD)/test/remote/test_remote $(BUILD)/test/remote/test_remote_link
 
 $(BUILD)/test/remote/test_remote: test/remote/test_remote.c test/api/api.h test/check.h $(BUILD)/icd/aquila.icd | deps
@@ -16,3 +17,7 @@ PROGS += $(REMOTE_TEST_BINS)
 # run.sh needs the daemon, the remote agents' library, the samples and the API tests.
 TESTS += test/remote/run.sh
 test/remote/run.sh: $(REMOTE_TEST_BINS) $(AQUILAD) $(REMOTE_PLUGIN)
+# netns.sh: a silent network between two namespaces it makes (skipped
+# without CAP_NET_ADMIN).
+TESTS += test/remote/netns.sh
+test/remote/netns.sh: $(REMOTE_TEST_BINS) $(AQUILAD) $(REMOTE_PLUGIN)

@@ -556,11 +556,76 @@ static void daemon_lost_mid_kernel(void) {
   clReleaseCommandQueue(q);
 }
 
+/* The network to daemon A goes silent while a kernel runs there (run.sh's
+ * AQUILA_TEST_CUT command: every packet dropped, nothing closed): the
+ * commands fail within the bound, nothing hangs, the device turns
+ * unavailable; when the network is back (AQUILA_TEST_RESTORE) the device
+ * comes back too. */
+static void network_silent_mid_kernel(void) {
+  const char *cut = getenv("AQUILA_TEST_CUT"), *restore = getenv("AQUILA_TEST_RESTORE");
+  REQUIRE(cut && restore && program && remote_a);
+  cl_int err;
+  cl_command_queue q = clCreateCommandQueue(ctx, remote_a, 0, &err);
+  cl_mem m = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 64 * 4, NULL, &err);
+  int zero = 0, spins = 20000000; /* a few seconds on one unit */
+  clEnqueueFillBuffer(q, m, &zero, 4, 0, 64 * 4, 0, NULL, NULL);
+  cl_kernel k = clCreateKernel(program, "spin", &err);
+  clSetKernelArg(k, 0, sizeof m, &m);
+  clSetKernelArg(k, 1, sizeof spins, &spins);
+  size_t n = 64, one = 1;
+  cl_event e, after;
+  CHECK_EQ_INT(clEnqueueNDRangeKernel(q, k, 1, NULL, &n, &one, 0, NULL, &e), CL_SUCCESS);
+  int out[64];
+  CHECK_EQ_INT(clEnqueueReadBuffer(q, m, CL_FALSE, 0, sizeof out, out, 0, NULL, &after),
+               CL_SUCCESS);
+  usleep(300000);
+  CHECK_EQ_INT(system(cut), 0);
+  double t0 = now();
+  clWaitForEvents(1, &e);
+  clFinish(q);
+  double waited = now() - t0;
+  printf("  commands failed %.1f s after the network went silent\n", waited);
+  CHECK(waited < 60.0);
+  cl_int status = 0, status_after = 0;
+  clGetEventInfo(e, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL);
+  clGetEventInfo(after, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status_after, &status_after,
+                 NULL);
+  CHECK(status < 0);
+  CHECK(status_after < 0);
+  cl_bool available = CL_TRUE;
+  clGetDeviceInfo(remote_a, CL_DEVICE_AVAILABLE, sizeof available, &available, NULL);
+  CHECK(available == CL_FALSE);
+  CHECK_EQ_INT(system(restore), 0);
+  t0 = now();
+  for (int i = 0; i < 600 && !available; i++) {
+    usleep(100000);
+    clGetDeviceInfo(remote_a, CL_DEVICE_AVAILABLE, sizeof available, &available, NULL);
+  }
+  printf("  the device came back %.1f s after the network\n", now() - t0);
+  CHECK(available == CL_TRUE);
+  if (available) {
+    cl_program old = program;
+    program = clCreateProgramWithSource(ctx, 1, &source, NULL, &err);
+    CHECK_EQ_INT(clBuildProgram(program, 0, NULL, "", NULL, NULL), CL_SUCCESS);
+    CHECK_EQ_INT(run_add(remote_a, 1000), 0);
+    clReleaseProgram(program);
+    program = old;
+  }
+  clReleaseEvent(e);
+  clReleaseEvent(after);
+  clReleaseKernel(k);
+  clReleaseMemObject(m);
+  clReleaseCommandQueue(q);
+}
+
 int main(int argc, char **argv) {
   setup();
   if (argc > 1 && !strcmp(argv[1], "lost")) {
     RUN(build);
     RUN(daemon_lost_mid_kernel);
+  } else if (argc > 1 && !strcmp(argv[1], "silence")) {
+    RUN(build);
+    RUN(network_silent_mid_kernel);
   } else if (argc > 1 && !strcmp(argv[1], "spread")) {
     RUN(spread_matches_one_device);
   } else if (argc > 1 && !strcmp(argv[1], "count")) {
