@@ -491,6 +491,33 @@ static void *group_segment_of(struct aq_compute_unit *cu) {
 
 /* cu->running is d until d is freed: a thread woken by the completion
  * signal may fork before then, and its child frees d (aq_cpu_agent_fork). */
+/* How long each kernel's last dispatch ran, from its first work-group's
+ * start to its last one's end, by kernel descriptor: a small table any
+ * unit writes and a helper of a query reads (aq_cpu_agent_help_short); a
+ * collision only makes one guess wrong. */
+#define SHORT_KERNEL_NS 50000u
+#define DURATION_SLOTS 256u
+static struct {
+  _Atomic(const void *) kernel;
+  _Atomic uint64_t ns;
+} durations[DURATION_SLOTS];
+
+static size_t duration_slot(const void *kernel) {
+  return (size_t)((((uintptr_t)kernel >> 4) * 0x9E3779B97F4A7C15ull) >> 56) % DURATION_SLOTS;
+}
+
+static void kernel_ran(const void *kernel, uint64_t ns) {
+  size_t i = duration_slot(kernel);
+  atomic_store_explicit(&durations[i].ns, ns, memory_order_relaxed);
+  atomic_store_explicit(&durations[i].kernel, kernel, memory_order_relaxed);
+}
+
+static bool kernel_was_short(const void *kernel) {
+  size_t i = duration_slot(kernel);
+  return atomic_load_explicit(&durations[i].kernel, memory_order_relaxed) == kernel &&
+         atomic_load_explicit(&durations[i].ns, memory_order_relaxed) < SHORT_KERNEL_NS;
+}
+
 static void finish_dispatch(struct aq_compute_unit *cu, struct aq_dispatch *d) {
   cu->running = d;
   struct aq_queue *q = d->queue;
@@ -508,8 +535,9 @@ static void finish_dispatch(struct aq_compute_unit *cu, struct aq_dispatch *d) {
     if (q->error_callback)
       q->error_callback(aq_fault_status(fault), &q->public_queue, q->error_data);
   }
+  uint64_t end = aq_now_ns(), start = atomic_load_explicit(&d->started, memory_order_relaxed);
+  kernel_ran(d->kernel, start ? end - start : 0);
   if (d->completion && d->profiling) {
-    uint64_t end = aq_now_ns(), start = atomic_load_explicit(&d->started, memory_order_relaxed);
     d->completion->dispatch_start = start ? start : end;
     d->completion->dispatch_end = end;
   }
@@ -653,7 +681,7 @@ static void check_group_of(void *context, uint64_t index, uint32_t id[3]) {
 static void run_range(struct aq_compute_unit *cu, struct aq_range range) {
   struct aq_dispatch *d = range.dispatch;
   uint64_t trace_start = AQ_TRACE_ON() ? aq_now_ns() : 0;
-  if (d->profiling && !atomic_load_explicit(&d->started, memory_order_relaxed)) {
+  if (!atomic_load_explicit(&d->started, memory_order_relaxed)) {
     uint64_t none = 0;
     atomic_compare_exchange_strong_explicit(&d->started, &none,
                                             trace_start ? trace_start : aq_now_ns(),
@@ -1140,6 +1168,26 @@ void aq_cpu_agent_help(struct aq_queue *queue, uint64_t packet_id, struct aq_sig
   /* Ranges left on the deque (the condition held first) are the units'. */
   if (atomic_load(&cu->deque_count)) agent_event(INT_MAX);
   atomic_store_explicit(&cu->helper_owned, 0, memory_order_release);
+}
+
+void aq_cpu_agent_help_short(struct aq_queue *queue, uint64_t packet_id, struct aq_signal *signal) {
+  /* The queue's next packet only (nothing before it to run first), a kernel
+   * dispatch whose kernel ran briefly last time. */
+  if (atomic_load_explicit(&queue->read_index, memory_order_acquire) != packet_id) return;
+  const char *slot =
+      (const char *)queue->ring + (size_t)(packet_id & (queue->public_queue.size - 1)) * 64u;
+  uint16_t h = atomic_load_explicit((_Atomic uint16_t *)slot, memory_order_acquire);
+  if (aq_queue_slot_unpublished(queue, packet_id, h) ||
+      ((h >> HSA_PACKET_HEADER_TYPE) & ((1u << HSA_PACKET_HEADER_WIDTH_TYPE) - 1)) !=
+          HSA_PACKET_TYPE_KERNEL_DISPATCH)
+    return;
+  uint64_t object;
+  memcpy(&object, slot + offsetof(hsa_kernel_dispatch_packet_t, kernel_object), sizeof object);
+  /* Read before the packet was consumed, or it may be another's. */
+  if (atomic_load_explicit(&queue->read_index, memory_order_acquire) != packet_id ||
+      !kernel_was_short((const void *)(uintptr_t)object))
+    return;
+  aq_cpu_agent_help(queue, packet_id, signal, HSA_SIGNAL_CONDITION_EQ, 0);
 }
 
 /* ---- lifetime ---- */

@@ -187,6 +187,9 @@ void aq_cpu_agent_watched_signal_changed(void);
  * queue needs before its completion signal satisfies condition (see
  * hsa_ven_aquila_signal_wait_helping); returns when there is none left to
  * take, or when the condition holds. */
+/* Helps (as aq_cpu_agent_help, until signal is 0) only when packet_id is
+ * the queue's next packet and its kernel's last dispatch was short. */
+void aq_cpu_agent_help_short(struct aq_queue *queue, uint64_t packet_id, struct aq_signal *signal);
 void aq_cpu_agent_help(struct aq_queue *queue, uint64_t packet_id, struct aq_signal *signal,
                        hsa_signal_condition_t condition, hsa_signal_value_t compare_value);
 

@@ -344,6 +344,20 @@ hsa_signal_value_t hsa_ven_aquila_signal_wait_helping(hsa_signal_t signal,
                      memory_order_acquire);
 }
 
+hsa_signal_value_t hsa_ven_aquila_signal_help_short(hsa_signal_t signal, hsa_queue_t *queue,
+                                                    uint64_t packet_id) {
+  SIGNAL_OR_RETURN(s, signal, 0);
+  struct aq_queue *q = queue ? aq_queue_from_public(queue) : NULL;
+  int64_t value = atomic_load_explicit(&s->value, memory_order_acquire);
+  if (q && !q->soft && value != 0) {
+    aq_cpu_agent_help_short(q, packet_id, s);
+    /* A handler that the end ran may have destroyed it. */
+    if (!aq_signal_from_handle(signal)) return 0;
+    value = atomic_load_explicit(&s->value, memory_order_acquire);
+  }
+  return value;
+}
+
 hsa_status_t hsa_ven_aquila_signal_dispatch_status(hsa_signal_t signal,
                                                    hsa_ven_aquila_dispatch_fault_t *fault) {
   if (!aq_runtime_is_initialized()) return HSA_STATUS_ERROR_NOT_INITIALIZED;

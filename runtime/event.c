@@ -665,11 +665,17 @@ static void event_poll(cl_event ev) {
   if (!submitted) return;
   /* The signal may be another dispatch's by now if the watcher completed
    * ev meanwhile: event_complete then does nothing (completion_claimed).
-   * Unlike a wait, a query runs none of the kernel's work-groups: the
-   * kernel may be waiting for what the querying thread does next. A
-   * thread that polls in a loop would hold a processor a compute unit may
-   * be waiting for: it yields it. */
-  if (hsa_signal_load_scacquire(s) != 0) {
+   * Unlike a wait, a query runs a kernel's work-groups only when no unit
+   * has taken them and the kernel ran briefly last time
+   * (hsa_ven_aquila_signal_help_short): a query must not be held by a long
+   * kernel. A short one then completes at the first query, without a
+   * unit's wake-up. Otherwise a thread that polls in a loop would hold a
+   * processor a compute unit may be waiting for: it yields it. */
+  pthread_mutex_lock(&ev->lock);
+  uint64_t packet = ev->u.ndrange.packet_index;
+  hsa_queue_t *hq = ev->queue->hsa_queue;
+  pthread_mutex_unlock(&ev->lock);
+  if (hsa_ven_aquila_signal_help_short(s, hq, packet) != 0) {
     sched_yield();
     return;
   }

@@ -76,7 +76,6 @@ struct pending_dispatch {
   void *kernarg;
   bool profiling;
   bool ended; /* under client->lock */
-  uint64_t kernel_object;
   struct daemon_queue *queue;
   struct pending_dispatch *next;
 };
@@ -427,29 +426,6 @@ static struct daemon_queue *queue_for(struct client *c, uint32_t client_queue) {
   return q;
 }
 
-/* How long each kernel's last dispatch ran, by kernel object: a small
- * table any thread writes (the ends are reported on compute units) and
- * the loop thread reads; a collision only makes one guess wrong. */
-#define SHORT_KERNEL_NS 50000u
-#define DURATION_SLOTS 256u
-static struct { _Atomic uint64_t object, ns; } durations[DURATION_SLOTS];
-
-static size_t duration_slot(uint64_t object) {
-  return (size_t)(((object >> 4) * 0x9E3779B97F4A7C15ull) >> 56) % DURATION_SLOTS;
-}
-
-static void kernel_ran(uint64_t object, uint64_t ns) {
-  size_t i = duration_slot(object);
-  atomic_store_explicit(&durations[i].ns, ns, memory_order_relaxed);
-  atomic_store_explicit(&durations[i].object, object, memory_order_relaxed);
-}
-
-static bool kernel_was_short(uint64_t object) {
-  size_t i = duration_slot(object);
-  return atomic_load_explicit(&durations[i].object, memory_order_relaxed) == object &&
-         atomic_load_explicit(&durations[i].ns, memory_order_relaxed) < SHORT_KERNEL_NS;
-}
-
 static bool dispatch(struct client *c, uint64_t id, const unsigned char *payload) {
   struct aq_wire_dispatch d;
   memcpy(&d, payload, sizeof d);
@@ -479,10 +455,9 @@ static bool dispatch(struct client *c, uint64_t id, const unsigned char *payload
   p->kernarg = kernarg;
   p->profiling = d.profiling != 0;
   p->queue = dq;
-  p->kernel_object = d.kernel_object;
   /* In the list before the packet can run: its end finds it there. */
   pthread_mutex_lock(&c->lock);
-  bool run_here = dq->num_ended == dq->num_pending && kernel_was_short(d.kernel_object);
+  bool run_here = dq->num_ended == dq->num_pending;
   if (dq->pending_tail)
     dq->pending_tail->next = p;
   else
@@ -518,11 +493,10 @@ static bool dispatch(struct client *c, uint64_t id, const unsigned char *payload
   __atomic_store_n((uint32_t *)pkt, (uint32_t)header | ((uint32_t)d.setup << 16), __ATOMIC_RELEASE);
   /* A kernel that ran briefly last time, with nothing of its queue before
    * it, runs here, before any compute unit is woken: the DONE leaves from
-   * this thread too. No more than its last run (SHORT_KERNEL_NS) is taken
-   * from the messages waiting. */
+   * this thread too (hsa_ven_aquila_signal_help_short: a long kernel is
+   * left to the units, and the messages waiting are not held up). */
   if (run_here) {
-    hsa_ven_aquila_signal_wait_helping(signal, HSA_SIGNAL_CONDITION_EQ, 0, 0, HSA_WAIT_STATE_ACTIVE,
-                                       q, index);
+    hsa_ven_aquila_signal_help_short(signal, q, index);
     if (hsa_queue_load_read_index_scacquire(q) > index) return true; /* taken */
   }
   hsa_signal_store_screlease(q->doorbell_signal, (hsa_signal_value_t)index);
@@ -564,10 +538,9 @@ static void report_ended(struct daemon_queue *dq) {
       d->fault_address = fault.address;
       memcpy(d->fault_group, fault.group_id, sizeof d->fault_group);
     }
-    hsa_amd_profiling_dispatch_time_t t;
-    if (hsa_amd_profiling_get_dispatch_time(cpu_agent, p->signal, &t) == HSA_STATUS_SUCCESS) {
-      kernel_ran(p->kernel_object, t.end - t.start);
-      if (p->profiling) {
+    if (p->profiling) {
+      hsa_amd_profiling_dispatch_time_t t;
+      if (hsa_amd_profiling_get_dispatch_time(cpu_agent, p->signal, &t) == HSA_STATUS_SUCCESS) {
         d->start_ns = t.start;
         d->end_ns = t.end;
       }

@@ -1,5 +1,7 @@
 /* hsa_ven_aquila_signal_wait_helping: a thread waiting for a dispatch runs
- * it itself when no compute unit has taken it. Packets published without
+ * it itself when no compute unit has taken it (and
+ * hsa_ven_aquila_signal_help_short: a querying thread, when the kernel ran
+ * briefly last time). Packets published without
  * ringing the doorbell are never seen by the units, so whatever runs them
  * is the waiting thread: it must run exactly what it waits for (its own
  * packet, and the earlier ones only when its packet has the barrier bit),
@@ -31,6 +33,11 @@ struct group_memory_args {
 
 struct barrier_args {
   uint32_t *results;
+};
+
+struct spin_args {
+  uint32_t *started;
+  const uint32_t *release;
 };
 
 static hsa_queue_t *new_queue(void) {
@@ -251,6 +258,57 @@ static void test_masked_queue_not_helped(void) {
  * thread that finds none waits without helping: a packet nobody rang for
  * then stays where it is, so such a wait rings after a while. */
 enum { THREADS = 24, ROUNDS = 150, GROUPS = 8 };
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* hsa_ven_aquila_signal_help_short: a query runs a packet nobody rang for
+ * when its kernel's last dispatch was short; a kernel that ran long last
+ * time is left to the units, and the caller is not held. */
+static void test_help_short(void) {
+  hsa_queue_t *q = new_queue();
+  REQUIRE(q);
+  uint64_t runner = 0;
+  struct whoami_args args = {&runner, NULL, NULL, 0};
+  hsa_signal_t done = new_signal();
+  uint64_t index = put(q, "whoami", &args, 1, 1, 0, done, false, true);
+  REQUIRE(util_wait_zero(done, timeout));
+  hsa_signal_store_relaxed(done, 1);
+  runner = 0;
+  let_units_sleep();
+  index = put(q, "whoami", &args, 1, 1, 0, done, false, false);
+  CHECK_EQ_INT(hsa_ven_aquila_signal_help_short(done, q, index), 0);
+  CHECK(runner == (uint64_t)pthread_self());
+
+  /* 20 ms the first time (rung, released by this thread). */
+  uint32_t started = 0, release = 0;
+  struct spin_args sa = {&started, &release};
+  hsa_signal_store_relaxed(done, 1);
+  index = put(q, "spin", &sa, 1, 1, 0, done, false, true);
+  for (uint64_t t0 = now_ns(); !__atomic_load_n(&started, __ATOMIC_ACQUIRE);)
+    if (now_ns() - t0 > timeout) break;
+  struct timespec ts = {0, 20 * 1000000L};
+  nanosleep(&ts, NULL);
+  __atomic_store_n(&release, 1, __ATOMIC_RELEASE);
+  REQUIRE(util_wait_zero(done, timeout));
+  /* Not rung: the query leaves it. */
+  __atomic_store_n(&started, 0, __ATOMIC_RELAXED);
+  __atomic_store_n(&release, 0, __ATOMIC_RELAXED);
+  hsa_signal_store_relaxed(done, 1);
+  index = put(q, "spin", &sa, 1, 1, 0, done, false, false);
+  uint64_t t0 = now_ns();
+  CHECK_EQ_INT(hsa_ven_aquila_signal_help_short(done, q, index), 1);
+  CHECK(now_ns() - t0 < 10000000ull);
+  CHECK_EQ_INT(__atomic_load_n(&started, __ATOMIC_ACQUIRE), 0);
+  __atomic_store_n(&release, 1, __ATOMIC_RELEASE);
+  hsa_signal_store_screlease(q->doorbell_signal, (hsa_signal_value_t)index);
+  CHECK(util_wait_zero(done, timeout));
+  hsa_signal_destroy(done);
+  hsa_queue_destroy(q);
+}
+
 static hsa_queue_t *shared_queue;
 static pthread_mutex_t shared_lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_int thread_failures;
@@ -324,6 +382,7 @@ int main(void) {
   RUN(test_barrier_bit_chain);
   RUN(test_no_unrelated_work);
   RUN(test_masked_queue_not_helped);
+  RUN(test_help_short);
   RUN(test_many_threads);
   hsa_executable_destroy(exec);
   hsa_shut_down();

@@ -29,6 +29,18 @@ hsa_signal_value_t hsa_ven_aquila_signal_wait_helping(hsa_signal_t signal,
                                                       hsa_wait_state_t wait_state_hint,
                                                       hsa_queue_t *queue, uint64_t packet_id);
 
+/* For a thread that asks rather than waits (a status query, a server's
+ * network thread): runs the kernel dispatch of packet_id on the calling
+ * thread, as hsa_ven_aquila_signal_wait_helping does, only when it is the
+ * queue's next packet, no compute unit has taken it, and the same kernel's
+ * last dispatch on this agent ran under 50 us; otherwise returns at once.
+ * So the caller is held about as long as such a kernel takes, never for a
+ * long one. Returns the signal's value afterwards (0: it ran to its end,
+ * also when a handler of hsa_ven_aquila_signal_on_zero destroyed the
+ * signal meanwhile). */
+hsa_signal_value_t hsa_ven_aquila_signal_help_short(hsa_signal_t signal, hsa_queue_t *queue,
+                                                    uint64_t packet_id);
+
 /* A fault in a kernel's code (a load or store at an address nothing is
  * mapped at, a misaligned access the instruction does not allow, an
  * instruction the processor lacks) ends that dispatch instead of the
