@@ -221,6 +221,8 @@ struct aq_remote_kernel;
 /* A client setting of remote agents: the environment's, else the
  * configuration file's (hsa/remote/settings.c); NULL when neither. */
 const char *aq_remote_setting(const char *name);
+/* A line on standard error under AQUILA_DEBUG, about remote agents. */
+void aq_remote_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void aq_remote_start(void);
 void aq_remote_stop(void);
 uint32_t aq_remote_agent_count(void);

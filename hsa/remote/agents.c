@@ -50,7 +50,7 @@ static void dispatch_done(hsa_signal_t signal, int fault_signal, uint64_t fault_
   aq_signal_subtract_release(s, 1);
 }
 
-static void debug(const char *fmt, ...) {
+void aq_remote_debug(const char *fmt, ...) {
   const char *e = getenv("AQUILA_DEBUG");
   if (!e || !*e || !strcmp(e, "0")) return;
   va_list ap;
@@ -74,7 +74,7 @@ static const struct aq_remote_services services = {
     .dispatch_done = dispatch_done,
     .now_ns = aq_now_ns,
     .agent_reconnected = agent_reconnected,
-    .debug = debug,
+    .debug = aq_remote_debug,
     .setting = aq_remote_setting,
 };
 
@@ -104,8 +104,8 @@ void aq_remote_start(void) {
   char *path = plugin_path();
   void *library = path ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : NULL;
   if (!library) {
-    debug("AQUILA_REMOTE is set, but the remote agents' library %s did not load: %s",
-          path ? path : "(not found)", dlerror());
+    aq_remote_debug("AQUILA_REMOTE is set, but the remote agents' library %s did not load: %s",
+                    path ? path : "(not found)", dlerror());
     free(path);
     return;
   }

@@ -9,7 +9,6 @@
  * line saying where. */
 #include <errno.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,18 +22,6 @@ static const char *const names[] = {"AQUILA_REMOTE", "AQUILA_REMOTE_KEY_FILE",
 
 static char *values[NUM_SETTINGS];
 static pthread_once_t loaded = PTHREAD_ONCE_INIT;
-
-static void debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void debug(const char *fmt, ...) {
-  const char *e = getenv("AQUILA_DEBUG");
-  if (!e || !*e || !strcmp(e, "0")) return;
-  va_list ap;
-  va_start(ap, fmt);
-  fprintf(stderr, "aquila: ");
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
-  va_end(ap);
-}
 
 static char *trim(char *s) {
   while (*s == ' ' || *s == '\t')
@@ -63,7 +50,7 @@ static void parse(const char *path, FILE *f) {
   while (fgets(line, sizeof line, f)) {
     number++;
     if (!strchr(line, '\n') && !feof(f)) {
-      debug("%s:%u: line longer than %d characters, left out", path, number, MAX_LINE);
+      aq_remote_debug("%s:%u: line longer than %d characters, left out", path, number, MAX_LINE);
       int c;
       while ((c = fgetc(f)) != EOF && c != '\n') {
       }
@@ -73,7 +60,7 @@ static void parse(const char *path, FILE *f) {
     if (!*s || *s == '#') continue;
     char *eq = strchr(s, '=');
     if (!eq) {
-      debug("%s:%u: not NAME=VALUE, left out", path, number);
+      aq_remote_debug("%s:%u: not NAME=VALUE, left out", path, number);
       continue;
     }
     *eq = 0;
@@ -87,7 +74,8 @@ static void parse(const char *path, FILE *f) {
     while (i < NUM_SETTINGS && strcmp(names[i], name))
       i++;
     if (i == NUM_SETTINGS) {
-      debug("%s:%u: '%s' is not a setting of remote agents, left out", path, number, name);
+      aq_remote_debug("%s:%u: '%s' is not a setting of remote agents, left out", path, number,
+                      name);
       continue;
     }
     free(values[i]);
@@ -112,13 +100,13 @@ static void load(void) {
     if (!f) {
       /* A file named on purpose must be there; the others are optional. */
       if (i == 0 || errno != ENOENT)
-        debug("remote agents' settings: cannot read %s: %s", path, strerror(errno));
+        aq_remote_debug("remote agents' settings: cannot read %s: %s", path, strerror(errno));
       if (i == 0) return;
       continue;
     }
     parse(path, f);
     fclose(f);
-    debug("remote agents' settings from %s", path);
+    aq_remote_debug("remote agents' settings from %s", path);
     return;
   }
 }

@@ -478,6 +478,25 @@ static void spread_matches_one_device(void) {
 }
 
 /* The daemon of remote_a dies while a long kernel runs there. */
+/* A lost device turns available again within seconds, and a program
+ * built then runs there. */
+static void comes_back(cl_device_id d, double seconds) {
+  cl_bool available = CL_FALSE;
+  for (double t0 = now(); !available && now() - t0 < seconds;) {
+    usleep(100000);
+    clGetDeviceInfo(d, CL_DEVICE_AVAILABLE, sizeof available, &available, NULL);
+  }
+  CHECK(available == CL_TRUE);
+  if (!available) return;
+  cl_int err;
+  cl_program old = program;
+  program = clCreateProgramWithSource(ctx, 1, &source, NULL, &err);
+  CHECK_EQ_INT(clBuildProgram(program, 0, NULL, "", NULL, NULL), CL_SUCCESS);
+  CHECK_EQ_INT(run_add(d, 1000), 0);
+  clReleaseProgram(program);
+  program = old;
+}
+
 static void daemon_lost_mid_kernel(void) {
   const char *pid_text = getenv("AQUILA_TEST_DAEMON_PID");
   REQUIRE(pid_text && program && remote_a);
@@ -531,19 +550,7 @@ static void daemon_lost_mid_kernel(void) {
       _exit(127);
     }
     REQUIRE(again > 0);
-    for (int i = 0; i < 200 && !available; i++) {
-      usleep(100000);
-      clGetDeviceInfo(remote_a, CL_DEVICE_AVAILABLE, sizeof available, &available, NULL);
-    }
-    CHECK(available == CL_TRUE);
-    if (available) {
-      cl_program old = program;
-      program = clCreateProgramWithSource(ctx, 1, &source, NULL, &err);
-      CHECK_EQ_INT(clBuildProgram(program, 0, NULL, "", NULL, NULL), CL_SUCCESS);
-      CHECK_EQ_INT(run_add(remote_a, 1000), 0);
-      clReleaseProgram(program);
-      program = old;
-    }
+    comes_back(remote_a, 20.0);
     kill(again, SIGTERM);
     int st;
     waitpid(again, &st, 0);
@@ -597,20 +604,8 @@ static void network_silent_mid_kernel(void) {
   CHECK(available == CL_FALSE);
   CHECK_EQ_INT(system(restore), 0);
   t0 = now();
-  for (int i = 0; i < 600 && !available; i++) {
-    usleep(100000);
-    clGetDeviceInfo(remote_a, CL_DEVICE_AVAILABLE, sizeof available, &available, NULL);
-  }
+  comes_back(remote_a, 60.0);
   printf("  the device came back %.1f s after the network\n", now() - t0);
-  CHECK(available == CL_TRUE);
-  if (available) {
-    cl_program old = program;
-    program = clCreateProgramWithSource(ctx, 1, &source, NULL, &err);
-    CHECK_EQ_INT(clBuildProgram(program, 0, NULL, "", NULL, NULL), CL_SUCCESS);
-    CHECK_EQ_INT(run_add(remote_a, 1000), 0);
-    clReleaseProgram(program);
-    program = old;
-  }
   clReleaseEvent(e);
   clReleaseEvent(after);
   clReleaseKernel(k);
