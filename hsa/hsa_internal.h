@@ -60,7 +60,9 @@ struct aq_signal {
   _Atomic uint32_t sleepers;
   /* Barrier packets stalled on this signal; the agent rechecks them. */
   _Atomic uint32_t watchers;
-  uint32_t magic;
+  /* AQ_SIGNAL_MAGIC while live; read by handle checks that may race with
+   * a destroy (the memory stays in the pool). */
+  _Atomic uint32_t magic;
   /* Set for a queue's doorbell: a store wakes the agent for that queue.
    * Atomic: the thread that completes a signal reads it after the value
    * change, while a waiter that saw the change may already be destroying

@@ -335,9 +335,14 @@ static hsa_status_t pitches(const struct aq_shape *s, size_t *row_pitch, size_t 
   size_t row = (size_t)s->width * s->format.element_size;
   if (*row_pitch == 0) *row_pitch = row;
   if (*row_pitch < row || *row_pitch % s->format.element_size) return ERR_PITCH;
-  size_t slice = *row_pitch * s->height;
+  size_t slice, size;
+  /* Pitches the caller chose can be anything: a size that does not fit in
+   * the address space is no image (a daemon checks the bytes an image
+   * spans against the client's memory with it). */
+  if (__builtin_mul_overflow(*row_pitch, (size_t)s->height, &slice)) return ERR_PITCH;
   if (*slice_pitch == 0) *slice_pitch = slice;
   if (s->slices > 1 && (*slice_pitch < slice || *slice_pitch % *row_pitch)) return ERR_PITCH;
+  if (__builtin_mul_overflow(*slice_pitch, (size_t)s->slices, &size)) return ERR_PITCH;
   return HSA_STATUS_SUCCESS;
 }
 

@@ -63,7 +63,8 @@ static inline void cpu_relax(void) {
 
 struct aq_signal *aq_signal_from_handle(hsa_signal_t signal) {
   struct aq_signal *s = (struct aq_signal *)(uintptr_t)signal.handle;
-  if (!aq_handle_plausible(signal.handle, AQ_CACHE_LINE) || s->magic != AQ_SIGNAL_MAGIC)
+  if (!aq_handle_plausible(signal.handle, AQ_CACHE_LINE) ||
+      atomic_load_explicit(&s->magic, memory_order_relaxed) != AQ_SIGNAL_MAGIC)
     return NULL;
   return s;
 }
@@ -99,13 +100,13 @@ struct aq_signal *aq_signal_new(int64_t initial_value) {
   atomic_init(&s->fault_signal, 0);
   atomic_init(&s->zero_handler, NULL);
   s->zero_arg = NULL;
-  s->magic = AQ_SIGNAL_MAGIC;
+  atomic_store_explicit(&s->magic, AQ_SIGNAL_MAGIC, memory_order_relaxed);
   return s;
 }
 
 void aq_signal_free(struct aq_signal *signal) {
   if (!signal) return;
-  signal->magic = 0;
+  atomic_store_explicit(&signal->magic, 0, memory_order_relaxed);
   signal->doorbell_queue = NULL;
   atomic_store(&signal->zero_handler, NULL);
   pthread_mutex_lock(&signal_pool_lock);
@@ -351,8 +352,7 @@ hsa_signal_value_t hsa_ven_aquila_signal_help_short(hsa_signal_t signal, hsa_que
   int64_t value = atomic_load_explicit(&s->value, memory_order_acquire);
   if (q && !q->soft && value != 0) {
     aq_cpu_agent_help_short(q, packet_id, s);
-    /* A handler that the end ran may have destroyed it. */
-    if (!aq_signal_from_handle(signal)) return 0;
+    /* Pooled memory: readable even if a handler the end ran destroyed it. */
     value = atomic_load_explicit(&s->value, memory_order_acquire);
   }
   return value;

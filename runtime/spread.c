@@ -16,6 +16,7 @@
  * Kernels that may use atomics (global or local: their program's source
  * names one), print, or come without source (binaries, includes) run whole
  * on one device, as do kernels with image arguments and small grids. */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,12 +29,15 @@
 #define SLOTS 2             /* chunks a device has in flight: the next is queued */
 
 static int spread_enabled(void) {
-  static int enabled = -1;
-  if (enabled < 0) {
+  /* Read once; threads that enqueue at the same time may both read it. */
+  static atomic_int enabled = -1;
+  int v = atomic_load_explicit(&enabled, memory_order_relaxed);
+  if (v < 0) {
     const char *e = getenv("AQUILA_SPREAD");
-    enabled = e && !strcmp(e, "1");
+    v = e && !strcmp(e, "1");
+    atomic_store_explicit(&enabled, v, memory_order_relaxed);
   }
-  return enabled;
+  return v;
 }
 
 /* Whether the program's source is known and shows no atomics, printf or

@@ -13,14 +13,15 @@
 # instrumented either.
 #
 # SANITIZE (set only by the sub-make below) is appended to the compile flags
-# and to the link flags of libaquila.so, libaquila-hsa.so and the programs
-# that use CFLAGS; a plain `make` / `make check` leaves it empty.
+# and to the link flags of libaquila.so, libaquila-hsa.so, the remote
+# agents' library, aquilad and the programs that use CFLAGS; a plain `make` / `make check` leaves it empty.
 
 SANITIZE ?=
 ifneq ($(SANITIZE),)
 CFLAGS += $(SANITIZE)
 LDLIBS_SYS += $(SANITIZE)
 HSA_LIBS_SYS += $(SANITIZE)
+REMOTE_LIBS_SYS += $(SANITIZE)
 endif
 # TSan preloaded into an uninstrumented program is not set up in time: its
 # __tls_get_addr interceptor calls a null pointer at the loader's first TLS

@@ -135,6 +135,10 @@ struct client {
 
 static pthread_mutex_t clients_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct client *clients;
+/* Clients not freed yet (a completer thread may still be freeing one that
+ * left the list): the HSA runtime shuts down only after them. */
+static uint32_t clients_alive;
+static pthread_cond_t clients_gone = PTHREAD_COND_INITIALIZER;
 static struct aq_loop *loop;
 
 /* ---- daemon to daemon: grants and pulls -------------------------------------
@@ -1042,6 +1046,10 @@ static void client_free(struct client *c) {
   pthread_mutex_destroy(&c->lock);
   pthread_cond_destroy(&c->cond);
   free(c);
+  pthread_mutex_lock(&clients_lock);
+  clients_alive--;
+  pthread_cond_broadcast(&clients_gone);
+  pthread_mutex_unlock(&clients_lock);
 }
 
 /* The last reference (the link's, the completers', the reads') frees it:
@@ -1064,6 +1072,7 @@ static void *on_accept(void *listener_owner, struct aq_link *link) {
   pthread_mutex_lock(&clients_lock);
   c->next = clients;
   clients = c;
+  clients_alive++;
   pthread_mutex_unlock(&clients_lock);
   if (verbose) say("connection from %s", aq_link_peer(link));
   return c;
@@ -1292,6 +1301,21 @@ int main(int argc, char **argv) {
   }
   say("stopping");
   aq_loop_destroy(loop);
+  /* Their kernels still running end first (bounded: a kernel that does
+   * not end is left to the process's exit). */
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_sec += 10;
+  pthread_mutex_lock(&clients_lock);
+  int waited = 0;
+  while (clients_alive && waited == 0)
+    waited = pthread_cond_timedwait(&clients_gone, &clients_lock, &until);
+  bool all_gone = clients_alive == 0;
+  pthread_mutex_unlock(&clients_lock);
+  if (!all_gone) {
+    say("stopping with kernels still running");
+    return 0;
+  }
   hsa_shut_down();
   return 0;
 }

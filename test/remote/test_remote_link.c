@@ -286,6 +286,19 @@ static void image_outside_own_memory_refused(void) {
   aq_link_send(link, AQ_MSG_IMAGE_CREATE, 2, &im, sizeof im, NULL, 0, NULL, NULL);
   REQUIRE(wait_for(&p, &p.replied));
   CHECK(p.reply.status != 0);
+  /* Descriptors that are no image: refused, the link stays. */
+  struct aq_wire_image bad[4] = {im, im, im, im};
+  bad[0].geometry = 99;
+  bad[1].channel_type = 999;
+  bad[2].row_pitch = 1ull << 62; /* its size does not fit in 64 bits */
+  bad[3].width = 1ull << 40;
+  for (int i = 0; i < 4; i++) {
+    p.replied = false;
+    aq_link_send(link, AQ_MSG_IMAGE_CREATE, 10 + i, &bad[i], sizeof bad[i], NULL, 0, NULL, NULL);
+    REQUIRE(wait_for(&p, &p.replied));
+    CHECK(p.reply.status != 0);
+  }
+  CHECK(!p.closed);
   im.width = im.height = 16; /* 4 KiB: all of it */
   p.replied = false;
   aq_link_send(link, AQ_MSG_IMAGE_CREATE, 3, &im, sizeof im, NULL, 0, NULL, NULL);

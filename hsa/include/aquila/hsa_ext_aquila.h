@@ -35,9 +35,10 @@ hsa_signal_value_t hsa_ven_aquila_signal_wait_helping(hsa_signal_t signal,
  * queue's next packet, no compute unit has taken it, and the same kernel's
  * last dispatch on this agent ran under 50 us; otherwise returns at once.
  * So the caller is held about as long as such a kernel takes, never for a
- * long one. Returns the signal's value afterwards (0: it ran to its end,
- * also when a handler of hsa_ven_aquila_signal_on_zero destroyed the
- * signal meanwhile). */
+ * long one. Returns the signal's value afterwards (0: it ran to its end);
+ * when a handler of hsa_ven_aquila_signal_on_zero may have destroyed the
+ * signal meanwhile, the value means nothing: the queue's read index past
+ * packet_id says that the packet was taken. */
 hsa_signal_value_t hsa_ven_aquila_signal_help_short(hsa_signal_t signal, hsa_queue_t *queue,
                                                     uint64_t packet_id);
 
