@@ -584,7 +584,7 @@ static void wait_earlier_released(cl_event ev) {
   cl_command_queue q = ev->queue;
   if (!q || (q->properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE)) return;
   pthread_mutex_lock(&q->lock);
-  for (;;) {
+  for (int tries = 0;; tries++) {
     /* Earlier ones may still be settling: a kernel's completion readies
      * the read after it before it leaves the outstanding list. */
     bool earlier = false;
@@ -593,6 +593,14 @@ static void wait_earlier_released(cl_event ev) {
     for (cl_event e = q->unreleased_head; e && !earlier; e = e->unreleased_next)
       earlier = e->seq < ev->seq;
     if (!earlier) break;
+    /* The release is usually a few microseconds from done, in the thread
+     * that completed the kernel: a sleep and a wake-up would cost more. */
+    if (tries < 32) {
+      pthread_mutex_unlock(&q->lock);
+      sched_yield();
+      pthread_mutex_lock(&q->lock);
+      continue;
+    }
     q->release_waiters++;
     pthread_cond_wait(&q->idle_cond, &q->lock);
     q->release_waiters--;
