@@ -637,8 +637,15 @@ cl_int event_wait(cl_event ev) {
       /* Counted, the kernel's end does not wake the watcher: this thread
        * completes it, then takes it off the watcher's list. */
       atomic_fetch_add(&ev->waiters, 1);
-      if (hsa_ven_aquila_signal_wait_helping(s, HSA_SIGNAL_CONDITION_EQ, 0, 1000000,
-                                             HSA_WAIT_STATE_BLOCKED, hq, packet) == 0 &&
+      /* A remote device's kernel ends with a message that the network
+       * thread turns into the signal's change: a waiter that polls a while
+       * (50 us) sees it without a wake-up of its own (an empty kernel's
+       * round trip: 61-77 us sleeping at once, 50-52 polling, alternating).
+       * A local kernel is run by the units or by this thread meanwhile. */
+      hsa_wait_state_t wait_state =
+          device_root(ev->queue->device)->remote ? HSA_WAIT_STATE_ACTIVE : HSA_WAIT_STATE_BLOCKED;
+      if (hsa_ven_aquila_signal_wait_helping(s, HSA_SIGNAL_CONDITION_EQ, 0, 1000000, wait_state, hq,
+                                             packet) == 0 &&
           atomic_load(&ev->status) > CL_COMPLETE) {
         /* Finished: whoever comes first (this thread, another waiter, the
          * watcher) completes it, and the queue's kernels before it first. */
