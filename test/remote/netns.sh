@@ -38,20 +38,25 @@ fail() {
   echo "not ok $name: $1"
   exit 1
 }
-ip netns add "$dns" || fail "cannot make a second namespace"
-ip -n "$cns" link add vc type veth peer name vd netns "$dns" || fail "no veth pair"
-ip -n "$cns" addr add 10.213.0.1/24 dev vc
-ip -n "$dns" addr add 10.213.0.2/24 dev vd
-for ns in "$cns" "$dns"; do
-  ip -n "$ns" link set lo up
-done
-ip -n "$cns" link set vc up
-ip -n "$dns" link set vd up
+# What the machine does not allow (a container may have namespaces but no
+# veth pairs) is a skip, not a failure.
+skip() {
+  echo "ok silent_daemon_left_out # SKIP $1"
+  echo "ok $name # SKIP $1"
+  exit 0
+}
+ip netns add "$dns" 2>/dev/null || skip "cannot make a second namespace"
+ip -n "$cns" link add vc type veth peer name vd netns "$dns" 2>/dev/null || skip "no veth pairs"
+{ ip -n "$cns" addr add 10.213.0.1/24 dev vc && ip -n "$dns" addr add 10.213.0.2/24 dev vd &&
+  ip -n "$cns" link set lo up && ip -n "$dns" link set lo up &&
+  ip -n "$cns" link set vc up && ip -n "$dns" link set vd up; } 2>/dev/null ||
+  skip "cannot set the pair up"
 # UCX takes the interfaces that are running when the daemon starts: wait
 # for the pair's carrier.
 i=0
-while [ $i -lt 50 ] && ! { ip -n "$dns" link show vd | grep -q LOWER_UP &&
+while ! { ip -n "$dns" link show vd | grep -q LOWER_UP &&
   ip -n "$cns" link show vc | grep -q LOWER_UP; }; do
+  [ $i -lt 50 ] || skip "the pair has no carrier after 5 s"
   sleep 0.1
   i=$((i + 1))
 done
@@ -97,11 +102,8 @@ restore="sh $dir/restore.sh"
 # Silent from the start: the daemon is left out within the timeout, and
 # the process goes on (giving up on a connection that never answered made
 # UCX abort the process).
-if ! sh "$dir/cut.sh" 2>"$dir/cut.err"; then
-  echo "ok silent_daemon_left_out # SKIP neither nftables nor tc netem here: $(head -c 200 "$dir/cut.err")"
-  echo "ok $name # SKIP neither nftables nor tc netem here"
-  exit 0
-fi
+sh "$dir/cut.sh" 2>"$dir/cut.err" ||
+  skip "neither nftables nor tc netem here: $(head -c 200 "$dir/cut.err" | tr '\n' ' ')"
 start=$(date +%s)
 out=$(AQUILA_REMOTE=10.213.0.2:4711 AQUILA_REMOTE_KEY_FILE="$dir/key" AQUILA_REMOTE_TIMEOUT_MS=2000 \
   timeout 60 ip netns exec "$cns" "$BIN/test_remote" count 2>"$dir/count.err")
