@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ptrmap.h"
 #include "spawn.h"
 #include "util.h"
 #include "workgroup.h"
@@ -270,11 +271,103 @@ static const char *code_object_linker(void) {
   return chosen_linker;
 }
 
+/* ---- tiers: scalar code first for kernels whose vector build is costly ----
+ *
+ * The vector version of a kernel (ours, or LLVM's loop vectorizer on the
+ * work-item loop, with a scalar remainder beside it) takes two to three
+ * times as long to optimize and compile as the scalar code alone, which for
+ * a kernel of thousands of instructions is hundreds of milliseconds before
+ * its first launch. Such a kernel gets the scalar version first (the quick
+ * tier); the runtime asks for the whole one in the background and puts it
+ * in between two launches (runtime/tiers.c). The size that decides is the
+ * kernels' size after inlining, estimated before any work is done on them
+ * (unsimplified: clang's IR before the work-group compiler's clean-up,
+ * about four times the instructions that the vectorizer reports). */
+
+/* Measured on the 2-core Zen 5 with generated kernels of straight-line
+ * arithmetic and branches (docs/BENCHMARKS.md, "Tiers"): the quick tier
+ * saves 67 ms of code generation at 6,200 instructions, 162 at 9,300, 476
+ * at 19,400, and its scalar code runs such a kernel about 10-25 times
+ * slower, so a first launch of more than about 400,000 work-items loses
+ * what the build saved (the vector version only replaces it between
+ * launches). Above this size the saving is worth that risk. */
+#define QUICK_TIER_MIN_INSTRUCTIONS 8000
+
+static uint64_t quick_tier_threshold(void) {
+  const char *env = getenv("AQUILA_QUICK_TIER_MIN_INSTRUCTIONS");
+  if (env && *env) {
+    char *end;
+    unsigned long long v = strtoull(env, &end, 10);
+    if (*end == 0) return v;
+  }
+  return QUICK_TIER_MIN_INSTRUCTIONS;
+}
+
+/* Instructions of f with every call of a defined function replaced by the
+ * callee's (memoized; a cycle, which OpenCL C forbids, counts once). */
+static uint64_t inlined_size(LLVMValueRef f, struct ptr_map *memo) {
+  void *known = ptr_map_get(memo, f);
+  if (known) return (uint64_t)(uintptr_t)known - 1;
+  ptr_map_put(memo, f, (void *)(uintptr_t)1);
+  uint64_t n = 0;
+  for (LLVMBasicBlockRef b = LLVMGetFirstBasicBlock(f); b; b = LLVMGetNextBasicBlock(b))
+    for (LLVMValueRef i = LLVMGetFirstInstruction(b); i; i = LLVMGetNextInstruction(i)) {
+      n++;
+      if (!LLVMIsACallInst(i)) continue;
+      LLVMValueRef callee = LLVMGetCalledValue(i);
+      if (callee && LLVMIsAFunction(callee) && !LLVMIsDeclaration(callee))
+        n += inlined_size(callee, memo);
+      if (n > ((uint64_t)1 << 40)) n = (uint64_t)1 << 40;
+    }
+  ptr_map_put(memo, f, (void *)(uintptr_t)(n + 1));
+  return n;
+}
+
+static uint64_t kernels_inlined_size(LLVMModuleRef m) {
+  struct ptr_map memo = {0};
+  uint64_t n = 0;
+  for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f))
+    if (LLVMGetFunctionCallConv(f) == LLVMSPIRKERNELCallConv && !LLVMIsDeclaration(f))
+      n += inlined_size(f, &memo);
+  ptr_map_free(&memo);
+  return n;
+}
+
+/* LLVM's loop and SLP vectorizers on or off for the next optimization. The
+ * pass builder options' LoopVectorization/SLPVectorization did not stop
+ * either pass in LLVM 19 (measured: the same vector code, the same time),
+ * the command-line options do; they are global, and a compiler process
+ * builds one program at a time. */
+static void set_llvm_vectorizers(int on) {
+  static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+  static int current = 1;
+  pthread_mutex_lock(&lock);
+  if (on != current) {
+    const char *const argv[] = {"aquila", on ? "-vectorize-loops=true" : "-vectorize-loops=false",
+                                on ? "-vectorize-slp=true" : "-vectorize-slp=false"};
+    LLVMParseCommandLineOptions(3, argv, NULL);
+    current = on;
+  }
+  pthread_mutex_unlock(&lock);
+}
+
 int codegen_cpu_code_object(const void *bitcode, size_t bitcode_size, const char *target,
                             int opt_disable, struct aquila_fatbin_kernel *kernels,
                             unsigned num_kernels, int only_these, const char *dir, void **code,
                             size_t *code_size, struct strbuf *log) {
+  return codegen_cpu_code_object_tiered(bitcode, bitcode_size, target, opt_disable, kernels,
+                                        num_kernels, only_these, 0, NULL, dir, code, code_size,
+                                        log);
+}
+
+int codegen_cpu_code_object_tiered(const void *bitcode, size_t bitcode_size, const char *target,
+                                   int opt_disable, struct aquila_fatbin_kernel *kernels,
+                                   unsigned num_kernels, int only_these, int quick_if_large,
+                                   int *quick, const char *dir, void **code, size_t *code_size,
+                                   struct strbuf *log) {
   pthread_once(&llvm_once, init_llvm);
+  double t_start = phase_ms(), t_parsed = 0, t_workgroup = 0, t_optimized = 0, t_emitted = 0;
+  if (quick) *quick = 0;
   *code = NULL;
   *code_size = 0;
   int status = -1;
@@ -297,8 +390,31 @@ int codegen_cpu_code_object(const void *bitcode, size_t bitcode_size, const char
   LLVMSetDataLayout(m, layout);
   LLVMDisposeMessage(layout);
   if (only_these && keep_only_kernels(m, kernels, num_kernels, log)) goto out;
+  t_parsed = phase_ms();
   struct vectorize_target vt = vector_target(target);
-  if (workgroup_compile(m, kernels, num_kernels, opt_disable ? NULL : &vt, log)) goto out;
+  int scalar_only = 0;
+  if (quick_if_large && !opt_disable) {
+    uint64_t size = kernels_inlined_size(m), threshold = quick_tier_threshold();
+    scalar_only = size >= threshold;
+    const char *debug = getenv("AQUILA_DEBUG");
+    if (debug && (strstr(debug, "tiers") || strstr(debug, "vectorize")))
+      strbuf_printf(log, "aquila: %u kernel%s ('%s'%s): about %llu instructions inlined: %s\n",
+                    num_kernels, num_kernels == 1 ? "" : "s", num_kernels ? kernels[0].name : "",
+                    num_kernels > 1 ? ", ..." : "", (unsigned long long)size,
+                    scalar_only ? "scalar code first (quick tier), the vector version follows"
+                                : "the vector version at once");
+  }
+  if (quick) *quick = scalar_only;
+  /* Width 1: scalar code, prepared as for an optimized build. */
+  struct vectorize_target scalar_vt = vt;
+  scalar_vt.width = 1;
+  if (workgroup_compile(m, kernels, num_kernels,
+                        opt_disable   ? NULL
+                        : scalar_only ? &scalar_vt
+                                      : &vt,
+                        log))
+    goto out;
+  t_workgroup = phase_ms();
 
   const char *dump = getenv("AQUILA_DUMP_IR");
   if (dump && *dump) {
@@ -321,6 +437,7 @@ int codegen_cpu_code_object(const void *bitcode, size_t bitcode_size, const char
   LLVMPassBuilderOptionsSetSLPVectorization(pbo, 1);
   LLVMPassBuilderOptionsSetLoopInterleaving(pbo, 1);
   LLVMPassBuilderOptionsSetLoopUnrolling(pbo, 1);
+  set_llvm_vectorizers(!scalar_only);
   LLVMErrorRef err = LLVMRunPasses(m, opt_disable ? "default<O0>" : "default<O3>", tm, pbo);
   LLVMDisposePassBuilderOptions(pbo);
   if (err) {
@@ -329,6 +446,7 @@ int codegen_cpu_code_object(const void *bitcode, size_t bitcode_size, const char
     LLVMDisposeErrorMessage(msg);
     goto out;
   }
+  t_optimized = phase_ms();
   if (workgroup_inline_vector_variants(m, log)) goto out;
   if (workgroup_record_private_sizes(m, log)) goto out;
   if (check_undefined_functions(m, log)) goto out;
@@ -340,6 +458,7 @@ int codegen_cpu_code_object(const void *bitcode, size_t bitcode_size, const char
     LLVMDisposeMessage(emit_err);
     goto out;
   }
+  t_emitted = phase_ms();
   struct strbuf obj_path = {0}, so_path = {0};
   strbuf_printf(&obj_path, "%s/kernels.o", dir);
   strbuf_printf(&so_path, "%s/kernels.so", dir);
@@ -374,6 +493,13 @@ int codegen_cpu_code_object(const void *bitcode, size_t bitcode_size, const char
   } else {
     strbuf_printf(log, "error: cannot write %s\n", obj_path.data);
   }
+  if (status == 0 && phases_wanted())
+    strbuf_printf(log,
+                  "aquila: code generation for '%s'%s: parse %.1f ms, work-group compiler %.1f, "
+                  "optimizer %.1f, instruction selection and emission %.1f, link %.1f\n",
+                  num_kernels ? kernels[0].name : "", num_kernels > 1 ? " and others" : "",
+                  t_parsed - t_start, t_workgroup - t_parsed, t_optimized - t_workgroup,
+                  t_emitted - t_optimized, phase_ms() - t_emitted);
   unlink(obj_path.data);
   unlink(so_path.data);
   strbuf_free(&obj_path);

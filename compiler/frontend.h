@@ -32,4 +32,8 @@ int frontend_recovered_from_crash(void);
  * generation in process) and was recovered from. */
 void frontend_note_crash(void);
 
+/* Set by the compiler process for a request: libclang's parse first, and
+ * clang's code generation only after a parse without errors (compile.c). */
+extern int compile_frontend_in_sequence;
+
 #endif

@@ -5,6 +5,7 @@
  * (wire.h) until the application closes the connection; its standard error
  * is a file that the application reads when the helper dies, for the build
  * log. See helper_client.c for the other end. */
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -61,6 +62,7 @@ static void serve_compile(struct wire *in, struct wire *out) {
   }
   ci.header_names = names;
   ci.header_sources = sources;
+  compile_frontend_in_sequence = (int)wire_get_u64(in);
   if (in->failed || !ci.source || !targets || !names || !sources) {
     reply(out, AQUILA_COMPILE_FAILED, "error: internal: malformed compile request\n", NULL, 0);
   } else {
@@ -125,14 +127,19 @@ static void serve_kernels(struct wire *in, struct wire *out) {
   const char **names = in->failed ? NULL : calloc(n + 1, sizeof *names);
   for (size_t i = 0; names && i < n; i++)
     names[i] = wire_get_str(in);
+  unsigned flags = names ? (unsigned)wire_get_u64(in) : 0;
   struct aquila_fatbin *fb = names ? get_fatbin(in) : NULL;
   if (!target || !names || !fb || in->failed) {
     reply(out, AQUILA_COMPILE_FAILED, "error: internal: malformed kernels request\n", NULL, 0);
   } else {
     struct aquila_fatbin *built = NULL;
     char *log = NULL;
-    enum aquila_compile_status st = aquila_compile_kernels(fb, target, names, n, &built, &log);
+    int quick = 0;
+    enum aquila_compile_status st =
+        aquila_compile_kernels_tiered(fb, target, names, n, flags, &built, &quick, &log);
     reply_fatbin(out, st, log, built);
+    /* After the usual fields: whether this is the quick tier's code. */
+    wire_put_u64(out, (uint64_t)quick);
   }
   free(names);
   aquila_fatbin_destroy(fb);
@@ -188,9 +195,19 @@ static void *serve(void *arg) {
   return NULL;
 }
 
+/* A helper for builds nobody waits for (AQUILA_CODEGEN_BACKGROUND) yields
+ * the cores to the application: a nice value of 10 leaves it about a tenth
+ * of a core that the application keeps busy (SCHED_IDLE would leave it
+ * nothing, and an application that never idles would never get the code). */
+#define BACKGROUND_NICE 10
+
 int main(int argc, char **argv) {
-  (void)argc;
-  (void)argv;
+  if (argc > 1 && !strcmp(argv[1], "--background")) {
+    errno = 0;
+    int now = getpriority(PRIO_PROCESS, 0);
+    if (!(now == -1 && errno) && now < BACKGROUND_NICE)
+      setpriority(PRIO_PROCESS, 0, BACKGROUND_NICE);
+  }
   /* The application may ignore SIGPIPE or not; the helper never wants it. */
   signal(SIGPIPE, SIG_IGN);
   struct rlimit stack;

@@ -39,11 +39,16 @@ struct helper {
   pid_t pid;
   int sock;      /* requests and replies */
   int stderr_fd; /* a memfd: the helper's standard error for the current request */
+  int background; /* builds nobody waits for, at a lower priority (AQUILA_CODEGEN_BACKGROUND) */
   struct helper *next;
 };
 
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct helper *idle_helpers;
+/* Whether this thread's last request ended with its helper killed by a
+ * signal (not stopped for a time-out). */
+static _Thread_local int helper_crashed;
+/* Idle helpers: [0] for builds an application waits for, [1] background. */
+static struct helper *idle_helpers[2];
 
 /* A forked child shares the parent's helpers' sockets: it must not talk to
  * them. It starts helpers of its own when it builds. */
@@ -54,13 +59,15 @@ static void pool_parent_after_fork(void) {
   pthread_mutex_unlock(&pool_lock);
 }
 static void pool_child_after_fork(void) {
-  for (struct helper *h = idle_helpers, *next; h; h = next) {
-    next = h->next;
-    close(h->sock);
-    close(h->stderr_fd);
-    free(h);
+  for (int b = 0; b < 2; b++) {
+    for (struct helper *h = idle_helpers[b], *next; h; h = next) {
+      next = h->next;
+      close(h->sock);
+      close(h->stderr_fd);
+      free(h);
+    }
+    idle_helpers[b] = NULL;
   }
-  idle_helpers = NULL;
   pthread_mutex_init(&pool_lock, NULL);
 }
 /* Registered when the library is loaded, before the runtime's handlers
@@ -93,7 +100,8 @@ static void helper_destroy(struct helper *h) {
   free(h);
 }
 
-static struct helper *helper_start(struct strbuf *log, enum aquila_compile_status *status) {
+static struct helper *helper_start(struct strbuf *log, enum aquila_compile_status *status,
+                                   int background) {
   char *path = helper_path();
   int sv[2] = {-1, -1};
   int err_fd = memfd_create("aquila-compiler-stderr", MFD_CLOEXEC);
@@ -126,7 +134,7 @@ static struct helper *helper_start(struct strbuf *log, enum aquila_compile_statu
   posix_spawnattr_setsigmask(&attr, &none);
   posix_spawnattr_setflags(&attr,
                            POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
-  char *argv[] = {path, NULL};
+  char *argv[] = {path, background ? "--background" : NULL, NULL};
   int rc = posix_spawn(&h->pid, path, &actions, &attr, argv, environ);
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
@@ -139,6 +147,7 @@ static struct helper *helper_start(struct strbuf *log, enum aquila_compile_statu
   }
   h->sock = sv[0];
   h->stderr_fd = err_fd;
+  h->background = background;
   free(path);
   return h;
 fail:
@@ -150,19 +159,19 @@ fail:
 }
 
 static struct helper *helper_take(struct strbuf *log, enum aquila_compile_status *status,
-                                  int *reused) {
+                                  int *reused, int background) {
   pthread_mutex_lock(&pool_lock);
-  struct helper *h = idle_helpers;
-  if (h) idle_helpers = h->next;
+  struct helper *h = idle_helpers[background];
+  if (h) idle_helpers[background] = h->next;
   pthread_mutex_unlock(&pool_lock);
   *reused = h != NULL;
-  return h ? h : helper_start(log, status);
+  return h ? h : helper_start(log, status, background);
 }
 
 static void helper_give_back(struct helper *h) {
   pthread_mutex_lock(&pool_lock);
-  h->next = idle_helpers;
-  idle_helpers = h;
+  h->next = idle_helpers[h->background];
+  idle_helpers[h->background] = h;
   pthread_mutex_unlock(&pool_lock);
 }
 
@@ -180,10 +189,11 @@ static void helper_fail(struct helper *h, int timed_out, int timeout_s, struct s
                   "error: the compiler did not finish within %d s (AQUILA_COMPILE_TIMEOUT) and "
                   "was stopped\n",
                   timeout_s);
-  else if (r == h->pid && WIFSIGNALED(status))
+  else if (r == h->pid && WIFSIGNALED(status)) {
+    helper_crashed = 1;
     strbuf_printf(log, "error: the compiler process crashed (signal %d, %s) on this program\n",
                   WTERMSIG(status), strsignal(WTERMSIG(status)));
-  else if (r == h->pid && WIFEXITED(status))
+  } else if (r == h->pid && WIFEXITED(status))
     strbuf_printf(log, "error: the compiler process exited (status %d) on this program\n",
                   WEXITSTATUS(status));
   else
@@ -211,13 +221,15 @@ static void helper_end(struct helper *h) {
 }
 
 void aquila_compiler_unload(void) {
-  pthread_mutex_lock(&pool_lock);
-  struct helper *h = idle_helpers;
-  idle_helpers = NULL;
-  pthread_mutex_unlock(&pool_lock);
-  for (struct helper *next; h; h = next) {
-    next = h->next;
-    helper_end(h);
+  for (int b = 0; b < 2; b++) {
+    pthread_mutex_lock(&pool_lock);
+    struct helper *h = idle_helpers[b];
+    idle_helpers[b] = NULL;
+    pthread_mutex_unlock(&pool_lock);
+    for (struct helper *next; h; h = next) {
+      next = h->next;
+      helper_end(h);
+    }
   }
 }
 
@@ -242,13 +254,13 @@ static int timeout_seconds(void) {
  * the status is AQUILA_COMPILE_FAILED (or UNAVAILABLE) and log says why. */
 static enum aquila_compile_status call_helper(struct wire *req, struct wire *reply,
                                               struct strbuf *log, const void **payload,
-                                              size_t *payload_size) {
+                                              size_t *payload_size, int background) {
   enum aquila_compile_status status = AQUILA_COMPILE_FAILED;
   *payload = NULL;
   *payload_size = 0;
   if (req->failed) return AQUILA_COMPILE_NO_MEMORY;
   int timeout_s = timeout_seconds(), reused;
-  struct helper *h = helper_take(log, &status, &reused);
+  struct helper *h = helper_take(log, &status, &reused, background);
   if (!h) return status;
   int sent = wire_send(h->sock, req) == 0;
   if (!sent && reused) {
@@ -256,7 +268,7 @@ static enum aquila_compile_status call_helper(struct wire *req, struct wire *rep
     struct strbuf ignored = {0};
     helper_fail(h, 0, timeout_s, &ignored);
     strbuf_free(&ignored);
-    if (!(h = helper_start(log, &status))) return status;
+    if (!(h = helper_start(log, &status, background))) return status;
     sent = wire_send(h->sock, req) == 0;
   }
   if (!sent || wire_recv(h->sock, reply, timeout_s * 1000) != 0) {
@@ -287,15 +299,20 @@ static void begin_request(struct wire *req, enum wire_op op) {
 }
 
 /* Sends req and takes the reply's fat binary into *out (NULL on failure)
- * and its log into *log_out; frees req. */
+ * and its log into *log_out, and where extra is given, the number the
+ * reply has after the usual fields (0 if none); frees req. */
 static enum aquila_compile_status call_for_fatbin(struct wire *req, struct aquila_fatbin **out,
-                                                  char **log_out) {
+                                                  char **log_out, int background, uint64_t *extra) {
   struct wire reply = {0};
   struct strbuf log = {0};
   const void *data;
   size_t size;
   *out = NULL;
-  enum aquila_compile_status st = call_helper(req, &reply, &log, &data, &size);
+  enum aquila_compile_status st = call_helper(req, &reply, &log, &data, &size, background);
+  if (extra) {
+    *extra = st == AQUILA_COMPILE_OK ? wire_get_u64(&reply) : 0;
+    if (reply.failed) *extra = 0;
+  }
   char err[256];
   if (st == AQUILA_COMPILE_OK && aquila_fatbin_read(data, size, out, err, sizeof err) != 0) {
     strbuf_printf(&log, "error: internal: the compiler's result does not read back: %s\n", err);
@@ -318,6 +335,24 @@ static void put_fatbin(struct wire *req, const struct aquila_fatbin *fb) {
   free(data);
 }
 
+static void put_compile_request(struct wire *req, const struct aquila_compile_input *in,
+                                int in_sequence) {
+  begin_request(req, WIRE_COMPILE);
+  wire_put_str(req, in->source);
+  wire_put_str(req, in->options);
+  wire_put_u64(req, (uint64_t)in->compile_only);
+  wire_put_u64(req, (uint64_t)in->code_on_demand);
+  wire_put_u64(req, in->num_targets);
+  for (size_t i = 0; i < in->num_targets; i++)
+    wire_put_str(req, in->targets[i]);
+  wire_put_u64(req, in->num_headers);
+  for (size_t i = 0; i < in->num_headers; i++) {
+    wire_put_str(req, in->header_names[i]);
+    wire_put_str(req, in->header_sources[i]);
+  }
+  wire_put_u64(req, (uint64_t)in_sequence);
+}
+
 enum aquila_compile_status aquila_compile(const struct aquila_compile_input *in,
                                           struct aquila_fatbin **out, char **log_out) {
   *out = NULL;
@@ -327,20 +362,16 @@ enum aquila_compile_status aquila_compile(const struct aquila_compile_input *in,
     return *log_out ? AQUILA_COMPILE_OK : AQUILA_COMPILE_NO_MEMORY;
   }
   struct wire req = {0};
-  begin_request(&req, WIRE_COMPILE);
-  wire_put_str(&req, in->source);
-  wire_put_str(&req, in->options);
-  wire_put_u64(&req, (uint64_t)in->compile_only);
-  wire_put_u64(&req, (uint64_t)in->code_on_demand);
-  wire_put_u64(&req, in->num_targets);
-  for (size_t i = 0; i < in->num_targets; i++)
-    wire_put_str(&req, in->targets[i]);
-  wire_put_u64(&req, in->num_headers);
-  for (size_t i = 0; i < in->num_headers; i++) {
-    wire_put_str(&req, in->header_names[i]);
-    wire_put_str(&req, in->header_sources[i]);
-  }
-  return call_for_fatbin(&req, out, log_out);
+  put_compile_request(&req, in, 0);
+  helper_crashed = 0;
+  enum aquila_compile_status st = call_for_fatbin(&req, out, log_out, 0, NULL);
+  if (!helper_crashed) return st;
+  /* The compiler process crashed with clang's parse and code generation
+   * side by side (compile.c): once more in sequence, where libclang
+   * survives a front-end crash and gives the program's diagnostics. */
+  free(*log_out);
+  put_compile_request(&req, in, 1);
+  return call_for_fatbin(&req, out, log_out, 0, NULL);
 }
 
 enum aquila_compile_status aquila_link(const struct aquila_fatbin *const *inputs, size_t num_inputs,
@@ -353,13 +384,22 @@ enum aquila_compile_status aquila_link(const struct aquila_fatbin *const *inputs
   wire_put_u64(&req, num_inputs);
   for (size_t i = 0; i < num_inputs; i++)
     put_fatbin(&req, inputs[i]);
-  return call_for_fatbin(&req, out, log_out);
+  return call_for_fatbin(&req, out, log_out, 0, NULL);
 }
 
 enum aquila_compile_status aquila_compile_kernels(struct aquila_fatbin *fb, const char *target,
                                                   const char *const *names, size_t num_names,
                                                   struct aquila_fatbin **out, char **log_out) {
+  return aquila_compile_kernels_tiered(fb, target, names, num_names, 0, out, NULL, log_out);
+}
+
+enum aquila_compile_status aquila_compile_kernels_tiered(struct aquila_fatbin *fb,
+                                                         const char *target,
+                                                         const char *const *names, size_t num_names,
+                                                         unsigned flags, struct aquila_fatbin **out,
+                                                         int *quick, char **log_out) {
   *out = NULL;
+  if (quick) *quick = 0;
   struct cache_key key;
   if (cache_make_kernels_key(fb, target, names, num_names, &key) == 0) {
     struct aquila_fatbin *cached = cache_load(&key);
@@ -377,9 +417,12 @@ enum aquila_compile_status aquila_compile_kernels(struct aquila_fatbin *fb, cons
   wire_put_u64(&req, num_names);
   for (size_t i = 0; i < num_names; i++)
     wire_put_str(&req, names[i]);
+  wire_put_u64(&req, flags & AQUILA_CODEGEN_QUICK_IF_LARGE);
   put_fatbin(&req, fb);
   struct aquila_fatbin *built = NULL;
-  enum aquila_compile_status st = call_for_fatbin(&req, &built, log_out);
+  uint64_t made_quick = 0;
+  enum aquila_compile_status st =
+      call_for_fatbin(&req, &built, log_out, (flags & AQUILA_CODEGEN_BACKGROUND) != 0, &made_quick);
   if (st == AQUILA_COMPILE_OK &&
       (!aquila_fatbin_find_code(built, target) || fatbin_adopt_layout(fb, built, 0) != 0)) {
     st = AQUILA_COMPILE_FAILED;
@@ -391,6 +434,7 @@ enum aquila_compile_status aquila_compile_kernels(struct aquila_fatbin *fb, cons
     aquila_fatbin_destroy(built);
     built = NULL;
   }
+  if (quick && st == AQUILA_COMPILE_OK) *quick = made_quick != 0;
   *out = built;
   return st;
 }
@@ -402,7 +446,7 @@ enum aquila_compile_status aquila_compile_from_bitcode(struct aquila_fatbin *fb,
   wire_put_str(&req, target);
   put_fatbin(&req, fb);
   struct aquila_fatbin *built = NULL;
-  enum aquila_compile_status st = call_for_fatbin(&req, &built, log_out);
+  enum aquila_compile_status st = call_for_fatbin(&req, &built, log_out, 0, NULL);
   if (st == AQUILA_COMPILE_OK) {
     const struct aquila_fatbin_code *code = aquila_fatbin_find_code(built, target);
     if (!code || fatbin_adopt_layout(fb, built, 1) != 0 ||
@@ -434,7 +478,7 @@ static void find_host_target(void) {
   begin_request(&req, WIRE_HOST_TARGET);
   const void *data;
   size_t size;
-  if (call_helper(&req, &reply, &log, &data, &size) == AQUILA_COMPILE_OK && size > 0 &&
+  if (call_helper(&req, &reply, &log, &data, &size, 0) == AQUILA_COMPILE_OK && size > 0 &&
       size < sizeof host_target) {
     memcpy(host_target, data, size);
     host_target[size] = 0;

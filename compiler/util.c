@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 int write_file(const char *path, const void *data, size_t size) {
   FILE *f = fopen(path, "wb");
@@ -106,4 +107,15 @@ int fatbin_adopt_layout(struct aquila_fatbin *fb, const struct aquila_fatbin *bu
       return -1;
   }
   return 0;
+}
+
+int phases_wanted(void) {
+  const char *debug = getenv("AQUILA_DEBUG");
+  return debug && strstr(debug, "phases");
+}
+
+double phase_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }

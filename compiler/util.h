@@ -24,6 +24,11 @@ const char *cpu_target_override(void);
  * attributes): fb takes it over from built, the binary code was generated
  * for, for every kernel (all) or for those built holds. 0, or -1 when a
  * kernel is missing or differs (or on no memory). */
+/* AQUILA_DEBUG=phases: how long each step of a build took goes to its log
+ * (phase_ms is a monotonic clock in milliseconds). */
+int phases_wanted(void);
+double phase_ms(void);
+
 int fatbin_adopt_layout(struct aquila_fatbin *fb, const struct aquila_fatbin *built, int all);
 
 #endif

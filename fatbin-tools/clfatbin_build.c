@@ -42,6 +42,9 @@ int clfatbin_build(int argc, char **argv) {
 
 #include "aquila/compiler.h"
 
+/* compiler/frontend.h's switch (the tool links the compiler itself). */
+extern int compile_frontend_in_sequence;
+
 static const char *status_text(enum aquila_compile_status status) {
   switch (status) {
   case AQUILA_COMPILE_OK:
@@ -137,6 +140,10 @@ int clfatbin_build(int argc, char **argv) {
   in.num_targets = num_targets;
   struct aquila_fatbin *fb = NULL;
   char *log = NULL;
+  /* The compiler runs in this process: libclang's parse first, which
+   * survives clang front-end crashes that clang's code generation beside
+   * it would not (compiler/compile.c). */
+  compile_frontend_in_sequence = 1;
   enum aquila_compile_status status = aquila_compile(&in, &fb, &log);
   if (log && *log) fputs(log, stderr);
   free(log);

@@ -227,6 +227,13 @@ void device_watch(cl_device_id d, cl_event ev) {
 /* At a fork: the in-flight list and the signal pool are taken, so that no
  * thread is changing them; in the child the kernels on the list are the
  * parent's (fork.c) and the watcher starts again with the next one. */
+int device_runs_kernels(cl_device_id d) {
+  pthread_mutex_lock(&d->inflight_lock);
+  int busy = d->inflight_head != NULL;
+  pthread_mutex_unlock(&d->inflight_lock);
+  return busy;
+}
+
 void device_fork(cl_device_id d, enum runtime_fork_phase phase) {
   if (phase == RUNTIME_FORK_PREPARE) {
     pthread_mutex_lock(&d->inflight_lock);

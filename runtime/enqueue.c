@@ -699,7 +699,7 @@ AQUILA_API cl_int clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel kernel, c
   }
   ev->kernel = kernel;
   object_retain(&kernel->header);
-  ev->u.ndrange.kernel_object = kernel->kernel_objects[slot];
+  ev->u.ndrange.kernel_object = kernel_object_now(kernel, (cl_uint)slot);
   uint64_t groups = 1;
   for (int d = 0; d < 3; d++) groups *= (global[d] + local[d] - 1) / local[d];
   ev->u.ndrange.spread = spread_eligible(q, kernel, groups) && ev->u.ndrange.mem_arg_offset != NULL;

@@ -134,6 +134,7 @@ static void fork_prepare(void) {
       break;
     }
   pthread_mutex_unlock(&gate_lock);
+  tiers_fork(RUNTIME_FORK_PREPARE);
   scheduler_fork(RUNTIME_FORK_PREPARE);
   for (cl_uint i = 0; i < aquila_num_devices; i++)
     device_fork(&aquila_devices[i], RUNTIME_FORK_PREPARE);
@@ -143,6 +144,7 @@ static void fork_parent(void) {
   for (cl_uint i = aquila_num_devices; i-- > 0;)
     device_fork(&aquila_devices[i], RUNTIME_FORK_PARENT);
   scheduler_fork(RUNTIME_FORK_PARENT);
+  tiers_fork(RUNTIME_FORK_PARENT);
   pthread_mutex_lock(&gate_lock);
   gate_closed = 0;
   pthread_cond_broadcast(&gate_cond);
@@ -159,6 +161,7 @@ static void fork_child(void) {
   for (cl_uint i = 0; i < aquila_num_devices; i++)
     device_fork(&aquila_devices[i], RUNTIME_FORK_CHILD);
   scheduler_fork(RUNTIME_FORK_CHILD);
+  tiers_fork(RUNTIME_FORK_CHILD);
   struct abandoned *list = abandoned_head;
   abandoned_head = NULL;
   abandoned_tail = &abandoned_head;

@@ -18,10 +18,12 @@ static cl_kernel kernel_create(cl_program p, const struct aquila_fatbin_kernel *
     return NULL;
   }
   k->kernel_objects = calloc(p->num_devices, sizeof *k->kernel_objects);
+  k->upgrades = calloc(p->num_devices, sizeof *k->upgrades);
   k->arg_values = calloc(1, meta->kernarg_size ? meta->kernarg_size : 1);
   k->args = calloc(meta->num_args ? meta->num_args : 1, sizeof *k->args);
-  if (!k->kernel_objects || !k->arg_values || !k->args) {
+  if (!k->kernel_objects || !k->upgrades || !k->arg_values || !k->args) {
     free(k->kernel_objects);
+    free(k->upgrades);
     free(k->arg_values);
     free(k->args);
     free(k);
@@ -35,6 +37,9 @@ static cl_kernel kernel_create(cl_program p, const struct aquila_fatbin_kernel *
   for (cl_uint i = 0; i < p->num_devices; i++) {
     struct program_device *pd = &p->per_device[i];
     if (!pd->loaded) continue;
+    /* Read with the executable below, under the program's codegen lock:
+     * the background build may place the whole version meanwhile. */
+    if (pd->upgraded) k->upgrades[i] = &pd->upgraded[index];
     hsa_executable_symbol_t sym;
     hsa_agent_t agent = p->devices[i]->agent;
     hsa_status_t st = hsa_executable_get_symbol_by_name(program_kernel_executable(p, i, index),
@@ -59,6 +64,22 @@ static cl_kernel kernel_create(cl_program p, const struct aquila_fatbin_kernel *
   atomic_fetch_add(&p->num_kernels_alive, 1);
   *err = CL_SUCCESS;
   return k;
+}
+
+uint64_t kernel_object_now(cl_kernel k, cl_uint slot) {
+  _Atomic uint64_t *upgrade = k->upgrades[slot];
+  uint64_t whole = upgrade ? atomic_load_explicit(upgrade, memory_order_acquire) : 0;
+  if (upgrade && debug_enabled()) {
+    /* Which version ran, once each. */
+    unsigned bit = whole ? 2 : 1;
+    if (!(atomic_fetch_or(&k->tier_reported, bit) & bit))
+      debug_log("kernel '%s': launched with %s", k->meta->name,
+                whole ? "its vector version (made in the background)"
+                : k->kernel_objects[slot]
+                    ? "the code made first (quick tier when the build said so)"
+                    : "no code");
+  }
+  return whole ? whole : k->kernel_objects[slot];
 }
 
 AQUILA_API cl_kernel clCreateKernel(cl_program program, const char *kernel_name,
@@ -136,6 +157,7 @@ void kernel_release_internal(cl_kernel kernel) {
   if (!object_release(&kernel->header)) return;
   cl_program p = kernel->program;
   free(kernel->kernel_objects);
+  free(kernel->upgrades);
   free(kernel->arg_values);
   free(kernel->args);
   pthread_mutex_destroy(&kernel->args_lock);

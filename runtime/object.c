@@ -50,17 +50,21 @@ void object_free(void *object) {
   free(atomic_exchange(&quarantine[slot % QUARANTINE_SIZE], object));
 }
 
-static int debug_enabled;
+static int debug_on;
 static pthread_once_t debug_once = PTHREAD_ONCE_INIT;
 
 static void read_debug_setting(void) {
   const char *e = getenv("AQUILA_DEBUG");
-  debug_enabled = e && *e && strcmp(e, "0") != 0;
+  debug_on = e && *e && strcmp(e, "0") != 0;
+}
+
+int debug_enabled(void) {
+  pthread_once(&debug_once, read_debug_setting);
+  return debug_on;
 }
 
 void debug_log(const char *fmt, ...) {
-  pthread_once(&debug_once, read_debug_setting);
-  if (!debug_enabled) return;
+  if (!debug_enabled()) return;
   va_list ap;
   va_start(ap, fmt);
   fputs("aquila: ", stderr);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "aquila/compiler.h"
+#include "aquila/cpu_abi.h"
 #include "aquila/trace.h"
 #include "runtime.h"
 
@@ -73,6 +74,7 @@ static void forget_code(struct program_device *pd) {
   pd->on_demand = NULL;
   pd->num_on_demand = 0;
   pd->kernel_code = NULL;
+  pd->upgraded = NULL;
 }
 
 static void destroy_executable(struct program_device *pd) {
@@ -81,6 +83,7 @@ static void destroy_executable(struct program_device *pd) {
     destroy_code(&pd->on_demand[i]);
   free(pd->on_demand);
   free(pd->kernel_code);
+  free(pd->upgraded);
   forget_code(pd);
 }
 
@@ -88,6 +91,7 @@ static void destroy_executable(struct program_device *pd) {
  * still run the old code when a rebuild replaces it: that code stays loaded
  * until the program goes (their kernels hold the program). */
 static void program_unload(cl_program p) {
+  tiers_forget_program(p);
   int in_use = atomic_load(&p->num_kernels_alive) > 0;
   for (cl_uint i = 0; i < p->num_devices; i++) {
     struct program_device *pd = &p->per_device[i];
@@ -369,7 +373,13 @@ cl_int program_load_for_device(cl_program p, cl_uint i) {
   if (!code && codegen_on_demand() && aquila_fatbin_find_code(p->fatbin, "bitcode")) {
     uint32_t n = p->fatbin->num_kernels;
     pd->kernel_code = malloc((n ? n : 1) * sizeof *pd->kernel_code);
-    if (!pd->kernel_code) return CL_OUT_OF_HOST_MEMORY;
+    pd->upgraded = calloc(n ? n : 1, sizeof *pd->upgraded);
+    if (!pd->kernel_code || !pd->upgraded) {
+      free(pd->kernel_code);
+      free(pd->upgraded);
+      forget_code(pd);
+      return CL_OUT_OF_HOST_MEMORY;
+    }
     for (uint32_t k = 0; k < n; k++)
       pd->kernel_code[k] = -1;
     pd->loaded = 1;
@@ -421,6 +431,13 @@ static int program_is_small(const struct aquila_fatbin *fb) {
          strlen(fb->source) <= SMALL_PROGRAM_SOURCE;
 }
 
+/* AQUILA_TIERS=0: every kernel's whole version at once, however long its
+ * first launch waits for it (for comparisons). */
+static int tiers_enabled(void) {
+  const char *mode = getenv("AQUILA_TIERS");
+  return !(mode && !strcmp(mode, "0"));
+}
+
 /* Code on demand for one device: one request for every kernel asked for
  * that the device lacks (and, in a small program, every other kernel it
  * lacks), loaded as one executable. */
@@ -465,8 +482,10 @@ static cl_int make_code_for_device(cl_program p, cl_uint i, const uint32_t *kern
     struct aquila_fatbin *built = NULL;
     char *log = NULL;
     uint64_t t0 = now_ns();
-    enum aquila_compile_status st =
-        aquila_compile_kernels(p->fatbin, target, names, n, &built, &log);
+    int quick = 0;
+    enum aquila_compile_status st = aquila_compile_kernels_tiered(
+        p->fatbin, target, names, n, tiers_enabled() ? AQUILA_CODEGEN_QUICK_IF_LARGE : 0, &built,
+        &quick, &log);
     if (st == AQUILA_COMPILE_FAILED && n > asked) {
       /* A kernel that came along failed: those asked for may still build. */
       free(log);
@@ -474,10 +493,14 @@ static cl_int make_code_for_device(cl_program p, cl_uint i, const uint32_t *kern
       n = asked;
       continue;
     }
-    trace_build_step("code generation on demand", t0, st == AQUILA_COMPILE_OK, built, names[0]);
-    debug_log("machine code for %u kernel%s ('%s'%s) for %s: %s in %.1f ms", n, n == 1 ? "" : "s",
+    trace_build_step(quick ? "code generation on demand (quick tier: scalar)"
+                           : "code generation on demand",
+                     t0, st == AQUILA_COMPILE_OK, built, names[0]);
+    debug_log("machine code for %u kernel%s ('%s'%s) for %s: %s in %.1f ms%s", n, n == 1 ? "" : "s",
               names[0], n > 1 ? ", ..." : "", target, st == AQUILA_COMPILE_OK ? "made" : "failed",
-              (double)(now_ns() - t0) / 1e6);
+              (double)(now_ns() - t0) / 1e6,
+              quick ? " (quick tier: scalar code; the vector version follows in the background)"
+                    : "");
     if (log && *log) {
       append_log(pd, log);
       debug_log("code generation log:\n%s", log);
@@ -491,6 +514,7 @@ static cl_int make_code_for_device(cl_program p, cl_uint i, const uint32_t *kern
       for (uint32_t m = 0; m < n; m++)
         pd->kernel_code[which[m]] = (int32_t)pd->num_on_demand;
       pd->num_on_demand++;
+      if (quick) tiers_queue_upgrade(p, i, which, n);
     }
     aquila_fatbin_destroy(built);
     break;
@@ -498,6 +522,116 @@ static cl_int make_code_for_device(cl_program p, cl_uint i, const uint32_t *kern
   free(names);
   free(which);
   return err;
+}
+
+/* Whether kernel k's layout (what the runtime and the application's
+ * arguments rely on) is the same in both. */
+static int same_layout(const struct aquila_fatbin_kernel *a, const struct aquila_fatbin_kernel *b) {
+  if (a->num_args != b->num_args || a->kernarg_size != b->kernarg_size ||
+      a->local_mem_size != b->local_mem_size ||
+      a->hidden_kernarg_offset != b->hidden_kernarg_offset)
+    return 0;
+  for (uint32_t j = 0; j < a->num_args; j++)
+    if (a->args[j].offset != b->args[j].offset || a->args[j].size != b->args[j].size) return 0;
+  return 1;
+}
+
+void program_upgrade_kernels(cl_program p, cl_uint i, const uint32_t *kernels,
+                             uint32_t num_kernels) {
+  struct program_device *pd = &p->per_device[i];
+  cl_device_id d = p->devices[i];
+  const char *target = device_code_target(d);
+  uint64_t t0 = now_ns();
+  /* The compiler fills layouts into the fat binary it is given, and the
+   * application may create kernels (which does that to p->fatbin) while
+   * this builds: it builds from a copy. */
+  struct aquila_fatbin *copy = NULL;
+  const char **names = calloc(num_kernels ? num_kernels : 1, sizeof *names);
+  pthread_mutex_lock(&p->codegen_lock);
+  if (names && pd->loaded && !pd->has_whole && pd->upgraded) {
+    void *data = NULL;
+    size_t size = 0;
+    char err[128];
+    if (aquila_fatbin_write(p->fatbin, &data, &size) != 0 ||
+        aquila_fatbin_read(data, size, &copy, err, sizeof err) != 0)
+      copy = NULL;
+    free(data);
+  }
+  pthread_mutex_unlock(&p->codegen_lock);
+  if (!copy) {
+    free(names);
+    return;
+  }
+  for (uint32_t m = 0; m < num_kernels; m++)
+    names[m] = copy->kernels[kernels[m]].name;
+  struct aquila_fatbin *built = NULL;
+  char *log = NULL;
+  enum aquila_compile_status st = aquila_compile_kernels_tiered(
+      copy, target, names, num_kernels, AQUILA_CODEGEN_BACKGROUND, &built, NULL, &log);
+  double made_ms = (double)(now_ns() - t0) / 1e6;
+  trace_build_step("code generation in the background (vector version)", t0,
+                   st == AQUILA_COMPILE_OK, built, names[0]);
+  const struct aquila_fatbin_code *code =
+      st == AQUILA_COMPILE_OK ? aquila_fatbin_find_code(built, target) : NULL;
+  const char *why = code ? NULL : "its build failed";
+  runtime_busy_begin();
+  pthread_mutex_lock(&p->codegen_lock);
+  for (uint32_t m = 0; m < num_kernels && !why; m++) {
+    const struct aquila_fatbin_kernel *b = aquila_fatbin_find_kernel(built, names[m]);
+    if (!b || !same_layout(&p->fatbin->kernels[kernels[m]], b)) why = "its layout differs";
+  }
+  struct loaded_code *grown =
+      why ? NULL : realloc(pd->on_demand, (pd->num_on_demand + 1) * sizeof *pd->on_demand);
+  if (grown) pd->on_demand = grown;
+  if (!why && !grown) why = "out of memory";
+  if (!why && load_code(p, i, code, &pd->on_demand[pd->num_on_demand]) != CL_SUCCESS)
+    why = "its code object did not load";
+  if (!why) {
+    struct loaded_code *loaded = &pd->on_demand[pd->num_on_demand];
+    uint32_t placed = 0;
+    for (uint32_t m = 0; m < num_kernels; m++) {
+      hsa_executable_symbol_t sym;
+      hsa_agent_t agent = d->agent;
+      uint64_t object = 0;
+      uint32_t private_size = 0;
+      if (hsa_executable_get_symbol_by_name(loaded->executable, names[m], &agent, &sym) !=
+              HSA_STATUS_SUCCESS ||
+          hsa_executable_symbol_get_info(sym, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT, &object) !=
+              HSA_STATUS_SUCCESS ||
+          hsa_executable_symbol_get_info(sym,
+                                         HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_PRIVATE_SEGMENT_SIZE,
+                                         &private_size) != HSA_STATUS_SUCCESS ||
+          !object || private_size > AQUILA_PRIVATE_SEGMENT_MAX) {
+        /* This one keeps its quick code (a launch would be refused with
+         * the whole version's stack). */
+        debug_log("kernel '%s': the vector version is not used (no kernel object, or %u bytes of "
+                  "stack per work-group)",
+                  names[m], private_size);
+        continue;
+      }
+      atomic_store_explicit(&pd->upgraded[kernels[m]], object, memory_order_release);
+      pd->kernel_code[kernels[m]] = (int32_t)pd->num_on_demand;
+      placed++;
+    }
+    /* Kept even if no kernel took it: the loaded code goes with the program. */
+    pd->num_on_demand++;
+    debug_log("machine code for %u kernel%s ('%s'%s): the vector version, made in the "
+              "background in %.1f ms, replaces the quick tier's scalar code from the next "
+              "launch (%u of %u)",
+              num_kernels, num_kernels == 1 ? "" : "s", names[0], num_kernels > 1 ? ", ..." : "",
+              made_ms, placed, num_kernels);
+  }
+  pthread_mutex_unlock(&p->codegen_lock);
+  runtime_busy_end();
+  if (why)
+    debug_log("kernel '%s'%s: the vector version is not used (%s); the quick tier's scalar "
+              "code stays%s%s",
+              names[0], num_kernels > 1 ? " and others" : "", why, log && *log ? ":\n" : "",
+              log ? log : "");
+  free(log);
+  aquila_fatbin_destroy(built);
+  aquila_fatbin_destroy(copy);
+  free(names);
 }
 
 cl_int program_make_kernel_code(cl_program p, const uint32_t *kernels, uint32_t num_kernels) {
@@ -834,7 +968,7 @@ AQUILA_API cl_int clGetProgramInfo(cl_program program, cl_program_info param_nam
   cl_program p = program;
   switch (param_name) {
   case CL_PROGRAM_REFERENCE_COUNT:
-    INFO_VALUE(cl_uint, atomic_load(&p->header.refcount));
+    INFO_VALUE(cl_uint, atomic_load(&p->header.refcount) - atomic_load(&p->background_refs));
   case CL_PROGRAM_CONTEXT:
     INFO_VALUE(cl_context, p->context);
   case CL_PROGRAM_NUM_DEVICES:

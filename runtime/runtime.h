@@ -54,6 +54,7 @@ int queue_takes_times(cl_command_queue q);
 
 /* Debug messages, enabled by AQUILA_DEBUG=1. */
 void debug_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int debug_enabled(void);
 
 /* clGet*Info size protocol: copies value unless param_value is NULL; errors
  * with CL_INVALID_VALUE when the caller's buffer is too small. */
@@ -280,6 +281,11 @@ struct program_device {
   struct loaded_code *on_demand;
   uint32_t num_on_demand;
   int32_t *kernel_code; /* per kernel of fatbin: its index in on_demand, -1 before */
+  /* Per kernel of fatbin: the kernel object of its whole (vector) version
+   * once that replaced quick-tier code (runtime/tiers.c), else 0. Kernels
+   * created before point at their entry (struct _cl_kernel's upgrades); it
+   * lives as long as the program. */
+  _Atomic uint64_t *upgraded;
   cl_program_binary_type binary_type;
 };
 
@@ -299,6 +305,9 @@ struct _cl_program {
   pthread_mutex_t codegen_lock;
   atomic_uint num_kernels_attached; /* kernels the application holds */
   atomic_uint num_kernels_alive;    /* those, and kernels only enqueued commands hold */
+  /* References that background builds hold (runtime/tiers.c); not the
+   * application's, so CL_PROGRAM_REFERENCE_COUNT leaves them out. */
+  atomic_uint background_refs;
   int building;
   /* Executables replaced by a new build while enqueued commands still ran
    * their code; destroyed with the program, which those kernels hold. */
@@ -316,6 +325,27 @@ struct _cl_program {
 cl_int program_make_kernel_code(cl_program p, const uint32_t *kernels, uint32_t num_kernels);
 /* The executable holding kernel k's code on device slot i (loaded). */
 hsa_executable_t program_kernel_executable(cl_program p, cl_uint i, uint32_t k);
+/* Makes the whole version of kernels (indices into p->fatbin->kernels) whose
+ * code on device slot i came from the quick tier, in a compiler process of
+ * low priority, and puts it in place for their next launches (tiers.c's
+ * worker runs it). */
+void program_upgrade_kernels(cl_program p, cl_uint i, const uint32_t *kernels,
+                             uint32_t num_kernels);
+
+/* ---- tiers (tiers.c) ---- */
+/* Queues the upgrade of quick-tier kernels of p on device slot i for the
+ * background worker, which holds p meanwhile (p->background_refs). */
+void tiers_queue_upgrade(cl_program p, cl_uint i, const uint32_t *kernels, uint32_t num_kernels);
+/* Drops p's queued upgrades and waits for one that runs: before a rebuild
+ * replaces what they would read. */
+void tiers_forget_program(cl_program p);
+/* Whether kernels run (or wait to) on d now (device.c). */
+int device_runs_kernels(cl_device_id d);
+
+/* The kernel object a launch of k on program device slot uses now: its
+ * whole version once that replaced quick-tier code, else what k was
+ * created with. */
+uint64_t kernel_object_now(cl_kernel k, cl_uint slot);
 
 struct kernel_arg {
   int set;
@@ -328,6 +358,11 @@ struct _cl_kernel {
   cl_program program;
   const struct aquila_fatbin_kernel *meta;
   uint64_t *kernel_objects; /* per program device */
+  /* Per program device: where the whole version's kernel object appears
+   * when this kernel's code came from the quick tier (NULL: no such
+   * place); see kernel_object_now. */
+  _Atomic uint64_t **upgrades;
+  atomic_uint tier_reported; /* AQUILA_DEBUG: 1 quick code ran, 2 the whole version ran */
   /* Stack bytes a work-group takes (the largest over the devices):
    * CL_KERNEL_PRIVATE_MEM_SIZE, and a launch over the CPU agent's limit is
    * refused. */
@@ -490,6 +525,7 @@ void runtime_register_atfork(void);
 enum runtime_fork_phase { RUNTIME_FORK_PREPARE, RUNTIME_FORK_PARENT, RUNTIME_FORK_CHILD };
 void scheduler_fork(enum runtime_fork_phase phase);
 void device_fork(cl_device_id d, enum runtime_fork_phase phase);
+void tiers_fork(enum runtime_fork_phase phase);
 /* From a child handler: ev's command was the parent's, in flight at the
  * fork; the child completes it. watcher: the device whose watcher list held
  * it (a kernel: its reference and signal go too), or NULL. */

@@ -150,7 +150,7 @@ static void *spread_run(void *arg) {
   for (cl_uint i = 0; i < p->num_devices && ndev < MAX_SPREAD_DEVICES; i++) {
     cl_device_id d = p->devices[i];
     if (d->parent || !k->kernel_objects[i]) continue;
-    devs[ndev] = (struct spread_device){d, k->kernel_objects[i], NULL, NULL, 0};
+    devs[ndev] = (struct spread_device){d, kernel_object_now(k, i), NULL, NULL, 0};
     devs[ndev].queue = spread_queue(d);
     if (!devs[ndev].queue) err = CL_OUT_OF_RESOURCES;
     ndev++;

@@ -36,11 +36,10 @@ static cl_program build_source(const char *src, const char *options, cl_int *err
   return p;
 }
 
-/* Runs scale on 1024 ones with factor 3 and checks every element. */
-static int run_scale(cl_program p) {
+/* Runs kernel k (scale) on 1024 ones with factor 3 and checks every
+ * element. */
+static int run_scale_kernel(cl_kernel k) {
   cl_int err;
-  cl_kernel k = clCreateKernel(p, "scale", &err);
-  if (!k) return 0;
   float host[1024];
   for (int i = 0; i < 1024; i++)
     host[i] = 1.0f;
@@ -56,6 +55,15 @@ static int run_scale(cl_program p) {
   for (int i = 0; i < 1024 && ok; i++)
     ok = host[i] == 3.0f;
   clReleaseMemObject(buf);
+  return ok;
+}
+
+/* Creates scale from p, runs it as run_scale_kernel does, releases it. */
+static int run_scale(cl_program p) {
+  cl_int err;
+  cl_kernel k = clCreateKernel(p, "scale", &err);
+  if (!k) return 0;
+  int ok = run_scale_kernel(k);
   clReleaseKernel(k);
   return ok;
 }
@@ -844,6 +852,80 @@ static void code_made_when_the_kernel_is_created(void) {
   if (p) clReleaseProgram(p);
 }
 
+/* Tiers, in a child process of this test (AQUILA_DEBUG is read once per
+ * process) with every kernel taken for a large one: the kernel's first
+ * code is the quick tier's (scalar, not kept in the kernel cache), its
+ * vector version is built in the background (kept in the cache) and
+ * replaces it between launches of the same cl_kernel; every launch's
+ * result is right. */
+static int tiers_child(void) {
+  cl_int err;
+  cl_program p = build_source(scale_source, "-DTIERS", &err);
+  cl_kernel k = p && err == CL_SUCCESS ? clCreateKernel(p, "scale", &err) : NULL;
+  if (!k) return 0;
+  size_t quick_entries = count_cache_entries();
+  int ok = 1, upgraded = 0;
+  /* Bounded: 10 s for a build the background has at most. */
+  for (int i = 0; i < 500 && ok && upgraded < 2; i++) {
+    ok = run_scale_kernel(k);
+    if (count_cache_entries() > quick_entries) upgraded++;
+    if (!upgraded) usleep(20000);
+  }
+  if (!upgraded) printf("  no vector version within 10 s\n");
+  clReleaseKernel(k);
+  clReleaseProgram(p);
+  return ok && upgraded == 2;
+}
+
+static void quick_tier_first_then_the_vector_version(void) {
+  char dir[300], log_path[340], cmd[1200];
+  snprintf(dir, sizeof dir, "%s/tiers", cache_dir);
+  snprintf(log_path, sizeof log_path, "%s/tiers-stderr.txt", cache_dir);
+  mkdir(dir, 0700);
+  snprintf(cmd, sizeof cmd,
+           "AQUILA_DEBUG=1 AQUILA_QUICK_TIER_MIN_INSTRUCTIONS=0 AQUILA_CACHE_DIR=%s "
+           "%s/test/compiler/test_compiler --tiers-child >/dev/null 2>%s",
+           dir, build_dir, log_path);
+  CHECK_EQ_INT(system(cmd), 0);
+  size_t size = 0;
+  char *text = (char *)read_whole(log_path, &size);
+  CHECK(text != NULL);
+  if (!text) return;
+  const char *quick = strstr(text, "(quick tier: scalar code;");
+  const char *ran_quick = strstr(text, "kernel 'scale': launched with the code made first");
+  const char *replaced = strstr(text, "replaces the quick tier's scalar code");
+  const char *ran_vector = strstr(text, "kernel 'scale': launched with its vector version");
+  CHECK(quick && ran_quick && replaced && ran_vector);
+  CHECK(quick < ran_quick && replaced < ran_vector);
+  if (!(quick && ran_quick && replaced && ran_vector)) printf("  child's stderr:\n%s\n", text);
+  free(text);
+}
+
+/* A program rebuilt, and a program released, while their kernels' vector
+ * versions are still to be built in the background: the rebuild's code
+ * runs, nothing of the old build is used, nothing leaks or hangs. */
+static void rebuild_and_release_with_background_builds_pending(void) {
+  setenv("AQUILA_QUICK_TIER_MIN_INSTRUCTIONS", "0", 1);
+  setenv("AQUILA_CACHE", "0", 1);
+  cl_int err;
+  cl_program p = build_source(scale_source, "-DPENDING_1", &err);
+  CHECK_EQ_INT(err, CL_SUCCESS);
+  CHECK(p && run_scale(p));
+  if (p) CHECK_EQ_INT(clBuildProgram(p, 1, &device, "-DPENDING_2", NULL, NULL), CL_SUCCESS);
+  CHECK(p && run_scale(p));
+  cl_uint refs = 0;
+  if (p) clGetProgramInfo(p, CL_PROGRAM_REFERENCE_COUNT, sizeof refs, &refs, NULL);
+  CHECK_EQ_INT(refs, 1);
+  if (p) clReleaseProgram(p);
+  cl_program q = build_source(scale_source, "-DPENDING_3", &err);
+  cl_kernel k = q ? clCreateKernel(q, "scale", &err) : NULL;
+  CHECK(k != NULL);
+  if (k) clReleaseKernel(k);
+  if (q) clReleaseProgram(q);
+  unsetenv("AQUILA_CACHE");
+  unsetenv("AQUILA_QUICK_TIER_MIN_INSTRUCTIONS");
+}
+
 /* A warning goes to the build log, and nothing of the compiler's to the
  * application's standard error (clang, run inside the compiler process,
  * would print "1 warning generated." there). */
@@ -1238,8 +1320,15 @@ static void loops_kept_whole(void) {
   check_loops("0");
 }
 
-int main(void) {
+int main(int argc, char **argv) {
   build_dir = getenv("BUILD") ? getenv("BUILD") : "build";
+  if (argc > 1 && !strcmp(argv[1], "--tiers-child")) {
+    snprintf(cache_dir, sizeof cache_dir, "%s", getenv("AQUILA_CACHE_DIR"));
+    api_setup();
+    int ok = tiers_child();
+    api_teardown();
+    return ok ? 0 : 1;
+  }
   snprintf(cache_dir, sizeof cache_dir, "/tmp/aquila-test-cache-%ld", (long)getpid());
   mkdir(cache_dir, 0700);
   setenv("AQUILA_CACHE_DIR", cache_dir, 1);
@@ -1262,6 +1351,8 @@ int main(void) {
   RUN(local_overrun_stays_in_group_memory);
   RUN(clblast_xgemm_loop_builds);
   RUN(code_made_when_the_kernel_is_created);
+  RUN(quick_tier_first_then_the_vector_version);
+  RUN(rebuild_and_release_with_background_builds_pending);
   RUN(warnings_stay_in_the_build_log);
   RUN(compiler_crash_is_a_build_failure);
   RUN(front_end_crash_keeps_the_diagnostics);

@@ -63,6 +63,24 @@ enum aquila_compile_status aquila_compile_kernels(struct aquila_fatbin *fb, cons
                                                   const char *const *names, size_t num_names,
                                                   struct aquila_fatbin **out, char **log);
 
+/* Flags of aquila_compile_kernels_tiered. */
+enum {
+  /* Kernels large enough that their vector build is costly get scalar code
+   * only, sooner (*quick is then 1; such code is not kept in the kernel
+   * cache): the caller asks again without this flag for the whole version. */
+  AQUILA_CODEGEN_QUICK_IF_LARGE = 1u << 0,
+  /* A build nobody waits for: it runs in compiler processes of their own,
+   * at a lower scheduling priority than the application. */
+  AQUILA_CODEGEN_BACKGROUND = 1u << 1,
+};
+
+/* aquila_compile_kernels with flags (above); quick may be NULL. */
+enum aquila_compile_status aquila_compile_kernels_tiered(struct aquila_fatbin *fb,
+                                                         const char *target,
+                                                         const char *const *names, size_t num_names,
+                                                         unsigned flags, struct aquila_fatbin **out,
+                                                         int *quick, char **log);
+
 /* Turns a fat binary's portable bitcode into a code object for target and adds
  * it to fb. */
 enum aquila_compile_status aquila_compile_from_bitcode(struct aquila_fatbin *fb, const char *target,

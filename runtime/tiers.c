@@ -1,0 +1,177 @@
+/* Tiers: the background builds that replace quick-tier code. A kernel large
+ * enough that its vector build is costly first gets scalar code only
+ * (compiler/codegen.c decides by its size), so that its first launch does
+ * not wait for the vectorizer; its whole version is then made here, on one
+ * worker thread, in compiler processes of low priority, and put in place
+ * between two launches (program_upgrade_kernels). This module owns the
+ * queue of those builds and the worker; each queued build holds its
+ * program (background_refs) until it ends. */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "runtime.h"
+
+struct upgrade_job {
+  cl_program program;
+  cl_uint slot;
+  uint32_t num_kernels;
+  uint32_t *kernels;
+  struct upgrade_job *next;
+};
+
+static pthread_mutex_t jobs_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t jobs_cond = PTHREAD_COND_INITIALIZER;
+static struct upgrade_job *jobs_head, **jobs_tail = &jobs_head;
+static cl_program running_program; /* the program of the build under way */
+static int worker_started;
+
+static void job_free(struct upgrade_job *job) {
+  cl_program p = job->program;
+  free(job->kernels);
+  free(job);
+  atomic_fetch_sub(&p->background_refs, 1);
+  clReleaseProgram(p);
+}
+
+/* "On idle cores where there are any": a background build waits until no
+ * device has run kernels for IDLE_MS (the application creates a kernel and
+ * launches it a moment later: the build is not to start in between),
+ * polling every 5 ms, for at most IDLE_WAIT_MS; then it goes ahead anyway,
+ * at its lower priority, or an application that never idles would never
+ * get its vector code. Measured on the 2-core machine: a 100 KB kernel's
+ * first launch (scalar) took 58 ms alone and 78 with the vector build
+ * beside it. */
+#define IDLE_MS 50
+#define IDLE_WAIT_MS 2000
+
+static int any_device_busy(void) {
+  for (cl_uint i = 0; i < aquila_num_devices; i++)
+    if (device_runs_kernels(&aquila_devices[i])) return 1;
+  return 0;
+}
+
+static void wait_for_idle_devices(void) {
+  struct timespec pause = {0, 5 * 1000 * 1000};
+  int idle_for = 0;
+  for (int waited = 0; waited < IDLE_WAIT_MS && idle_for < IDLE_MS; waited += 5) {
+    nanosleep(&pause, NULL);
+    idle_for = any_device_busy() ? 0 : idle_for + 5;
+  }
+}
+
+static void *upgrade_worker(void *arg) {
+  (void)arg;
+  for (;;) {
+    pthread_mutex_lock(&jobs_lock);
+    while (!jobs_head)
+      pthread_cond_wait(&jobs_cond, &jobs_lock);
+    struct upgrade_job *job = jobs_head;
+    jobs_head = job->next;
+    if (!jobs_head) jobs_tail = &jobs_head;
+    running_program = job->program;
+    pthread_mutex_unlock(&jobs_lock);
+
+    wait_for_idle_devices();
+    program_upgrade_kernels(job->program, job->slot, job->kernels, job->num_kernels);
+
+    pthread_mutex_lock(&jobs_lock);
+    running_program = NULL;
+    pthread_cond_broadcast(&jobs_cond);
+    pthread_mutex_unlock(&jobs_lock);
+    job_free(job);
+  }
+  return NULL;
+}
+
+void tiers_queue_upgrade(cl_program p, cl_uint slot, const uint32_t *kernels,
+                         uint32_t num_kernels) {
+  struct upgrade_job *job = calloc(1, sizeof *job);
+  uint32_t *copy = malloc((num_kernels ? num_kernels : 1) * sizeof *copy);
+  if (!job || !copy) {
+    /* The quick code stays: slower, still correct. */
+    free(job);
+    free(copy);
+    return;
+  }
+  memcpy(copy, kernels, num_kernels * sizeof *copy);
+  job->program = p;
+  job->slot = slot;
+  job->kernels = copy;
+  job->num_kernels = num_kernels;
+  object_retain(&p->header);
+  atomic_fetch_add(&p->background_refs, 1);
+  pthread_mutex_lock(&jobs_lock);
+  if (!worker_started) {
+    pthread_t t;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    worker_started = pthread_create(&t, &attr, upgrade_worker, NULL) == 0;
+    pthread_attr_destroy(&attr);
+    if (!worker_started) {
+      pthread_mutex_unlock(&jobs_lock);
+      debug_log("tiers: no thread for background builds; quick-tier code stays");
+      job_free(job);
+      return;
+    }
+  }
+  *jobs_tail = job;
+  jobs_tail = &job->next;
+  pthread_cond_broadcast(&jobs_cond);
+  pthread_mutex_unlock(&jobs_lock);
+}
+
+void tiers_forget_program(cl_program p) {
+  struct upgrade_job *dropped = NULL;
+  pthread_mutex_lock(&jobs_lock);
+  for (struct upgrade_job **at = &jobs_head; *at;) {
+    struct upgrade_job *job = *at;
+    if (job->program != p) {
+      at = &job->next;
+      continue;
+    }
+    *at = job->next;
+    job->next = dropped;
+    dropped = job;
+  }
+  jobs_tail = &jobs_head;
+  while (*jobs_tail)
+    jobs_tail = &(*jobs_tail)->next;
+  while (running_program == p)
+    pthread_cond_wait(&jobs_cond, &jobs_lock);
+  pthread_mutex_unlock(&jobs_lock);
+  /* Outside the lock: the last reference may go with one of them, and
+   * releasing the program comes back here. */
+  for (struct upgrade_job *next; dropped; dropped = next) {
+    next = dropped->next;
+    job_free(dropped);
+  }
+}
+
+/* The worker is not in a child: builds still queued stay queued for a
+ * worker the child starts with its next quick-tier code; the build that was
+ * under way is lost (its kernels keep their quick code there). */
+void tiers_fork(enum runtime_fork_phase phase) {
+  if (phase == RUNTIME_FORK_PREPARE) {
+    pthread_mutex_lock(&jobs_lock);
+    return;
+  }
+  if (phase == RUNTIME_FORK_PARENT) {
+    pthread_mutex_unlock(&jobs_lock);
+    return;
+  }
+  pthread_mutex_init(&jobs_lock, NULL);
+  pthread_cond_init(&jobs_cond, NULL);
+  running_program = NULL;
+  worker_started = 0;
+  if (jobs_head) {
+    /* Started here rather than with the next job, so that these run. */
+    pthread_t t;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    worker_started = pthread_create(&t, &attr, upgrade_worker, NULL) == 0;
+    pthread_attr_destroy(&attr);
+  }
+}
