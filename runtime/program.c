@@ -524,6 +524,79 @@ static cl_int make_code_for_device(cl_program p, cl_uint i, const uint32_t *kern
   return err;
 }
 
+struct upgrade_build {
+  cl_device_id device;
+  const char *target;
+  uint32_t num_kernels;
+  uint32_t *kernels;           /* indices into the program's fatbin */
+  struct aquila_fatbin *copy;  /* the program's fat binary, to build from */
+  const char **names;          /* the kernels' names, in copy */
+  struct aquila_fatbin *built; /* the vector version */
+  char *log;
+  enum aquila_compile_status status;
+  uint64_t t0;
+};
+
+void upgrade_build_free(struct upgrade_build *b) {
+  if (!b) return;
+  free(b->log);
+  aquila_fatbin_destroy(b->built);
+  aquila_fatbin_destroy(b->copy);
+  free(b->names);
+  free(b->kernels);
+  free(b);
+}
+
+struct upgrade_build *program_upgrade_prepare(cl_program p, cl_uint i, const uint32_t *kernels,
+                                              uint32_t num_kernels) {
+  struct program_device *pd = &p->per_device[i];
+  struct upgrade_build *b = calloc(1, sizeof *b);
+  if (!b) return NULL;
+  b->device = p->devices[i];
+  b->target = device_code_target(b->device);
+  b->num_kernels = num_kernels;
+  b->kernels = malloc((num_kernels ? num_kernels : 1) * sizeof *b->kernels);
+  b->names = calloc(num_kernels ? num_kernels : 1, sizeof *b->names);
+  b->t0 = now_ns();
+  if (!b->kernels || !b->names) {
+    upgrade_build_free(b);
+    return NULL;
+  }
+  memcpy(b->kernels, kernels, num_kernels * sizeof *kernels);
+  /* The compiler fills layouts into the fat binary it is given, and the
+   * application may create kernels (which does that to p->fatbin) while
+   * this builds: it builds from a copy, and needs nothing of p until it
+   * is done. Inside a busy section: a fork waits for the lock to be let go
+   * (runtime/fork.c). */
+  runtime_busy_begin();
+  pthread_mutex_lock(&p->codegen_lock);
+  if (pd->loaded && !pd->has_whole && pd->upgraded) {
+    void *data = NULL;
+    size_t size = 0;
+    char err[128];
+    if (aquila_fatbin_write(p->fatbin, &data, &size) != 0 ||
+        aquila_fatbin_read(data, size, &b->copy, err, sizeof err) != 0)
+      b->copy = NULL;
+    free(data);
+  }
+  pthread_mutex_unlock(&p->codegen_lock);
+  runtime_busy_end();
+  if (!b->copy) {
+    upgrade_build_free(b);
+    return NULL;
+  }
+  for (uint32_t m = 0; m < num_kernels; m++)
+    b->names[m] = b->copy->kernels[kernels[m]].name;
+  return b;
+}
+
+void upgrade_build_run(struct upgrade_build *b) {
+  b->status = aquila_compile_kernels_tiered(b->copy, b->target, b->names, b->num_kernels,
+                                            AQUILA_CODEGEN_BACKGROUND, &b->built, NULL, &b->log);
+  trace_build_step("code generation in the background (vector version)", b->t0,
+                   b->status == AQUILA_COMPILE_OK, b->built, b->names[0]);
+}
+
 /* Whether kernel k's layout (what the runtime and the application's
  * arguments rely on) is the same in both. */
 static int same_layout(const struct aquila_fatbin_kernel *a, const struct aquila_fatbin_kernel *b) {
@@ -536,49 +609,19 @@ static int same_layout(const struct aquila_fatbin_kernel *a, const struct aquila
   return 1;
 }
 
-void program_upgrade_kernels(cl_program p, cl_uint i, const uint32_t *kernels,
-                             uint32_t num_kernels) {
+void program_upgrade_install(cl_program p, cl_uint i, struct upgrade_build *b) {
   struct program_device *pd = &p->per_device[i];
-  cl_device_id d = p->devices[i];
-  const char *target = device_code_target(d);
-  uint64_t t0 = now_ns();
-  /* The compiler fills layouts into the fat binary it is given, and the
-   * application may create kernels (which does that to p->fatbin) while
-   * this builds: it builds from a copy. */
-  struct aquila_fatbin *copy = NULL;
-  const char **names = calloc(num_kernels ? num_kernels : 1, sizeof *names);
-  pthread_mutex_lock(&p->codegen_lock);
-  if (names && pd->loaded && !pd->has_whole && pd->upgraded) {
-    void *data = NULL;
-    size_t size = 0;
-    char err[128];
-    if (aquila_fatbin_write(p->fatbin, &data, &size) != 0 ||
-        aquila_fatbin_read(data, size, &copy, err, sizeof err) != 0)
-      copy = NULL;
-    free(data);
-  }
-  pthread_mutex_unlock(&p->codegen_lock);
-  if (!copy) {
-    free(names);
-    return;
-  }
-  for (uint32_t m = 0; m < num_kernels; m++)
-    names[m] = copy->kernels[kernels[m]].name;
-  struct aquila_fatbin *built = NULL;
-  char *log = NULL;
-  enum aquila_compile_status st = aquila_compile_kernels_tiered(
-      copy, target, names, num_kernels, AQUILA_CODEGEN_BACKGROUND, &built, NULL, &log);
-  double made_ms = (double)(now_ns() - t0) / 1e6;
-  trace_build_step("code generation in the background (vector version)", t0,
-                   st == AQUILA_COMPILE_OK, built, names[0]);
+  double made_ms = (double)(now_ns() - b->t0) / 1e6;
   const struct aquila_fatbin_code *code =
-      st == AQUILA_COMPILE_OK ? aquila_fatbin_find_code(built, target) : NULL;
+      b->status == AQUILA_COMPILE_OK ? aquila_fatbin_find_code(b->built, b->target) : NULL;
   const char *why = code ? NULL : "its build failed";
   runtime_busy_begin();
   pthread_mutex_lock(&p->codegen_lock);
-  for (uint32_t m = 0; m < num_kernels && !why; m++) {
-    const struct aquila_fatbin_kernel *b = aquila_fatbin_find_kernel(built, names[m]);
-    if (!b || !same_layout(&p->fatbin->kernels[kernels[m]], b)) why = "its layout differs";
+  if (!why && !(pd->loaded && !pd->has_whole && pd->upgraded)) why = "the program changed";
+  for (uint32_t m = 0; m < b->num_kernels && !why; m++) {
+    const struct aquila_fatbin_kernel *built = aquila_fatbin_find_kernel(b->built, b->names[m]);
+    if (!built || !same_layout(&p->fatbin->kernels[b->kernels[m]], built))
+      why = "its layout differs";
   }
   struct loaded_code *grown =
       why ? NULL : realloc(pd->on_demand, (pd->num_on_demand + 1) * sizeof *pd->on_demand);
@@ -589,12 +632,12 @@ void program_upgrade_kernels(cl_program p, cl_uint i, const uint32_t *kernels,
   if (!why) {
     struct loaded_code *loaded = &pd->on_demand[pd->num_on_demand];
     uint32_t placed = 0;
-    for (uint32_t m = 0; m < num_kernels; m++) {
+    for (uint32_t m = 0; m < b->num_kernels; m++) {
       hsa_executable_symbol_t sym;
-      hsa_agent_t agent = d->agent;
+      hsa_agent_t agent = b->device->agent;
       uint64_t object = 0;
       uint32_t private_size = 0;
-      if (hsa_executable_get_symbol_by_name(loaded->executable, names[m], &agent, &sym) !=
+      if (hsa_executable_get_symbol_by_name(loaded->executable, b->names[m], &agent, &sym) !=
               HSA_STATUS_SUCCESS ||
           hsa_executable_symbol_get_info(sym, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT, &object) !=
               HSA_STATUS_SUCCESS ||
@@ -606,11 +649,11 @@ void program_upgrade_kernels(cl_program p, cl_uint i, const uint32_t *kernels,
          * the whole version's stack). */
         debug_log("kernel '%s': the vector version is not used (no kernel object, or %u bytes of "
                   "stack per work-group)",
-                  names[m], private_size);
+                  b->names[m], private_size);
         continue;
       }
-      atomic_store_explicit(&pd->upgraded[kernels[m]], object, memory_order_release);
-      pd->kernel_code[kernels[m]] = (int32_t)pd->num_on_demand;
+      atomic_store_explicit(&pd->upgraded[b->kernels[m]], object, memory_order_release);
+      pd->kernel_code[b->kernels[m]] = (int32_t)pd->num_on_demand;
       placed++;
     }
     /* Kept even if no kernel took it: the loaded code goes with the program. */
@@ -618,20 +661,16 @@ void program_upgrade_kernels(cl_program p, cl_uint i, const uint32_t *kernels,
     debug_log("machine code for %u kernel%s ('%s'%s): the vector version, made in the "
               "background in %.1f ms, replaces the quick tier's scalar code from the next "
               "launch (%u of %u)",
-              num_kernels, num_kernels == 1 ? "" : "s", names[0], num_kernels > 1 ? ", ..." : "",
-              made_ms, placed, num_kernels);
+              b->num_kernels, b->num_kernels == 1 ? "" : "s", b->names[0],
+              b->num_kernels > 1 ? ", ..." : "", made_ms, placed, b->num_kernels);
   }
   pthread_mutex_unlock(&p->codegen_lock);
   runtime_busy_end();
   if (why)
     debug_log("kernel '%s'%s: the vector version is not used (%s); the quick tier's scalar "
               "code stays%s%s",
-              names[0], num_kernels > 1 ? " and others" : "", why, log && *log ? ":\n" : "",
-              log ? log : "");
-  free(log);
-  aquila_fatbin_destroy(built);
-  aquila_fatbin_destroy(copy);
-  free(names);
+              b->names[0], b->num_kernels > 1 ? " and others" : "", why,
+              b->log && *b->log ? ":\n" : "", b->log ? b->log : "");
 }
 
 cl_int program_make_kernel_code(cl_program p, const uint32_t *kernels, uint32_t num_kernels) {
@@ -968,7 +1007,7 @@ AQUILA_API cl_int clGetProgramInfo(cl_program program, cl_program_info param_nam
   cl_program p = program;
   switch (param_name) {
   case CL_PROGRAM_REFERENCE_COUNT:
-    INFO_VALUE(cl_uint, atomic_load(&p->header.refcount) - atomic_load(&p->background_refs));
+    INFO_VALUE(cl_uint, atomic_load(&p->header.refcount));
   case CL_PROGRAM_CONTEXT:
     INFO_VALUE(cl_context, p->context);
   case CL_PROGRAM_NUM_DEVICES:

@@ -305,9 +305,6 @@ struct _cl_program {
   pthread_mutex_t codegen_lock;
   atomic_uint num_kernels_attached; /* kernels the application holds */
   atomic_uint num_kernels_alive;    /* those, and kernels only enqueued commands hold */
-  /* References that background builds hold (runtime/tiers.c); not the
-   * application's, so CL_PROGRAM_REFERENCE_COUNT leaves them out. */
-  atomic_uint background_refs;
   int building;
   /* Executables replaced by a new build while enqueued commands still ran
    * their code; destroyed with the program, which those kernels hold. */
@@ -325,19 +322,25 @@ struct _cl_program {
 cl_int program_make_kernel_code(cl_program p, const uint32_t *kernels, uint32_t num_kernels);
 /* The executable holding kernel k's code on device slot i (loaded). */
 hsa_executable_t program_kernel_executable(cl_program p, cl_uint i, uint32_t k);
-/* Makes the whole version of kernels (indices into p->fatbin->kernels) whose
- * code on device slot i came from the quick tier, in a compiler process of
- * low priority, and puts it in place for their next launches (tiers.c's
- * worker runs it). */
-void program_upgrade_kernels(cl_program p, cl_uint i, const uint32_t *kernels,
-                             uint32_t num_kernels);
+/* The build of the whole (vector) version of kernels whose code on a
+ * device came from the quick tier, in three steps (runtime/tiers.c runs
+ * them): prepare copies what it needs of p (under its codegen lock; NULL
+ * when the program no longer needs it or on no memory), run builds in a
+ * compiler process of low priority without touching p, install loads the
+ * result into p and puts it in place for the kernels' next launches. */
+struct upgrade_build;
+struct upgrade_build *program_upgrade_prepare(cl_program p, cl_uint i, const uint32_t *kernels,
+                                              uint32_t num_kernels);
+void upgrade_build_run(struct upgrade_build *b);
+void program_upgrade_install(cl_program p, cl_uint i, struct upgrade_build *b);
+void upgrade_build_free(struct upgrade_build *b);
 
 /* ---- tiers (tiers.c) ---- */
 /* Queues the upgrade of quick-tier kernels of p on device slot i for the
- * background worker, which holds p meanwhile (p->background_refs). */
+ * background worker. It holds no reference to p: p's unload drops it. */
 void tiers_queue_upgrade(cl_program p, cl_uint i, const uint32_t *kernels, uint32_t num_kernels);
-/* Drops p's queued upgrades and waits for one that runs: before a rebuild
- * replaces what they would read. */
+/* Drops p's queued upgrades, and one under way (waiting while it reads or
+ * writes p): before a rebuild replaces p's code, and before p goes. */
 void tiers_forget_program(cl_program p);
 /* Whether kernels run (or wait to) on d now (device.c). */
 int device_runs_kernels(cl_device_id d);

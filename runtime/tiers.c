@@ -3,9 +3,16 @@
  * (compiler/codegen.c decides by its size), so that its first launch does
  * not wait for the vectorizer; its whole version is then made here, on one
  * worker thread, in compiler processes of low priority, and put in place
- * between two launches (program_upgrade_kernels). This module owns the
- * queue of those builds and the worker; each queued build holds its
- * program (background_refs) until it ends. */
+ * between two launches (program.c's upgrade steps). This module owns the
+ * queue of those builds and the worker.
+ *
+ * A queued build holds no reference to its program: what the application
+ * sees of the program (its reference count, a released handle refused, the
+ * context's count) stays as without tiers. Instead the program's unload
+ * (a rebuild, or its last release) drops its builds here: queued ones at
+ * once, the one under way at once while it compiles (from its own copy of
+ * what it needs), or after its short steps that read or write the program
+ * (copying the fat binary, loading the result). */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -23,15 +30,16 @@ struct upgrade_job {
 static pthread_mutex_t jobs_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t jobs_cond = PTHREAD_COND_INITIALIZER;
 static struct upgrade_job *jobs_head, **jobs_tail = &jobs_head;
-static cl_program running_program; /* the program of the build under way */
+/* The build under way: its program, whether it touches the program now
+ * (the unload waits for that to end), and whether the unload dropped it. */
+static cl_program running_program;
+static int running_touches_program;
+static int running_dropped;
 static int worker_started;
 
 static void job_free(struct upgrade_job *job) {
-  cl_program p = job->program;
   free(job->kernels);
   free(job);
-  atomic_fetch_sub(&p->background_refs, 1);
-  clReleaseProgram(p);
 }
 
 /* "On idle cores where there are any": a background build waits until no
@@ -60,6 +68,44 @@ static void wait_for_idle_devices(void) {
   }
 }
 
+/* Under jobs_lock: whether the build under way may go on to a step that
+ * touches its program (and then marks it as doing so). */
+static int may_touch_program(void) {
+  if (running_dropped) return 0;
+  running_touches_program = 1;
+  return 1;
+}
+
+static void done_touching_program(void) {
+  pthread_mutex_lock(&jobs_lock);
+  running_touches_program = 0;
+  pthread_cond_broadcast(&jobs_cond);
+  pthread_mutex_unlock(&jobs_lock);
+}
+
+static void run_job(struct upgrade_job *job) {
+  wait_for_idle_devices();
+  pthread_mutex_lock(&jobs_lock);
+  int go = may_touch_program();
+  pthread_mutex_unlock(&jobs_lock);
+  if (!go) return;
+  struct upgrade_build *b =
+      program_upgrade_prepare(job->program, job->slot, job->kernels, job->num_kernels);
+  done_touching_program();
+  if (!b) return;
+  upgrade_build_run(b);
+  pthread_mutex_lock(&jobs_lock);
+  go = may_touch_program();
+  pthread_mutex_unlock(&jobs_lock);
+  if (go) {
+    program_upgrade_install(job->program, job->slot, b);
+    done_touching_program();
+  } else {
+    debug_log("tiers: a vector version built for a program since rebuilt or released is dropped");
+  }
+  upgrade_build_free(b);
+}
+
 static void *upgrade_worker(void *arg) {
   (void)arg;
   for (;;) {
@@ -70,10 +116,11 @@ static void *upgrade_worker(void *arg) {
     jobs_head = job->next;
     if (!jobs_head) jobs_tail = &jobs_head;
     running_program = job->program;
+    running_touches_program = 0;
+    running_dropped = 0;
     pthread_mutex_unlock(&jobs_lock);
 
-    wait_for_idle_devices();
-    program_upgrade_kernels(job->program, job->slot, job->kernels, job->num_kernels);
+    run_job(job);
 
     pthread_mutex_lock(&jobs_lock);
     running_program = NULL;
@@ -82,6 +129,17 @@ static void *upgrade_worker(void *arg) {
     job_free(job);
   }
   return NULL;
+}
+
+/* Under jobs_lock. */
+static int start_worker(void) {
+  pthread_t t;
+  pthread_attr_t attr;
+  if (pthread_attr_init(&attr) != 0) return 0;
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  worker_started = pthread_create(&t, &attr, upgrade_worker, NULL) == 0;
+  pthread_attr_destroy(&attr);
+  return worker_started;
 }
 
 void tiers_queue_upgrade(cl_program p, cl_uint slot, const uint32_t *kernels,
@@ -99,22 +157,12 @@ void tiers_queue_upgrade(cl_program p, cl_uint slot, const uint32_t *kernels,
   job->slot = slot;
   job->kernels = copy;
   job->num_kernels = num_kernels;
-  object_retain(&p->header);
-  atomic_fetch_add(&p->background_refs, 1);
   pthread_mutex_lock(&jobs_lock);
-  if (!worker_started) {
-    pthread_t t;
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    worker_started = pthread_create(&t, &attr, upgrade_worker, NULL) == 0;
-    pthread_attr_destroy(&attr);
-    if (!worker_started) {
-      pthread_mutex_unlock(&jobs_lock);
-      debug_log("tiers: no thread for background builds; quick-tier code stays");
-      job_free(job);
-      return;
-    }
+  if (!worker_started && !start_worker()) {
+    pthread_mutex_unlock(&jobs_lock);
+    debug_log("tiers: no thread for background builds; quick-tier code stays");
+    job_free(job);
+    return;
   }
   *jobs_tail = job;
   jobs_tail = &job->next;
@@ -138,20 +186,21 @@ void tiers_forget_program(cl_program p) {
   jobs_tail = &jobs_head;
   while (*jobs_tail)
     jobs_tail = &(*jobs_tail)->next;
-  while (running_program == p)
-    pthread_cond_wait(&jobs_cond, &jobs_lock);
+  if (running_program == p) {
+    running_dropped = 1;
+    while (running_program == p && running_touches_program)
+      pthread_cond_wait(&jobs_cond, &jobs_lock);
+  }
   pthread_mutex_unlock(&jobs_lock);
-  /* Outside the lock: the last reference may go with one of them, and
-   * releasing the program comes back here. */
   for (struct upgrade_job *next; dropped; dropped = next) {
     next = dropped->next;
     job_free(dropped);
   }
 }
 
-/* The worker is not in a child: builds still queued stay queued for a
- * worker the child starts with its next quick-tier code; the build that was
- * under way is lost (its kernels keep their quick code there). */
+/* The worker is not in a child: builds still queued stay queued, for a
+ * worker started here; the build that was under way is lost (its kernels
+ * keep their quick code there). */
 void tiers_fork(enum runtime_fork_phase phase) {
   if (phase == RUNTIME_FORK_PREPARE) {
     pthread_mutex_lock(&jobs_lock);
@@ -164,14 +213,8 @@ void tiers_fork(enum runtime_fork_phase phase) {
   pthread_mutex_init(&jobs_lock, NULL);
   pthread_cond_init(&jobs_cond, NULL);
   running_program = NULL;
+  running_touches_program = 0;
+  running_dropped = 0;
   worker_started = 0;
-  if (jobs_head) {
-    /* Started here rather than with the next job, so that these run. */
-    pthread_t t;
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    worker_started = pthread_create(&t, &attr, upgrade_worker, NULL) == 0;
-    pthread_attr_destroy(&attr);
-  }
+  if (jobs_head) start_worker();
 }
