@@ -33,6 +33,8 @@ static struct upgrade_job *jobs_head, **jobs_tail = &jobs_head;
 /* The build under way: its program, whether it touches the program now
  * (the unload waits for that to end), and whether the unload dropped it. */
 static cl_program running_program;
+static struct upgrade_job *running_job;
+static int running_installed;
 static int running_touches_program;
 static int running_dropped;
 static int worker_started;
@@ -99,6 +101,7 @@ static void run_job(struct upgrade_job *job) {
   pthread_mutex_unlock(&jobs_lock);
   if (go) {
     program_upgrade_install(job->program, job->slot, b);
+    running_installed = 1;
     done_touching_program();
   } else {
     debug_log("tiers: a vector version built for a program since rebuilt or released is dropped");
@@ -116,6 +119,8 @@ static void *upgrade_worker(void *arg) {
     jobs_head = job->next;
     if (!jobs_head) jobs_tail = &jobs_head;
     running_program = job->program;
+    running_job = job;
+    running_installed = 0;
     running_touches_program = 0;
     running_dropped = 0;
     pthread_mutex_unlock(&jobs_lock);
@@ -124,6 +129,7 @@ static void *upgrade_worker(void *arg) {
 
     pthread_mutex_lock(&jobs_lock);
     running_program = NULL;
+    running_job = NULL;
     pthread_cond_broadcast(&jobs_cond);
     pthread_mutex_unlock(&jobs_lock);
     job_free(job);
@@ -199,8 +205,11 @@ void tiers_forget_program(cl_program p) {
 }
 
 /* The worker is not in a child: builds still queued stay queued, for a
- * worker started here; the build that was under way is lost (its kernels
- * keep their quick code there). */
+ * worker started here, and the one under way is queued again at their head
+ * (the fork waited for its steps that touch the program: busy sections).
+ * What that build had allocated on the parent's worker thread (its request
+ * to the compiler process, the copy it built from, about 12 KB) stays
+ * unreachable in the child. */
 void tiers_fork(enum runtime_fork_phase phase) {
   if (phase == RUNTIME_FORK_PREPARE) {
     pthread_mutex_lock(&jobs_lock);
@@ -212,7 +221,13 @@ void tiers_fork(enum runtime_fork_phase phase) {
   }
   pthread_mutex_init(&jobs_lock, NULL);
   pthread_cond_init(&jobs_cond, NULL);
+  if (running_job && !running_dropped && !running_installed) {
+    running_job->next = jobs_head;
+    jobs_head = running_job;
+    if (jobs_tail == &jobs_head) jobs_tail = &running_job->next;
+  }
   running_program = NULL;
+  running_job = NULL;
   running_touches_program = 0;
   running_dropped = 0;
   worker_started = 0;
