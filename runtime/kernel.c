@@ -39,7 +39,8 @@ static cl_kernel kernel_create(cl_program p, const struct aquila_fatbin_kernel *
     if (!pd->loaded) continue;
     /* Read with the executable below, under the program's codegen lock:
      * the background build may place the whole version meanwhile. */
-    if (pd->upgraded) k->upgrades[i] = &pd->upgraded[index];
+    if (pd->upgraded && atomic_load_explicit(&pd->upgraded[index], memory_order_acquire) != 0)
+      k->upgrades[i] = &pd->upgraded[index];
     hsa_executable_symbol_t sym;
     hsa_agent_t agent = p->devices[i]->agent;
     hsa_status_t st = hsa_executable_get_symbol_by_name(program_kernel_executable(p, i, index),
@@ -68,16 +69,17 @@ static cl_kernel kernel_create(cl_program p, const struct aquila_fatbin_kernel *
 
 uint64_t kernel_object_now(cl_kernel k, cl_uint slot) {
   _Atomic uint64_t *upgrade = k->upgrades[slot];
-  uint64_t whole = upgrade ? atomic_load_explicit(upgrade, memory_order_acquire) : 0;
-  if (upgrade && debug_enabled()) {
-    /* Which version ran, once each. */
+  if (!upgrade) return k->kernel_objects[slot];
+  /* 1 while the vector version is to come (program.c), then its object. */
+  uint64_t whole = atomic_load_explicit(upgrade, memory_order_acquire);
+  if (whole <= 1) whole = 0;
+  if (debug_enabled()) {
+    /* Which code ran, once each. */
     unsigned bit = whole ? 2 : 1;
     if (!(atomic_fetch_or(&k->tier_reported, bit) & bit))
       debug_log("kernel '%s': launched with %s", k->meta->name,
-                whole ? "its vector version (made in the background)"
-                : k->kernel_objects[slot]
-                    ? "the code made first (quick tier when the build said so)"
-                    : "no code");
+                whole ? "its vector version (built in the background)"
+                      : "its quick tier's scalar code");
   }
   return whole ? whole : k->kernel_objects[slot];
 }

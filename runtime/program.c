@@ -514,7 +514,12 @@ static cl_int make_code_for_device(cl_program p, cl_uint i, const uint32_t *kern
       for (uint32_t m = 0; m < n; m++)
         pd->kernel_code[which[m]] = (int32_t)pd->num_on_demand;
       pd->num_on_demand++;
-      if (quick) tiers_queue_upgrade(p, i, which, n);
+      if (quick) {
+        /* 1: quick-tier code, its vector version still to come. */
+        for (uint32_t m = 0; m < n; m++)
+          atomic_store_explicit(&pd->upgraded[which[m]], 1, memory_order_relaxed);
+        tiers_queue_upgrade(p, i, which, n);
+      }
     }
     aquila_fatbin_destroy(built);
     break;

@@ -281,10 +281,11 @@ struct program_device {
   struct loaded_code *on_demand;
   uint32_t num_on_demand;
   int32_t *kernel_code; /* per kernel of fatbin: its index in on_demand, -1 before */
-  /* Per kernel of fatbin: the kernel object of its whole (vector) version
-   * once that replaced quick-tier code (runtime/tiers.c), else 0. Kernels
-   * created before point at their entry (struct _cl_kernel's upgrades); it
-   * lives as long as the program. */
+  /* Per kernel of fatbin: 0 for code made whole, 1 for quick-tier code
+   * whose vector version is still to come (runtime/tiers.c), then that
+   * version's kernel object. Kernels created with quick-tier code point at
+   * their entry (struct _cl_kernel's upgrades); it lives as long as the
+   * program. */
   _Atomic uint64_t *upgraded;
   cl_program_binary_type binary_type;
 };

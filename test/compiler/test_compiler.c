@@ -892,7 +892,8 @@ static void quick_tier_first_then_the_vector_version(void) {
   CHECK(text != NULL);
   if (!text) return;
   const char *quick = strstr(text, "(quick tier: scalar code;");
-  const char *ran_quick = strstr(text, "kernel 'scale': launched with the code made first");
+  const char *ran_quick =
+      strstr(text, "kernel 'scale': launched with its quick tier's scalar code");
   const char *replaced = strstr(text, "replaces the quick tier's scalar code");
   const char *ran_vector = strstr(text, "kernel 'scale': launched with its vector version");
   CHECK(quick && ran_quick && replaced && ran_vector);
