@@ -482,15 +482,8 @@ static int check_bitcode_target(const char *target, struct strbuf *log) {
 
 enum aquila_compile_status aquila_compile_kernels(struct aquila_fatbin *fb, const char *target,
                                                   const char *const *names, size_t num_names,
-                                                  struct aquila_fatbin **out, char **log_out) {
-  return aquila_compile_kernels_tiered(fb, target, names, num_names, 0, out, NULL, log_out);
-}
-
-enum aquila_compile_status aquila_compile_kernels_tiered(struct aquila_fatbin *fb,
-                                                         const char *target,
-                                                         const char *const *names, size_t num_names,
-                                                         unsigned flags, struct aquila_fatbin **out,
-                                                         int *quick, char **log_out) {
+                                                  unsigned flags, struct aquila_fatbin **out,
+                                                  int *quick, char **log_out) {
   if (quick) *quick = 0;
   struct strbuf log = {0};
   enum aquila_compile_status status = AQUILA_COMPILE_FAILED;

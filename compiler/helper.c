@@ -136,7 +136,7 @@ static void serve_kernels(struct wire *in, struct wire *out) {
     char *log = NULL;
     int quick = 0;
     enum aquila_compile_status st =
-        aquila_compile_kernels_tiered(fb, target, names, n, flags, &built, &quick, &log);
+        aquila_compile_kernels(fb, target, names, n, flags, &built, &quick, &log);
     reply_fatbin(out, st, log, built);
     /* After the usual fields: whether this is the quick tier's code. */
     wire_put_u64(out, (uint64_t)quick);

@@ -389,15 +389,8 @@ enum aquila_compile_status aquila_link(const struct aquila_fatbin *const *inputs
 
 enum aquila_compile_status aquila_compile_kernels(struct aquila_fatbin *fb, const char *target,
                                                   const char *const *names, size_t num_names,
-                                                  struct aquila_fatbin **out, char **log_out) {
-  return aquila_compile_kernels_tiered(fb, target, names, num_names, 0, out, NULL, log_out);
-}
-
-enum aquila_compile_status aquila_compile_kernels_tiered(struct aquila_fatbin *fb,
-                                                         const char *target,
-                                                         const char *const *names, size_t num_names,
-                                                         unsigned flags, struct aquila_fatbin **out,
-                                                         int *quick, char **log_out) {
+                                                  unsigned flags, struct aquila_fatbin **out,
+                                                  int *quick, char **log_out) {
   *out = NULL;
   if (quick) *quick = 0;
   struct cache_key key;

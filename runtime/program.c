@@ -483,7 +483,7 @@ static cl_int make_code_for_device(cl_program p, cl_uint i, const uint32_t *kern
     char *log = NULL;
     uint64_t t0 = now_ns();
     int quick = 0;
-    enum aquila_compile_status st = aquila_compile_kernels_tiered(
+    enum aquila_compile_status st = aquila_compile_kernels(
         p->fatbin, target, names, n, tiers_enabled() ? AQUILA_CODEGEN_QUICK_IF_LARGE : 0, &built,
         &quick, &log);
     if (st == AQUILA_COMPILE_FAILED && n > asked) {
@@ -596,8 +596,8 @@ struct upgrade_build *program_upgrade_prepare(cl_program p, cl_uint i, const uin
 }
 
 void upgrade_build_run(struct upgrade_build *b) {
-  b->status = aquila_compile_kernels_tiered(b->copy, b->target, b->names, b->num_kernels,
-                                            AQUILA_CODEGEN_BACKGROUND, &b->built, NULL, &b->log);
+  b->status = aquila_compile_kernels(b->copy, b->target, b->names, b->num_kernels,
+                                     AQUILA_CODEGEN_BACKGROUND, &b->built, NULL, &b->log);
   trace_build_step("code generation in the background (vector version)", b->t0,
                    b->status == AQUILA_COMPILE_OK, b->built, b->names[0]);
 }

@@ -54,16 +54,7 @@ enum aquila_compile_status aquila_link(const struct aquila_fatbin *const *inputs
                                        const char *options, int code_on_demand,
                                        struct aquila_fatbin **out, char **log);
 
-/* Machine code for some kernels of an executable fat binary, from its
- * portable bitcode: *out holds the kernels named (their layout: kernarg
- * offsets, local memory) and one code object for target that defines
- * exactly them. fb's own entries for those kernels get the layout too.
- * Served from the kernel cache when it holds them. */
-enum aquila_compile_status aquila_compile_kernels(struct aquila_fatbin *fb, const char *target,
-                                                  const char *const *names, size_t num_names,
-                                                  struct aquila_fatbin **out, char **log);
-
-/* Flags of aquila_compile_kernels_tiered. */
+/* Flags of aquila_compile_kernels. */
 enum {
   /* Kernels large enough that their vector build is costly get scalar code
    * only, sooner (*quick is then 1; such code is not kept in the kernel
@@ -74,12 +65,17 @@ enum {
   AQUILA_CODEGEN_BACKGROUND = 1u << 1,
 };
 
-/* aquila_compile_kernels with flags (above); quick may be NULL. */
-enum aquila_compile_status aquila_compile_kernels_tiered(struct aquila_fatbin *fb,
-                                                         const char *target,
-                                                         const char *const *names, size_t num_names,
-                                                         unsigned flags, struct aquila_fatbin **out,
-                                                         int *quick, char **log);
+/* Machine code for some kernels of an executable fat binary, from its
+ * portable bitcode: *out holds the kernels named (their layout: kernarg
+ * offsets, local memory) and one code object for target that defines
+ * exactly them. fb's own entries for those kernels get the layout too.
+ * Served from the kernel cache when it holds them. flags: the
+ * AQUILA_CODEGEN_ values above; *quick (quick may be NULL) says whether
+ * the code is the quick tier's. */
+enum aquila_compile_status aquila_compile_kernels(struct aquila_fatbin *fb, const char *target,
+                                                  const char *const *names, size_t num_names,
+                                                  unsigned flags, struct aquila_fatbin **out,
+                                                  int *quick, char **log);
 
 /* Turns a fat binary's portable bitcode into a code object for target and adds
  * it to fb. */
