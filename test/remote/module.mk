@@ -14,9 +14,10 @@ $(BUILD)/test/remote/test_remote_link: test/remote/test_remote_link.c $(patsubst
 	  $(REMOTE_LIBS_SYS) -pthread
 
 PROGS += $(REMOTE_TEST_BINS)
-# run.sh needs the daemon, the remote agents' library, the samples and the API tests.
+# run.sh needs the daemon, the remote agents' library, the samples, the API tests
+# and test_compiler (its tiers child).
 TESTS += test/remote/run.sh
-test/remote/run.sh: $(REMOTE_TEST_BINS) $(AQUILAD) $(REMOTE_PLUGIN)
+test/remote/run.sh: $(REMOTE_TEST_BINS) $(AQUILAD) $(REMOTE_PLUGIN) $(BUILD)/test/compiler/test_compiler
 # netns.sh: a silent network between two namespaces it makes (skipped
 # without CAP_NET_ADMIN).
 TESTS += test/remote/netns.sh

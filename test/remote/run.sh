@@ -131,6 +131,20 @@ for t in ${REMOTE_API_TESTS:-test_buffers test_events test_ndrange test_program_
   fi
 done
 
+# Tiers on a remote device: quick-tier code first, then the vector version
+# built in the background and loaded on the daemon, both launches right
+# (test_compiler's child; every kernel taken for a large one).
+mkdir -p "$dir/tiers-cache"
+if AQUILA_LOCAL_DEVICE=0 AQUILA_REMOTE=$a AQUILA_DEBUG=1 AQUILA_QUICK_TIER_MIN_INSTRUCTIONS=0 \
+  AQUILA_CACHE_DIR="$dir/tiers-cache" timeout 120 "$BUILD/test/compiler/test_compiler" \
+  --tiers-child >"$dir/out" 2>"$dir/err" &&
+  grep -q "launched with its quick tier's scalar code" "$dir/err" &&
+  grep -q "launched with its vector version" "$dir/err"; then
+  echo "ok tiers_on_a_remote_device"
+else
+  echo "not ok tiers_on_a_remote_device: $(grep -v '^ok' "$dir/out" | head -3) $(tail -3 "$dir/err")"
+fi
+
 # A daemon killed while its kernel runs: commands fail, nothing hangs.
 start_daemon lost all
 c=$addr
