@@ -104,6 +104,11 @@ struct aq_dispatch {
    * first work-group started, for the completion signal. */
   bool profiling;
   _Atomic uint64_t started;
+  /* The code its next range runs (d->kernel, or what superseded it), as
+   * of supersession generation kernel_generation (see kernel_now). */
+  _Atomic(const struct aquila_kernel_descriptor *) kernel_now;
+  _Atomic uint64_t kernel_generation;
+  _Atomic bool switch_reported;
 };
 
 struct aq_range {
@@ -678,6 +683,101 @@ static void check_group_of(void *context, uint64_t index, uint32_t id[3]) {
   group_of_index(c->d, index, id);
 }
 
+/* ---- supersessions (hsa_ven_aquila_kernel_object_supersede) ----
+ * Tiered code: a running dispatch of a kernel's quick code takes the
+ * kernel's vector version from its next range on. The few pairs live in a
+ * list; a generation counter, bumped by each change, lets a dispatch look
+ * again only when something changed: one relaxed load per range otherwise. */
+struct supersession {
+  const struct aquila_kernel_descriptor *old_kernel, *new_kernel;
+  struct supersession *next;
+};
+static pthread_mutex_t supersessions_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct supersession *supersessions;
+static _Atomic uint64_t supersession_generation;
+
+static const struct aquila_kernel_descriptor *
+superseding_kernel(const struct aquila_kernel_descriptor *kernel) {
+  const struct aquila_kernel_descriptor *found = kernel;
+  pthread_mutex_lock(&supersessions_lock);
+  for (struct supersession *s = supersessions; s; s = s->next)
+    if (s->old_kernel == kernel) {
+      found = s->new_kernel;
+      break;
+    }
+  pthread_mutex_unlock(&supersessions_lock);
+  return found;
+}
+
+/* The code d's next range runs. */
+static const struct aquila_kernel_descriptor *kernel_now(struct aq_dispatch *d) {
+  uint64_t generation = atomic_load_explicit(&supersession_generation, memory_order_acquire);
+  if (generation == atomic_load_explicit(&d->kernel_generation, memory_order_acquire))
+    return atomic_load_explicit(&d->kernel_now, memory_order_relaxed);
+  const struct aquila_kernel_descriptor *kernel = superseding_kernel(d->kernel);
+  atomic_store_explicit(&d->kernel_now, kernel, memory_order_relaxed);
+  atomic_store_explicit(&d->kernel_generation, generation, memory_order_release);
+  return kernel;
+}
+
+hsa_status_t hsa_ven_aquila_kernel_object_supersede(hsa_agent_t agent, uint64_t old_object,
+                                                    uint64_t new_object) {
+  if (!aq_runtime_is_initialized()) return HSA_STATUS_ERROR_NOT_INITIALIZED;
+  if (agent.handle != aq_cpu_agent_handle().handle) return HSA_STATUS_ERROR_INVALID_AGENT;
+  if (!aq_handle_is_live(old_object, AQ_HANDLE_KERNEL_OBJECT) ||
+      !aq_handle_is_live(new_object, AQ_HANDLE_KERNEL_OBJECT) || old_object == new_object)
+    return HSA_STATUS_ERROR_INVALID_CODE_OBJECT;
+  const struct aquila_kernel_descriptor *old_kernel =
+      (const struct aquila_kernel_descriptor *)(uintptr_t)old_object;
+  const struct aquila_kernel_descriptor *new_kernel =
+      (const struct aquila_kernel_descriptor *)(uintptr_t)new_object;
+  if (old_kernel->kernarg_size != new_kernel->kernarg_size ||
+      old_kernel->hidden_kernarg_offset != new_kernel->hidden_kernarg_offset ||
+      old_kernel->group_segment_size != new_kernel->group_segment_size ||
+      memcmp(old_kernel->reqd_workgroup_size, new_kernel->reqd_workgroup_size,
+             sizeof old_kernel->reqd_workgroup_size) != 0)
+    return HSA_STATUS_ERROR_INVALID_CODE_OBJECT;
+  struct supersession *s = malloc(sizeof *s);
+  if (!s) return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
+  s->old_kernel = old_kernel;
+  s->new_kernel = new_kernel;
+  hsa_status_t status = HSA_STATUS_SUCCESS;
+  pthread_mutex_lock(&supersessions_lock);
+  for (struct supersession *e = supersessions; e; e = e->next)
+    if (e->old_kernel == old_kernel || e->old_kernel == new_kernel || e->new_kernel == old_kernel)
+      status = HSA_STATUS_ERROR_INVALID_CODE_OBJECT; /* no second switch, no chain */
+  if (status == HSA_STATUS_SUCCESS) {
+    s->next = supersessions;
+    supersessions = s;
+    atomic_fetch_add_explicit(&supersession_generation, 1, memory_order_acq_rel);
+  }
+  pthread_mutex_unlock(&supersessions_lock);
+  if (status != HSA_STATUS_SUCCESS) free(s);
+  return status;
+}
+
+void aq_cpu_agent_forget_kernel(const struct aquila_kernel_descriptor *kernel) {
+  struct supersession *gone = NULL;
+  pthread_mutex_lock(&supersessions_lock);
+  for (struct supersession **at = &supersessions; *at;) {
+    struct supersession *s = *at;
+    if (s->old_kernel != kernel && s->new_kernel != kernel) {
+      at = &s->next;
+      continue;
+    }
+    *at = s->next;
+    s->next = gone;
+    gone = s;
+  }
+  if (gone) atomic_fetch_add_explicit(&supersession_generation, 1, memory_order_acq_rel);
+  pthread_mutex_unlock(&supersessions_lock);
+  while (gone) {
+    struct supersession *next = gone->next;
+    free(gone);
+    gone = next;
+  }
+}
+
 static void run_range(struct aq_compute_unit *cu, struct aq_range range) {
   struct aq_dispatch *d = range.dispatch;
   uint64_t trace_start = AQ_TRACE_ON() ? aq_now_ns() : 0;
@@ -692,7 +792,13 @@ static void run_range(struct aq_compute_unit *cu, struct aq_range range) {
     struct aq_check_runner runner = {&context, check_run, check_clear_fault, check_group_of};
     aq_check_run(d->check, d->kernel, d->kernarg, range.end - range.begin, &runner);
   } else {
-    run_groups(cu, d, d->kernel->run_workgroup, d->kernarg, &aq_cpu_services, NULL, range.begin,
+    const struct aquila_kernel_descriptor *kernel = kernel_now(d);
+    if (kernel != d->kernel && aq_debug_enabled() &&
+        !atomic_exchange_explicit(&d->switch_reported, true, memory_order_relaxed))
+      aq_debug("kernel '%s': a running dispatch switched to the code that superseded its own, "
+               "from work-group %llu on",
+               d->kernel->name, (unsigned long long)(range.begin - d->first_group));
+    run_groups(cu, d, kernel->run_workgroup, d->kernarg, &aq_cpu_services, NULL, range.begin,
                range.end);
   }
   if (AQ_TRACE_ON())
@@ -782,6 +888,9 @@ static hsa_status_t make_dispatch(struct aq_queue *q, const hsa_kernel_dispatch_
   struct aq_dispatch *d = malloc(sizeof(*d));
   if (!d) return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
   d->kernel = kernel;
+  atomic_init(&d->kernel_now, kernel);
+  atomic_init(&d->kernel_generation, 0);
+  atomic_init(&d->switch_reported, false);
   d->kernarg = p->kernarg_address;
   d->check = NULL;
   d->queue = q;
@@ -1340,9 +1449,11 @@ void aq_cpu_agent_fork(enum aq_fork_phase phase) {
     pthread_mutex_lock(&agent.table_lock);
     for (uint32_t i = 0; i < agent.slot_count; i++)
       pthread_mutex_lock(&agent.units[i].deque_lock);
+    pthread_mutex_lock(&supersessions_lock);
     return;
   }
   if (phase == AQ_FORK_PARENT) {
+    pthread_mutex_unlock(&supersessions_lock);
     for (uint32_t i = agent.slot_count; i-- > 0;)
       pthread_mutex_unlock(&agent.units[i].deque_lock);
     pthread_mutex_unlock(&agent.table_lock);
@@ -1351,6 +1462,7 @@ void aq_cpu_agent_fork(enum aq_fork_phase phase) {
   }
   pthread_mutex_init(&restart_lock, NULL);
   pthread_mutex_init(&agent.table_lock, NULL);
+  pthread_mutex_init(&supersessions_lock, NULL);
   if (!agent.units) return; /* not started, or shut down */
   free_parent_dispatches();
   for (uint32_t i = 0; i < agent.slot_count; i++) {

@@ -117,6 +117,9 @@ hsa_executable_create_alt(hsa_profile_t profile,
 
 static void symbol_free(struct aq_symbol *s) {
   aq_handle_remove(s, AQ_HANDLE_EXECUTABLE_SYMBOL);
+  if (s->kind == HSA_SYMBOL_KIND_KERNEL && !s->is_remote && s->kernel &&
+      aq_handle_remove(s->kernel, AQ_HANDLE_KERNEL_OBJECT))
+    aq_cpu_agent_forget_kernel(s->kernel);
   s->magic = 0;
   free(s->name);
   free(s);
@@ -391,6 +394,10 @@ hsa_status_t hsa_executable_load_agent_code_object(hsa_executable_t executable, 
         symbol_new(k->name, HSA_SYMBOL_KIND_KERNEL, HSA_SYMBOL_LINKAGE_MODULE, &agent);
     if (!s || !add_symbol(e, s)) {
       if (s) symbol_free(s);
+      status = HSA_STATUS_ERROR_OUT_OF_RESOURCES;
+      goto done;
+    }
+    if (!aq_handle_add(k, AQ_HANDLE_KERNEL_OBJECT)) {
       status = HSA_STATUS_ERROR_OUT_OF_RESOURCES;
       goto done;
     }

@@ -28,6 +28,9 @@ enum aq_handle_kind {
   AQ_HANDLE_CODE_OBJECT_READER,
   AQ_HANDLE_SIGNAL_GROUP,
   AQ_HANDLE_IMAGE,
+  /* A CPU kernel descriptor of a loaded code object: as many entries as
+   * executables hold it (a library loaded twice is mapped once). */
+  AQ_HANDLE_KERNEL_OBJECT,
 };
 /* Records object as live; false when out of memory. */
 bool aq_handle_add(const void *object, enum aq_handle_kind kind);
@@ -108,6 +111,10 @@ bool aq_agent_is_valid(hsa_agent_t agent);
 /* The CPU agent or a live remote agent. */
 bool aq_agent_exists(hsa_agent_t agent);
 hsa_agent_t aq_cpu_agent_handle(void);
+struct aquila_kernel_descriptor;
+/* cpu_agent.c: ends the supersessions (hsa_ven_aquila_kernel_object_supersede)
+ * of a kernel descriptor about to be unloaded. */
+void aq_cpu_agent_forget_kernel(const struct aquila_kernel_descriptor *kernel);
 #define AQ_WORKGROUP_MAX_SIZE 4096u
 /* hsa.h: a requested size below the minimum gets a queue of the minimum. */
 #define AQ_QUEUE_MIN_SIZE 4u
@@ -223,8 +230,9 @@ struct aq_remote_kernel;
 /* A client setting of remote agents: the environment's, else the
  * configuration file's (hsa/remote/settings.c); NULL when neither. */
 const char *aq_remote_setting(const char *name);
-/* A line on standard error under AQUILA_DEBUG, about remote agents. */
-void aq_remote_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A line on standard error under AQUILA_DEBUG. */
+bool aq_debug_enabled(void);
+void aq_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void aq_remote_start(void);
 void aq_remote_stop(void);
 uint32_t aq_remote_agent_count(void);

@@ -7,6 +7,9 @@
 #include <hsa/hsa_ext_amd.h>
 
 #include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -340,4 +343,19 @@ hsa_status_t hsa_system_get_major_extension_table(uint16_t extension, uint16_t v
     return HSA_STATUS_ERROR_INVALID_ARGUMENT;
   aq_image_table(true, table, table_length);
   return HSA_STATUS_SUCCESS;
+}
+
+bool aq_debug_enabled(void) {
+  const char *e = getenv("AQUILA_DEBUG");
+  return e && *e && strcmp(e, "0") != 0;
+}
+
+void aq_debug(const char *fmt, ...) {
+  if (!aq_debug_enabled()) return;
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "aquila: ");
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
 }

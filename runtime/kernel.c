@@ -72,7 +72,10 @@ uint64_t kernel_object_now(cl_kernel k, cl_uint slot) {
   if (!upgrade) return k->kernel_objects[slot];
   /* 1 while the vector version is to come (program.c), then its object. */
   uint64_t whole = atomic_load_explicit(upgrade, memory_order_acquire);
-  if (whole <= 1) whole = 0;
+  if (whole <= 1) {
+    whole = 0;
+    tiers_quick_code_launched();
+  }
   if (debug_enabled()) {
     /* Which code ran, once each. */
     unsigned bit = whole ? 2 : 1;

@@ -11,6 +11,7 @@
 
 #include "aquila/compiler.h"
 #include "aquila/cpu_abi.h"
+#include "aquila/hsa_ext_aquila.h"
 #include "aquila/trace.h"
 #include "runtime.h"
 
@@ -406,14 +407,19 @@ cl_int program_load_for_device(cl_program p, cl_uint i) {
   return CL_SUCCESS;
 }
 
-hsa_executable_t program_kernel_executable(cl_program p, cl_uint i, uint32_t k) {
+/* Caller holds p's codegen lock. */
+static hsa_executable_t kernel_executable(cl_program p, cl_uint i, uint32_t k) {
   struct program_device *pd = &p->per_device[i];
+  int32_t c = pd->kernel_code ? pd->kernel_code[k] : -1;
+  return pd->has_whole ? pd->whole.executable
+         : c >= 0      ? pd->on_demand[c].executable
+                       : (hsa_executable_t){0};
+}
+
+hsa_executable_t program_kernel_executable(cl_program p, cl_uint i, uint32_t k) {
   /* Another thread may be adding code (and moving on_demand) meanwhile. */
   pthread_mutex_lock(&p->codegen_lock);
-  int32_t c = pd->kernel_code ? pd->kernel_code[k] : -1;
-  hsa_executable_t e = pd->has_whole ? pd->whole.executable
-                       : c >= 0      ? pd->on_demand[c].executable
-                                     : (hsa_executable_t){0};
+  hsa_executable_t e = kernel_executable(p, i, k);
   pthread_mutex_unlock(&p->codegen_lock);
   return e;
 }
@@ -595,11 +601,13 @@ struct upgrade_build *program_upgrade_prepare(cl_program p, cl_uint i, const uin
   return b;
 }
 
-void upgrade_build_run(struct upgrade_build *b) {
-  b->status = aquila_compile_kernels(b->copy, b->target, b->names, b->num_kernels,
-                                     AQUILA_CODEGEN_BACKGROUND, &b->built, NULL, &b->log);
-  trace_build_step("code generation in the background (vector version)", b->t0,
-                   b->status == AQUILA_COMPILE_OK, b->built, b->names[0]);
+void upgrade_build_run(struct upgrade_build *b, int urgent) {
+  b->status =
+      aquila_compile_kernels(b->copy, b->target, b->names, b->num_kernels,
+                             urgent ? 0 : AQUILA_CODEGEN_BACKGROUND, &b->built, NULL, &b->log);
+  trace_build_step(urgent ? "code generation for a running launch of quick code (vector version)"
+                          : "code generation in the background (vector version)",
+                   b->t0, b->status == AQUILA_COMPILE_OK, b->built, b->names[0]);
 }
 
 /* Whether kernel k's layout (what the runtime and the application's
@@ -612,6 +620,20 @@ static int same_layout(const struct aquila_fatbin_kernel *a, const struct aquila
   for (uint32_t j = 0; j < a->num_args; j++)
     if (a->args[j].offset != b->args[j].offset || a->args[j].size != b->args[j].size) return 0;
   return 1;
+}
+
+/* Kernel k's kernel object on device i as the program has it now; 0 when
+ * none. Caller holds the codegen lock. */
+static uint64_t kernel_object_of(cl_program p, cl_uint i, uint32_t k, const char *name) {
+  hsa_executable_symbol_t sym;
+  hsa_agent_t agent = p->devices[i]->agent;
+  uint64_t object = 0;
+  if (hsa_executable_get_symbol_by_name(kernel_executable(p, i, k), name, &agent, &sym) !=
+          HSA_STATUS_SUCCESS ||
+      hsa_executable_symbol_get_info(sym, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT, &object) !=
+          HSA_STATUS_SUCCESS)
+    return 0;
+  return object;
 }
 
 void program_upgrade_install(cl_program p, cl_uint i, struct upgrade_build *b) {
@@ -657,15 +679,24 @@ void program_upgrade_install(cl_program p, cl_uint i, struct upgrade_build *b) {
                   b->names[m], private_size);
         continue;
       }
+      uint64_t quick = kernel_object_of(p, i, b->kernels[m], b->names[m]);
       atomic_store_explicit(&pd->upgraded[b->kernels[m]], object, memory_order_release);
       pd->kernel_code[b->kernels[m]] = (int32_t)pd->num_on_demand;
       placed++;
+      /* A launch of the quick code running now (its first launch may be a
+       * long one) takes the vector version from its next range of
+       * work-groups; the CPU agent can, a remote one keeps its code. */
+      hsa_status_t st = quick ? hsa_ven_aquila_kernel_object_supersede(agent, quick, object)
+                              : HSA_STATUS_ERROR_INVALID_CODE_OBJECT;
+      if (st != HSA_STATUS_SUCCESS && st != HSA_STATUS_ERROR_INVALID_AGENT)
+        debug_log("kernel '%s': running launches keep the quick tier's code (HSA status 0x%x)",
+                  b->names[m], (unsigned)st);
     }
     /* Kept even if no kernel took it: the loaded code goes with the program. */
     pd->num_on_demand++;
     debug_log("machine code for %u kernel%s ('%s'%s): the vector version, made in the "
               "background in %.1f ms, replaces the quick tier's scalar code from the next "
-              "launch (%u of %u)",
+              "launch, and in running launches from their next work-groups (%u of %u)",
               b->num_kernels, b->num_kernels == 1 ? "" : "s", b->names[0],
               b->num_kernels > 1 ? ", ..." : "", made_ms, placed, b->num_kernels);
   }

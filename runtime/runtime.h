@@ -327,12 +327,14 @@ hsa_executable_t program_kernel_executable(cl_program p, cl_uint i, uint32_t k);
  * device came from the quick tier, in three steps (runtime/tiers.c runs
  * them): prepare copies what it needs of p (under its codegen lock; NULL
  * when the program no longer needs it or on no memory), run builds in a
- * compiler process of low priority without touching p, install loads the
- * result into p and puts it in place for the kernels' next launches. */
+ * compiler process without touching p (of low priority unless urgent),
+ * install loads the result into p and puts it in place for the kernels'
+ * next launches and for the ranges of work-groups that running launches of
+ * the quick code have not started. */
 struct upgrade_build;
 struct upgrade_build *program_upgrade_prepare(cl_program p, cl_uint i, const uint32_t *kernels,
                                               uint32_t num_kernels);
-void upgrade_build_run(struct upgrade_build *b);
+void upgrade_build_run(struct upgrade_build *b, int urgent);
 void program_upgrade_install(cl_program p, cl_uint i, struct upgrade_build *b);
 void upgrade_build_free(struct upgrade_build *b);
 
@@ -343,6 +345,10 @@ void tiers_queue_upgrade(cl_program p, cl_uint i, const uint32_t *kernels, uint3
 /* Drops p's queued upgrades, and one under way (waiting while it reads or
  * writes p): before a rebuild replaces p's code, and before p goes. */
 void tiers_forget_program(cl_program p);
+/* A launch of quick-tier code was enqueued (kernel_object_now): a build
+ * waiting for idle devices goes ahead, at normal priority, when the
+ * devices stay busy long after it. */
+void tiers_quick_code_launched(void);
 /* Whether kernels run (or wait to) on d now (device.c). */
 int device_runs_kernels(cl_device_id d);
 

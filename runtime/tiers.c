@@ -13,6 +13,7 @@
  * once, the one under way at once while it compiles (from its own copy of
  * what it needs), or after its short steps that read or write the program
  * (copying the fat binary, loading the result). */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -51,9 +52,24 @@ static void job_free(struct upgrade_job *job) {
  * at its lower priority, or an application that never idles would never
  * get its vector code. Measured on the 2-core machine: a 100 KB kernel's
  * first launch (scalar) took 58 ms alone and 78 with the vector build
- * beside it. */
+ * beside it.
+ *
+ * Except when quick code itself keeps the devices busy: its launches run
+ * 10 to 25 times slower than the vector version would, and a running
+ * launch takes the vector version from its next range of work-groups
+ * (program_upgrade_install). When the devices have been busy for URGENT_MS
+ * without a pause since a launch of quick code, the build starts at once,
+ * at normal priority. Shorter launches (a 100 KB kernel's first, 58 ms) do
+ * not share their cores with it. */
 #define IDLE_MS 50
 #define IDLE_WAIT_MS 2000
+#define URGENT_MS 100
+
+static _Atomic uint64_t last_quick_launch_ns;
+
+void tiers_quick_code_launched(void) {
+  atomic_store_explicit(&last_quick_launch_ns, now_ns(), memory_order_relaxed);
+}
 
 static int any_device_busy(void) {
   for (cl_uint i = 0; i < aquila_num_devices; i++)
@@ -61,13 +77,28 @@ static int any_device_busy(void) {
   return 0;
 }
 
-static void wait_for_idle_devices(void) {
+/* Returns 1 when the build is urgent (see above). */
+static int wait_for_idle_devices(void) {
   struct timespec pause = {0, 5 * 1000 * 1000};
   int idle_for = 0;
+  /* When the devices' current busy spell began (at the latest). */
+  uint64_t busy_since = now_ns();
   for (int waited = 0; waited < IDLE_WAIT_MS && idle_for < IDLE_MS; waited += 5) {
     nanosleep(&pause, NULL);
-    idle_for = any_device_busy() ? 0 : idle_for + 5;
+    uint64_t now = now_ns();
+    if (!any_device_busy()) {
+      idle_for += 5;
+      busy_since = now;
+      continue;
+    }
+    idle_for = 0;
+    uint64_t quick = atomic_load_explicit(&last_quick_launch_ns, memory_order_relaxed);
+    /* Launched in this busy spell (or up to a poll before it began). */
+    if (quick && quick + 10 * 1000000ull >= busy_since &&
+        now - (quick > busy_since ? quick : busy_since) >= URGENT_MS * 1000000ull)
+      return 1;
   }
+  return 0;
 }
 
 /* Under jobs_lock: whether the build under way may go on to a step that
@@ -86,7 +117,10 @@ static void done_touching_program(void) {
 }
 
 static void run_job(struct upgrade_job *job) {
-  wait_for_idle_devices();
+  int urgent = wait_for_idle_devices();
+  if (urgent)
+    debug_log("tiers: quick code keeps the devices busy: its vector version is built now, at "
+              "normal priority");
   pthread_mutex_lock(&jobs_lock);
   int go = may_touch_program();
   pthread_mutex_unlock(&jobs_lock);
@@ -95,7 +129,7 @@ static void run_job(struct upgrade_job *job) {
       program_upgrade_prepare(job->program, job->slot, job->kernels, job->num_kernels);
   done_touching_program();
   if (!b) return;
-  upgrade_build_run(b);
+  upgrade_build_run(b, urgent);
   pthread_mutex_lock(&jobs_lock);
   go = may_touch_program();
   pthread_mutex_unlock(&jobs_lock);

@@ -50,17 +50,6 @@ static void dispatch_done(hsa_signal_t signal, int fault_signal, uint64_t fault_
   aq_signal_subtract_release(s, 1);
 }
 
-void aq_remote_debug(const char *fmt, ...) {
-  const char *e = getenv("AQUILA_DEBUG");
-  if (!e || !*e || !strcmp(e, "0")) return;
-  va_list ap;
-  va_start(ap, fmt);
-  fprintf(stderr, "aquila: ");
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
-  va_end(ap);
-}
-
 /* What was loaded on the agent before is gone with its old connection. */
 static void agent_reconnected(uint32_t index) {
   if (index >= num_agents) return;
@@ -74,7 +63,7 @@ static const struct aq_remote_services services = {
     .dispatch_done = dispatch_done,
     .now_ns = aq_now_ns,
     .agent_reconnected = agent_reconnected,
-    .debug = aq_remote_debug,
+    .debug = aq_debug,
     .setting = aq_remote_setting,
 };
 
@@ -104,8 +93,8 @@ void aq_remote_start(void) {
   char *path = plugin_path();
   void *library = path ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : NULL;
   if (!library) {
-    aq_remote_debug("AQUILA_REMOTE is set, but the remote agents' library %s did not load: %s",
-                    path ? path : "(not found)", dlerror());
+    aq_debug("AQUILA_REMOTE is set, but the remote agents' library %s did not load: %s",
+             path ? path : "(not found)", dlerror());
     free(path);
     return;
   }

@@ -50,7 +50,7 @@ static void parse(const char *path, FILE *f) {
   while (fgets(line, sizeof line, f)) {
     number++;
     if (!strchr(line, '\n') && !feof(f)) {
-      aq_remote_debug("%s:%u: line longer than %d characters, left out", path, number, MAX_LINE);
+      aq_debug("%s:%u: line longer than %d characters, left out", path, number, MAX_LINE);
       int c;
       while ((c = fgetc(f)) != EOF && c != '\n') {
       }
@@ -60,7 +60,7 @@ static void parse(const char *path, FILE *f) {
     if (!*s || *s == '#') continue;
     char *eq = strchr(s, '=');
     if (!eq) {
-      aq_remote_debug("%s:%u: not NAME=VALUE, left out", path, number);
+      aq_debug("%s:%u: not NAME=VALUE, left out", path, number);
       continue;
     }
     *eq = 0;
@@ -74,8 +74,7 @@ static void parse(const char *path, FILE *f) {
     while (i < NUM_SETTINGS && strcmp(names[i], name))
       i++;
     if (i == NUM_SETTINGS) {
-      aq_remote_debug("%s:%u: '%s' is not a setting of remote agents, left out", path, number,
-                      name);
+      aq_debug("%s:%u: '%s' is not a setting of remote agents, left out", path, number, name);
       continue;
     }
     free(values[i]);
@@ -100,13 +99,13 @@ static void load(void) {
     if (!f) {
       /* A file named on purpose must be there; the others are optional. */
       if (i == 0 || errno != ENOENT)
-        aq_remote_debug("remote agents' settings: cannot read %s: %s", path, strerror(errno));
+        aq_debug("remote agents' settings: cannot read %s: %s", path, strerror(errno));
       if (i == 0) return;
       continue;
     }
     parse(path, f);
     fclose(f);
-    aq_remote_debug("remote agents' settings from %s", path);
+    aq_debug("remote agents' settings from %s", path);
     return;
   }
 }

@@ -9,6 +9,7 @@
 #include <aquila/hsa_ext_aquila.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <unistd.h>
 
 static hsa_agent_t agent;
 static hsa_executable_t exec;
@@ -297,6 +298,76 @@ static void test_dispatch_time(void) {
   free(hits);
 }
 
+/* hsa_ven_aquila_kernel_object_supersede: a dispatch of mark_first held
+ * at its gate is superseded by mark_second; the work-groups it had not
+ * started leave mark_second's mark, the ones it had leave their own; a new
+ * dispatch runs mark_second whole. Misuse is refused. */
+static void test_supersede(void) {
+  enum { GROUPS = 4096 };
+  uint64_t first = util_kernel_object(exec, agent, "mark_first");
+  uint64_t second = util_kernel_object(exec, agent, "mark_second");
+  uint64_t add = util_kernel_object(exec, agent, "vector_add");
+  REQUIRE(first && second && add);
+  hsa_agent_t no_agent = {77};
+  CHECK_EQ_INT(hsa_ven_aquila_kernel_object_supersede(no_agent, first, second),
+               HSA_STATUS_ERROR_INVALID_AGENT);
+  CHECK_EQ_INT(hsa_ven_aquila_kernel_object_supersede(agent, first, first),
+               HSA_STATUS_ERROR_INVALID_CODE_OBJECT);
+  CHECK_EQ_INT(hsa_ven_aquila_kernel_object_supersede(agent, first, add),
+               HSA_STATUS_ERROR_INVALID_CODE_OBJECT); /* another layout */
+  CHECK_EQ_INT(hsa_ven_aquila_kernel_object_supersede(agent, first, 0x123450),
+               HSA_STATUS_ERROR_INVALID_CODE_OBJECT);
+  uint32_t *marks = calloc(GROUPS, sizeof *marks), gate = 0;
+  REQUIRE(marks);
+  struct mark_args {
+    uint32_t *marks;
+    const uint32_t *gate;
+  } args = {marks, &gate};
+  hsa_signal_t done;
+  REQUIRE(hsa_signal_create(1, 0, NULL, &done) == HSA_STATUS_SUCCESS);
+  uint32_t grid[3] = {GROUPS, 1, 1};
+  uint16_t wg[3] = {1, 1, 1};
+  util_dispatch(queue, first, &args, 1, grid, wg, 0, done, false);
+  /* Until a work-group of it is held at the gate (bounded: 10 s). */
+  bool held = false;
+  for (int waited = 0; waited < 10000 && !held; waited++) {
+    for (uint32_t g = 0; g < GROUPS && !held; g++)
+      held = __atomic_load_n(&marks[g], __ATOMIC_ACQUIRE) == 1;
+    if (!held) usleep(1000);
+  }
+  CHECK(held);
+  CHECK_EQ_INT(hsa_ven_aquila_kernel_object_supersede(agent, first, second), HSA_STATUS_SUCCESS);
+  CHECK_EQ_INT(hsa_ven_aquila_kernel_object_supersede(agent, first, second),
+               HSA_STATUS_ERROR_INVALID_CODE_OBJECT); /* once only */
+  CHECK_EQ_INT(hsa_ven_aquila_kernel_object_supersede(agent, second, first),
+               HSA_STATUS_ERROR_INVALID_CODE_OBJECT); /* no chain */
+  __atomic_store_n(&gate, 1, __ATOMIC_RELEASE);
+  CHECK(util_wait_zero(done, timeout));
+  uint32_t ones = 0, twos = 0;
+  for (uint32_t g = 0; g < GROUPS; g++) {
+    ones += marks[g] == 1;
+    twos += marks[g] == 2;
+  }
+  CHECK_EQ_INT(ones + twos, GROUPS);
+  CHECK(ones >= 1);
+  /* At most the ranges the units had taken when it was superseded. */
+  CHECK(twos >= GROUPS / 2);
+  memset(marks, 0, GROUPS * sizeof *marks);
+  gate = 0;
+  hsa_signal_store_relaxed(done, 1);
+  util_dispatch(queue, first, &args, 1, grid, wg, 0, done, false);
+  bool ended = util_wait_zero(done, timeout);
+  __atomic_store_n(&gate, 1, __ATOMIC_RELEASE); /* a failure ends, not hangs */
+  if (!ended) util_wait_zero(done, timeout);
+  CHECK(ended);
+  twos = 0;
+  for (uint32_t g = 0; g < GROUPS; g++)
+    twos += marks[g] == 2;
+  CHECK_EQ_INT(twos, GROUPS);
+  hsa_signal_destroy(done);
+  free(marks);
+}
+
 int main(void) {
   if (hsa_init() != HSA_STATUS_SUCCESS) return 1;
   agent = util_cpu_agent();
@@ -318,6 +389,7 @@ int main(void) {
   RUN(test_many_small_dispatches);
   RUN(test_completion_handlers);
   RUN(test_dispatch_time);
+  RUN(test_supersede);
   hsa_queue_destroy(queue);
   hsa_executable_destroy(exec);
   hsa_shut_down();

@@ -139,7 +139,7 @@ static void test_load_and_symbols(void) {
   int count = 0;
   CHECK_EQ_INT(hsa_executable_iterate_agent_symbols(exec, agent, count_symbol, &count),
                HSA_STATUS_SUCCESS);
-  CHECK_EQ_INT(count, 8); /* the kernels of test/hsa/kernels/test_kernels.c */
+  CHECK_EQ_INT(count, 10); /* the kernels of test/hsa/kernels/test_kernels.c */
   hsa_code_object_reader_destroy(reader);
   CHECK_EQ_INT(hsa_executable_destroy(exec), HSA_STATUS_SUCCESS);
   CHECK_EQ_INT(hsa_executable_destroy(exec), HSA_STATUS_ERROR_INVALID_EXECUTABLE);

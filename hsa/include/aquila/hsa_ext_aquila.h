@@ -163,6 +163,19 @@ typedef struct hsa_ven_aquila_dispatch_check_s {
 hsa_status_t hsa_ven_aquila_dispatch_check(const void *kernarg,
                                            hsa_ven_aquila_dispatch_check_t *check);
 
+/* Tiered code (runtime/tiers.c): from now on, dispatches of old_object on
+ * the CPU agent, queued or running, run the work-groups they have not yet
+ * started with new_object, a kernel of the same kernarg layout and static
+ * group segment size (the same kernel, compiled again). For one switch
+ * each: old_object may be superseded once. The supersession ends when the
+ * executable of either is destroyed. HSA_STATUS_ERROR_INVALID_AGENT for
+ * any other agent (a remote agent's dispatches keep their code);
+ * HSA_STATUS_ERROR_INVALID_CODE_OBJECT when either is not a kernel object
+ * of a live executable loaded on it, or their layouts differ. Under
+ * AQUILA_DEBUG a dispatch says where it switched. */
+hsa_status_t hsa_ven_aquila_kernel_object_supersede(hsa_agent_t agent, uint64_t old_object,
+                                                    uint64_t new_object);
+
 /* One NDRange's work-groups spread over several agents: a kernel dispatch
  * packet whose reserved2 field is not 0 runs only the work-groups of flat
  * indices [begin, end) (x fastest, then y, then z) of the grid it

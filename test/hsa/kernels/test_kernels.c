@@ -230,8 +230,45 @@ static const struct aquila_kernel_descriptor spin = {
     .name = "spin",
 };
 
+/* ---- mark_first / mark_second: the same layout, each work-group leaves
+ * its mark (1 or 2); mark_first's wait at a gate, so that a test can
+ * supersede it while a dispatch of it runs ---- */
+struct mark_args {
+  uint32_t *marks; /* one per work-group */
+  const uint32_t *gate;
+};
+
+static void mark_first_group(const void *kernarg, const struct aquila_workgroup *wg) {
+  const struct mark_args *args = kernarg;
+  __atomic_store_n(&args->marks[wg->group_id[0]], 1, __ATOMIC_RELEASE);
+  while (!__atomic_load_n(args->gate, __ATOMIC_ACQUIRE)) {
+  }
+}
+
+static void mark_second_group(const void *kernarg, const struct aquila_workgroup *wg) {
+  const struct mark_args *args = kernarg;
+  __atomic_store_n(&args->marks[wg->group_id[0]], 2, __ATOMIC_RELEASE);
+}
+
+static const struct aquila_kernel_descriptor mark_first = {
+    .abi_version = AQUILA_CPU_ABI_VERSION,
+    .kernarg_size = sizeof(struct mark_args),
+    .kernarg_alignment = 8,
+    .run_workgroup = mark_first_group,
+    .name = "mark_first",
+};
+
+static const struct aquila_kernel_descriptor mark_second = {
+    .abi_version = AQUILA_CPU_ABI_VERSION,
+    .kernarg_size = sizeof(struct mark_args),
+    .kernarg_alignment = 8,
+    .run_workgroup = mark_second_group,
+    .name = "mark_second",
+};
+
 static const struct aquila_kernel_descriptor *const kernels[] = {
-    &vector_add, &empty, &record, &group_memory, &barrier, &uneven, &whoami, &spin,
+    &vector_add, &empty,  &record, &group_memory, &barrier,
+    &uneven,     &whoami, &spin,   &mark_first,   &mark_second,
 };
 
 __attribute__((visibility("default"))) const struct aquila_kernel_table __aquila_kernel_table = {
