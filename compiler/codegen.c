@@ -321,9 +321,9 @@ static const char *code_object_linker(void) {
  * arithmetic and branches (docs/BENCHMARKS.md, "Tiers"): the quick tier
  * saves 67 ms of code generation at 6,200 instructions, 162 at 9,300, 476
  * at 19,400, and its scalar code runs such a kernel about 10-25 times
- * slower, so a first launch of more than about 400,000 work-items loses
- * what the build saved (the vector version only replaces it between
- * launches). Above this size the saving is worth that risk. */
+ * slower, which a long first launch no longer pays whole: it takes the
+ * vector version from its next range of work-groups once that is built
+ * (runtime/tiers.c). Above this size the saving is worth that risk. */
 #define QUICK_TIER_MIN_INSTRUCTIONS 8000
 
 static uint64_t quick_tier_threshold(void) {
