@@ -26,6 +26,10 @@
  * slice. It helps only with what it waits for: its own dispatch, and the
  * earlier packets of the queue when its packet has the barrier bit.
  *
+ * Supersessions (hsa_ven_aquila_kernel_object_supersede): a kernel object
+ * may be replaced by another build of the same kernel, which dispatches of
+ * it run from their next range of work-groups on (tiered code).
+ *
  * Queue lifetime: a unit or helper touches a queue only inside a "visit"
  * (scanning the queue table, launching a packet, or completing a dispatch of
  * that queue). Destroying a queue removes it from the table, waits for its
