@@ -97,6 +97,10 @@ struct vec {
   LLVMValueRef fn, vfn;
   unsigned W;
   char isa;
+  uint32_t reqd[3];     /* required local size, 0 if none */
+  struct ptr_map facts; /* integer value -> its struct int_facts, once asked */
+  void **facts_owned;
+  size_t num_facts, cap_facts;
   struct cfg g;
   struct ptr_map info; /* original instruction -> struct vinfo */
   struct vinfo **all_info;
@@ -562,6 +566,211 @@ static int divergent_loop_left(struct vec *v, int b, int c) {
   return -1;
 }
 
+/* ---- integer facts ------------------------------------------------------------------- */
+
+/* What is known of an integer value built from work-item ids: every lane's
+ * value lies in [lo, hi] (no wrap-around anywhere in the chain), and lane
+ * 0's value is a multiple of align. The vectorized function runs lanes
+ * x .. x + W - 1 with x a multiple of W, and HSA bounds a work-group's size
+ * by 16 bits per dimension, so a flattened local id such as CLBlast's
+ * get_local_id(0) + 8 * get_local_id(1) is known to be non-negative, small,
+ * and, at lane 0, a multiple of 8: then tid % 8 and tid / 8 stay affine and
+ * uniform across a vector of 8 (see divide_shape). */
+struct int_facts {
+  int known;
+  int64_t lo, hi, align;
+};
+
+#define FACTS_LIMIT ((int64_t)1 << 52)
+#define ALIGN_ANY ((int64_t)1 << 40)
+
+static struct int_facts facts_unknown(void) {
+  struct int_facts f = {0, 0, 0, 1};
+  return f;
+}
+
+static int64_t low_bit(int64_t x) {
+  if (x == 0) return ALIGN_ANY;
+  uint64_t u = (uint64_t)(x < 0 ? -x : x);
+  u &= -u;
+  return u > (uint64_t)ALIGN_ANY ? ALIGN_ANY : (int64_t)u;
+}
+
+static int64_t min64(int64_t a, int64_t b) {
+  return a < b ? a : b;
+}
+
+/* Keeps facts that fit the value's type as signed numbers (and our
+ * arithmetic); others are unknown. */
+static struct int_facts facts_fit(struct int_facts f, LLVMTypeRef t) {
+  if (!f.known || LLVMGetTypeKind(t) != LLVMIntegerTypeKind) return facts_unknown();
+  unsigned bits = LLVMGetIntTypeWidth(t);
+  int64_t max = bits >= 54 ? FACTS_LIMIT : ((int64_t)1 << (bits - 1)) - 1;
+  if (f.lo < -max || f.hi > max) return facts_unknown();
+  if (f.align > ALIGN_ANY) f.align = ALIGN_ANY;
+  return f;
+}
+
+static struct int_facts compute_facts(struct vec *v, LLVMValueRef val, int depth);
+
+/* Each instruction's facts are computed once; one still being computed (a
+ * loop's phi reached again) counts as unknown. */
+static struct int_facts facts_of(struct vec *v, LLVMValueRef val, int depth) {
+  if (!LLVMIsAInstruction(val)) return compute_facts(v, val, depth);
+  struct int_facts *known = ptr_map_get(&v->facts, val);
+  if (known) return *known;
+  if (depth > 64) return facts_unknown();
+  if (v->num_facts == v->cap_facts) {
+    v->cap_facts = v->cap_facts ? 2 * v->cap_facts : 64;
+    v->facts_owned = realloc(v->facts_owned, v->cap_facts * sizeof *v->facts_owned);
+    if (!v->facts_owned) abort();
+  }
+  struct int_facts *slot = xcalloc(1, sizeof *slot);
+  v->facts_owned[v->num_facts++] = slot;
+  *slot = facts_unknown();
+  ptr_map_put(&v->facts, val, slot);
+  struct int_facts f = compute_facts(v, val, depth);
+  *slot = f;
+  return f;
+}
+
+static struct int_facts compute_facts(struct vec *v, LLVMValueRef val, int depth) {
+  struct int_facts f = facts_unknown();
+  LLVMTypeRef t = LLVMTypeOf(val);
+  if (LLVMGetTypeKind(t) != LLVMIntegerTypeKind || LLVMGetIntTypeWidth(t) > 64) return f;
+  if (LLVMIsAConstantInt(val)) {
+    int64_t c = LLVMConstIntGetSExtValue(val);
+    if (c < -FACTS_LIMIT || c > FACTS_LIMIT) return f;
+    f.known = 1, f.lo = f.hi = c, f.align = low_bit(c);
+    return f;
+  }
+  if (!LLVMIsAInstruction(val)) return f;
+  LLVMOpcode op = LLVMGetInstructionOpcode(val);
+  unsigned n = (unsigned)LLVMGetNumOperands(val);
+  struct int_facts a = {0}, b = {0};
+  if ((op >= LLVMAdd && op <= LLVMXor) || op == LLVMTrunc || op == LLVMZExt || op == LLVMSExt) {
+    a = facts_of(v, LLVMGetOperand(val, 0), depth + 1);
+    if (!a.known) return f;
+    if (n > 1) {
+      b = facts_of(v, LLVMGetOperand(val, 1), depth + 1);
+      if (!b.known) return f;
+    }
+  }
+  switch (op) {
+  case LLVMCall: {
+    enum call_class cc = classify_call(val);
+    const char *name = callee_name(val);
+    LLVMValueRef d = LLVMGetNumArgOperands(val) == 1 ? LLVMGetOperand(val, 0) : NULL;
+    if (!d || !LLVMIsAConstantInt(d) || LLVMConstIntGetZExtValue(d) > 2) return f;
+    unsigned dim = (unsigned)LLVMConstIntGetZExtValue(d);
+    if (cc == CALL_LOCAL_ID) {
+      f.known = 1, f.lo = 0, f.hi = v->reqd[dim] ? v->reqd[dim] - 1 : 65535;
+      f.align = dim == 0 ? v->W : 1;
+    } else if (name && !strcmp(name, "__aquila_group_id")) {
+      f.known = 1, f.lo = 0, f.hi = 0xffffffffll, f.align = 1;
+    }
+    return facts_fit(f, t);
+  }
+  case LLVMPHI:
+  case LLVMSelect: {
+    unsigned first = op == LLVMSelect ? 1 : 0;
+    unsigned count = op == LLVMSelect ? 3 : LLVMCountIncoming(val);
+    if (count > 8) return f;
+    for (unsigned k = first; k < count; k++) {
+      struct int_facts x = facts_of(
+          v, op == LLVMSelect ? LLVMGetOperand(val, k) : LLVMGetIncomingValue(val, k), depth + 1);
+      if (!x.known) return facts_unknown();
+      if (!f.known) {
+        f = x;
+      } else {
+        f.lo = min64(f.lo, x.lo), f.hi = f.hi > x.hi ? f.hi : x.hi;
+        f.align = min64(f.align, x.align);
+      }
+    }
+    /* A select on a varying condition mixes lanes: lane 0's value is then
+     * one of the two, both multiples of the smaller alignment. */
+    return facts_fit(f, t);
+  }
+  case LLVMAdd:
+    f.known = 1, f.lo = a.lo + b.lo, f.hi = a.hi + b.hi, f.align = min64(a.align, b.align);
+    return facts_fit(f, t);
+  case LLVMOr:
+    if (!LLVMGetIsDisjoint(val)) return f;
+    f.known = 1, f.lo = a.lo + b.lo, f.hi = a.hi + b.hi, f.align = min64(a.align, b.align);
+    return a.lo < 0 || b.lo < 0 ? facts_unknown() : facts_fit(f, t);
+  case LLVMSub:
+    f.known = 1, f.lo = a.lo - b.hi, f.hi = a.hi - b.lo, f.align = min64(a.align, b.align);
+    return facts_fit(f, t);
+  case LLVMMul:
+  case LLVMShl: {
+    /* By a constant only. */
+    if (b.lo != b.hi) return f;
+    int64_t k = b.lo;
+    if (op == LLVMShl) {
+      if (k < 0 || k > 30) return f;
+      k = (int64_t)1 << k;
+    }
+    if (k < -(1 << 20) || k > (1 << 20)) return f;
+    f.known = 1, f.lo = k >= 0 ? a.lo * k : a.hi * k, f.hi = k >= 0 ? a.hi * k : a.lo * k;
+    f.align = a.align * low_bit(k);
+    return facts_fit(f, t);
+  }
+  case LLVMAnd:
+    /* With a non-negative constant mask: within [0, mask]; lane 0's zero low
+     * bits stay zero. */
+    if (b.lo != b.hi || b.lo < 0) return f;
+    f.known = 1, f.lo = 0, f.hi = a.lo >= 0 && a.hi < b.lo ? a.hi : b.lo;
+    f.align = a.align > low_bit(b.lo) ? a.align : low_bit(b.lo);
+    return facts_fit(f, t);
+  case LLVMUDiv:
+  case LLVMSDiv:
+  case LLVMLShr:
+  case LLVMAShr: {
+    if (b.lo != b.hi || a.lo < 0) return f;
+    int64_t k = b.lo;
+    if (op == LLVMLShr || op == LLVMAShr) {
+      if (k < 0 || k > 40) return f;
+      k = (int64_t)1 << k;
+    }
+    if (k <= 0) return f;
+    f.known = 1, f.lo = a.lo / k, f.hi = a.hi / k, f.align = 1;
+    return facts_fit(f, t);
+  }
+  case LLVMURem:
+  case LLVMSRem:
+    if (b.lo != b.hi || b.lo <= 0 || a.lo < 0) return f;
+    f.known = 1, f.lo = 0, f.hi = a.hi < b.lo ? a.hi : b.lo - 1, f.align = 1;
+    return facts_fit(f, t);
+  case LLVMTrunc:
+    return facts_fit(a, t);
+  case LLVMZExt:
+    return a.lo < 0 ? f : facts_fit(a, t);
+  case LLVMSExt:
+    return facts_fit(a, t);
+  default:
+    return f;
+  }
+}
+
+/* x / d, x % d and their shift and mask forms for an affine x and a
+ * constant d: when no lane's value is negative and the W lanes never
+ * straddle a multiple of d (lane 0 sits at a multiple of a power of two,
+ * align, and the lanes span less than that and less than d), the quotient
+ * is the same for every lane and the remainder steps like x. Returns
+ * whether that holds. */
+static int lanes_within_one_block(struct vec *v, LLVMValueRef x, struct shape sx, int64_t d) {
+  if (sx.kind != K_AFFINE || sx.stride <= 0 || d <= 0) return 0;
+  struct int_facts f = facts_of(v, x, 0);
+  if (!f.known || f.lo < 0) return 0;
+  int64_t span = (int64_t)(v->W - 1) * sx.stride;
+  int64_t block = f.align;
+  /* A divisor that is not a power of two: lane 0 must sit at a multiple of
+   * it. */
+  if (d & (d - 1)) return f.align % d == 0 && span < d;
+  if (d < block) block = d;
+  return span < block;
+}
+
 static struct shape transfer(struct vec *v, LLVMValueRef in) {
   LLVMOpcode op = LLVMGetInstructionOpcode(in);
   struct shape s = {K_UNIFORM, 0, 0};
@@ -617,7 +826,8 @@ static struct shape transfer(struct vec *v, LLVMValueRef in) {
     /* x & (2^k - 1) with k >= 32: InstCombine's form of zext(trunc(x)), a
      * uint index (lds[me + 128] with me the local id); affine as a zext of
      * an affine value is, assuming no lane wraps past 2^32. A narrower mask
-     * keeps x's low bits on purpose (a circular buffer): not affine. */
+     * keeps x's low bits on purpose (a circular buffer): affine only when
+     * the lanes are known not to wrap around it (x % 2^k, below). */
     struct shape a = shape_of_value(v, LLVMGetOperand(in, 0));
     struct shape c = shape_of_value(v, LLVMGetOperand(in, 1));
     LLVMValueRef k = LLVMGetOperand(in, 1);
@@ -625,7 +835,23 @@ static struct shape transfer(struct vec *v, LLVMValueRef in) {
     if (a.kind == K_AFFINE && LLVMIsAConstantInt(k) && LLVMGetIntTypeWidth(LLVMTypeOf(k)) <= 64) {
       uint64_t m = LLVMConstIntGetZExtValue(k);
       if (m >= 0xffffffffull && (m & (m + 1)) == 0) return affine(a.stride, 1);
+      if (m < 0xffffffffull && (m & (m + 1)) == 0 &&
+          lanes_within_one_block(v, LLVMGetOperand(in, 0), a, (int64_t)m + 1))
+        return affine(a.stride, a.assumed);
     }
+    return varying();
+  }
+  case LLVMUDiv:
+  case LLVMSDiv:
+  case LLVMURem:
+  case LLVMSRem: {
+    struct shape a = shape_of_value(v, LLVMGetOperand(in, 0));
+    struct shape c = shape_of_value(v, LLVMGetOperand(in, 1));
+    LLVMValueRef k = LLVMGetOperand(in, 1);
+    if (a.kind == K_UNIFORM && c.kind == K_UNIFORM) return s;
+    if (a.kind == K_AFFINE && LLVMIsAConstantInt(k) && LLVMGetIntTypeWidth(LLVMTypeOf(k)) <= 64 &&
+        lanes_within_one_block(v, LLVMGetOperand(in, 0), a, LLVMConstIntGetSExtValue(k)))
+      return op == LLVMUDiv || op == LLVMSDiv ? s : affine(a.stride, a.assumed);
     return varying();
   }
   case LLVMAShr:
@@ -642,6 +868,12 @@ static struct shape transfer(struct vec *v, LLVMValueRef in) {
         return affine(x.stride * ((int64_t)1 << (a1 - a2)), 1);
       if (x.kind == K_UNIFORM) return s;
     }
+    /* x >> k of an affine x whose lanes share their bits above k. */
+    struct shape x = shape_of_value(v, shl);
+    if (x.kind == K_AFFINE && LLVMIsAConstantInt(c2) && shape_of_value(v, c2).kind == K_UNIFORM &&
+        LLVMConstIntGetZExtValue(c2) < 40 &&
+        lanes_within_one_block(v, shl, x, (int64_t)1 << LLVMConstIntGetZExtValue(c2)))
+      return s;
     for (int k = 0; k < n; k++)
       if (shape_of_value(v, LLVMGetOperand(in, (unsigned)k)).kind != K_UNIFORM) return varying();
     return s;
@@ -2840,6 +3072,8 @@ static LLVMValueRef affine_scalar(struct vec *v, LLVMValueRef in) {
   case LLVMShl:
   case LLVMOr:
   case LLVMAnd:
+  case LLVMURem: /* lanes within one block of the divisor: lane 0's remainder */
+  case LLVMSRem:
     r = LLVMBuildBinOp(v->b, op, scalar_of(v, LLVMGetOperand(in, 0)),
                        scalar_of(v, LLVMGetOperand(in, 1)), "");
     return r;
@@ -3316,6 +3550,10 @@ static void cleanup(struct vec *v) {
   free(v->phi_new);
   ptr_map_free(&v->soa_size);
   ptr_set_free(&v->soa_ptrs);
+  for (size_t k = 0; k < v->num_facts; k++)
+    free(v->facts_owned[k]);
+  free(v->facts_owned);
+  ptr_map_free(&v->facts);
   for (size_t k = 0; k < v->num_groups; k++)
     free(v->groups[k]);
   free(v->groups);
@@ -3336,6 +3574,7 @@ enum vectorize_status vectorize_workitem_function(LLVMModuleRef m, LLVMValueRef 
   v.fn = fn;
   v.W = target->width;
   v.isa = target->libmvec_isa;
+  memcpy(v.reqd, target->reqd, sizeof v.reqd);
   v.why = why;
   v.status = VECTORIZE_OK;
   if (v.W < 2 || v.W > 64) {

@@ -3,6 +3,7 @@
 #define AQUILA_COMPILER_VECTORIZE_H
 
 #include <llvm-c/Core.h>
+#include <stdint.h>
 #include <llvm-c/Target.h>
 
 #include "strbuf.h"
@@ -10,6 +11,7 @@
 struct vectorize_target {
   unsigned width;   /* work-items per vector: 4, 8 or 16 */
   char libmvec_isa; /* glibc libmvec variant letter: 'b' SSE4, 'd' AVX2, 'e' AVX-512 */
+  uint32_t reqd[3]; /* the kernel's required local size, 0s when it has none */
 };
 
 enum vectorize_status {

@@ -407,6 +407,43 @@ static void guard_integer_division(struct wg_types *t, LLVMValueRef fn) {
   LLVMDisposeBuilder(b);
 }
 
+/* A volatile private variable (CLBlast's GEMM keeps its work-item index in
+ * one, "to disable caching") cannot be seen by anything but its own
+ * work-item: no other work-item, no host, no device can address private
+ * memory, and OpenCL C has no signal handlers or setjmp. Its loads and
+ * stores lose the volatile flag, so that SROA makes it a value again and
+ * the vectorizer sees the index as affine (gathers and scatters otherwise).
+ * Only variables whose address is used by nothing but loads and stores of
+ * it (and lifetime markers). */
+static void unvolatile_private_variables(LLVMValueRef fn) {
+  LLVMBasicBlockRef entry = LLVMGetEntryBasicBlock(fn);
+  for (LLVMValueRef in = LLVMGetFirstInstruction(entry); in; in = LLVMGetNextInstruction(in)) {
+    if (!LLVMIsAAllocaInst(in)) continue;
+    int only_accesses = 1, any_volatile = 0;
+    for (LLVMUseRef u = LLVMGetFirstUse(in); u && only_accesses; u = LLVMGetNextUse(u)) {
+      LLVMValueRef user = LLVMGetUser(u);
+      if (LLVMIsALoadInst(user)) {
+        any_volatile |= LLVMGetVolatile(user);
+      } else if (LLVMIsAStoreInst(user) && LLVMGetOperand(user, 1) == in &&
+                 LLVMGetOperand(user, 0) != in) {
+        any_volatile |= LLVMGetVolatile(user);
+      } else if (LLVMIsACallInst(user)) {
+        LLVMValueRef callee = LLVMGetCalledValue(user);
+        size_t len = 0;
+        const char *name = callee && LLVMIsAFunction(callee) ? LLVMGetValueName2(callee, &len) : "";
+        only_accesses = !strncmp(name, "llvm.lifetime.", 14);
+      } else {
+        only_accesses = 0;
+      }
+    }
+    if (!only_accesses || !any_volatile) continue;
+    for (LLVMUseRef u = LLVMGetFirstUse(in); u; u = LLVMGetNextUse(u)) {
+      LLVMValueRef user = LLVMGetUser(u);
+      if (LLVMIsALoadInst(user) || LLVMIsAStoreInst(user)) LLVMSetVolatile(user, 0);
+    }
+  }
+}
+
 /* CL_KERNEL_ATTRIBUTES: the attributes the kernel was declared with. */
 static char *kernel_attributes(const struct aquila_fatbin_kernel *k) {
   struct strbuf sb = {0};
@@ -1266,6 +1303,7 @@ static void vectorize_kernels(LLVMModuleRef m, struct kernel_build *kbs, unsigne
       LLVMValueRef vfn = NULL;
       struct vectorize_target kt = *vt;
       kt.width = kb->width;
+      memcpy(kt.reqd, kb->reqd, sizeof kt.reqd);
       enum vectorize_status st = vectorize_workitem_function(m, kb->wi, &kt, &vfn, &kb->vec_why);
       if (st == VECTORIZE_OK && instruction_count(vfn) > vectorize_max_vector_instructions()) {
         strbuf_printf(&kb->vec_why,
@@ -1695,8 +1733,10 @@ int workgroup_compile(LLVMModuleRef m, struct aquila_fatbin_kernel *kernels, uns
     goto out;
   }
 
-  for (unsigned i = 0; i < n; i++)
+  for (unsigned i = 0; i < n; i++) {
     guard_integer_division(&t, kbs[i].wi);
+    if (vt) unvolatile_private_variables(kbs[i].wi);
+  }
   /* Static __local variables become addresses in the group segment before
    * anything copies or vectorizes the functions that use them. */
   localize_group_variables(&t, m, kbs, n);

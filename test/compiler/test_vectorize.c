@@ -14,7 +14,8 @@ struct vcase {
   const char *name;
   const char *source; /* kernel "k"(__global const int *in, __global int *out, int n) */
   unsigned dims;
-  size_t reqd; /* the kernel's reqd_work_group_size along x (1D), run with that only */
+  size_t reqd;   /* the kernel's reqd_work_group_size along x, run with that only */
+  size_t reqd_y; /* and along y (2D) */
 };
 
 /* in[] holds small signed values; out[] has room for n + 64 elements. */
@@ -347,6 +348,39 @@ static const struct vcase cases[] = {
      "  out[y * w + x] = r;\n"
      "}\n",
      2},
+    /* A flattened local id, tid = x + 8 y, and its quotients and
+     * remainders: with 8-wide groups, tid % 8 and tid % 16 step like x
+     * across a vector of 8 and tid / 8, tid / 16 are the same for all of
+     * it (the lanes never straddle a multiple of 8); tid & 3, tid >> 2,
+     * tid % 24 do straddle. CLBlast keeps tid in a volatile variable. */
+    {"flattened_local_id",
+     "__kernel __attribute__((reqd_work_group_size(8, 8, 1)))\n"
+     "void k(__global const int *in, __global int *out, int n) {\n"
+     "  volatile int tid = get_local_id(0) + 8 * get_local_id(1);\n"
+     "  int a0 = tid % 8, a1 = tid / 8, b0 = tid % 16, b1 = tid / 16;\n"
+     "  int c0 = tid & 3, c1 = tid >> 2, d0 = tid % 24, d1 = tid / 24;\n"
+     "  uint u = get_local_id(0) + 8 * get_local_id(1);\n"
+     "  int g = get_group_id(0) * 64 + get_group_id(1) * 7;\n"
+     "  __local int t[64];\n"
+     "  t[b1 * 16 + b0] = in[(g + a1 * 8 + a0) % n];\n"
+     "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+     "  int r = t[a0 * 8 + a1] * 3 + c0 * 100 + c1 * 7 + d0 * 11 + d1 * 13;\n"
+     "  r += (u % 8) * 17 + (u / 16) * 19 + (u & 7) + ((u >> 3) << 5) + (u % 16 >> 1);\n"
+     "  out[get_global_id(1) * get_global_size(0) + get_global_id(0)] = r;\n"
+     "}\n",
+     2, 8, 8},
+    /* The same without a required size (vectors of 16, groups of any
+     * size), and a negative dividend, whose remainder is not affine. */
+    {"flattened_local_id_any_size",
+     "__kernel void k(__global const int *in, __global int *out, int n) {\n"
+     "  int tid = get_local_id(0) + 16 * get_local_id(1);\n"
+     "  int x = get_global_id(0), y = get_global_id(1), w = get_global_size(0);\n"
+     "  int m = (int)get_local_id(0) - 4;\n"
+     "  int r = in[(tid / 16 * 16 + tid % 16 + y * 3) % n] + (tid >> 4) * 5 + (tid & 15) * 9;\n"
+     "  r += (m % 8) * 31 + (m / 8) * 37 + (tid % 32) * 41 + (tid / 32) * 43;\n"
+     "  out[y * w + x] = r;\n"
+     "}\n",
+     2},
     /* An FFT's exchange through __local memory with uint indices, unrolled
      * as clFFT generates it: each work-item writes 8 consecutive elements
      * (one access group, found by the index they share: lds[zext(me * 8 |
@@ -452,9 +486,9 @@ static int compare_case(const struct vcase *c) {
       global[0] = local[0] * (local[0] >= 64 ? 4 : 21);
       n = (int)global[0];
     } else {
-      if (!local_sizes_2d[round][0]) break;
-      local[0] = local_sizes_2d[round][0];
-      local[1] = local_sizes_2d[round][1];
+      if (!local_sizes_2d[round][0] || (c->reqd && round > 0)) break;
+      local[0] = c->reqd ? c->reqd : local_sizes_2d[round][0];
+      local[1] = c->reqd ? c->reqd_y : local_sizes_2d[round][1];
       global[0] = local[0] * 4;
       global[1] = local[1] * 3;
       n = (int)(global[0] * global[1]);
