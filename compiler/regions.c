@@ -23,6 +23,7 @@
 #include "uniform.h"
 
 #include <llvm-c/Analysis.h>
+#include <llvm-c/DebugInfo.h>
 #include <llvm-c/Target.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -528,6 +529,82 @@ static void value_map_add(struct value_map *m, LLVMValueRef from, LLVMValueRef t
 
 /* Emits region r's work-item loop nest with a clone of its blocks. Returns
  * the loop's preheader; after the last work-item control goes to dispatch. */
+/* The instructions of the largest loop in the region's blocks (a cycle
+ * that passes no barrier), counted along the path a depth-first search
+ * takes from its header to its latch; 0 when there is no loop. */
+static unsigned region_loop_size(const struct region *reg) {
+  unsigned n = reg->blocks.len;
+  if (n > 4096) return 0;
+  unsigned char *state = calloc(n ? n : 1, 1); /* 0 new, 1 on the path, 2 done */
+  unsigned *stack = calloc(n ? n : 1, sizeof *stack),
+           *next_succ = calloc(n ? n : 1, sizeof *next_succ);
+  unsigned *size = calloc(n ? n : 1, sizeof *size), *path = calloc(n + 1, sizeof *path);
+  if (!state || !stack || !next_succ || !size || !path) abort();
+  for (unsigned i = 0; i < n; i++)
+    for (LLVMValueRef in = LLVMGetFirstInstruction(reg->blocks.items[i]); in;
+         in = LLVMGetNextInstruction(in))
+      size[i]++;
+  unsigned largest = 0;
+  for (unsigned root = 0; root < n; root++) {
+    if (state[root]) continue;
+    unsigned depth = 0;
+    stack[depth] = root;
+    path[depth + 1] = path[depth] + size[root]; /* path[d]: instructions of stack[0 .. d - 1] */
+    depth++;
+    state[root] = 1;
+    while (depth) {
+      unsigned b = stack[depth - 1];
+      LLVMValueRef term = LLVMGetBasicBlockTerminator(reg->blocks.items[b]);
+      unsigned ns = term ? LLVMGetNumSuccessors(term) : 0;
+      if (next_succ[b] < ns) {
+        int c = block_list_index(&reg->blocks, LLVMGetSuccessor(term, next_succ[b]++));
+        if (c < 0) continue;
+        if (state[c] == 1) {
+          unsigned at = 0;
+          while (stack[at] != (unsigned)c)
+            at++;
+          unsigned body = path[depth] - path[at];
+          if (body > largest) largest = body;
+        } else if (state[c] == 0) {
+          state[c] = 1;
+          stack[depth] = (unsigned)c;
+          path[depth + 1] = path[depth] + size[c];
+          depth++;
+        }
+      } else {
+        state[b] = 2;
+        depth--;
+      }
+    }
+  }
+  free(state);
+  free(stack);
+  free(next_succ);
+  free(size);
+  free(path);
+  return largest;
+}
+
+/* Asks LLVM to unroll the loop whose latch branch is br count times and
+ * jam the copies of the loop inside it: two rows of vectors run the inner
+ * loop side by side, and what they load alike (CLBlast's GEMM: the
+ * shuffled A tile, the same for every row of a group) is loaded and
+ * shuffled once for both. */
+#define REGION_JAM_MIN_LOOP 64
+
+static void mark_unroll_and_jam(LLVMContextRef ctx, LLVMValueRef br, unsigned count) {
+  LLVMMetadataRef self = LLVMTemporaryMDNode(ctx, NULL, 0);
+  const char *key = "llvm.loop.unroll_and_jam.count";
+  LLVMMetadataRef ops[2] = {
+      LLVMMDStringInContext2(ctx, key, strlen(key)),
+      LLVMValueAsMetadata(LLVMConstInt(LLVMInt32TypeInContext(ctx), count, 0))};
+  LLVMMetadataRef loop_ops[2] = {self, LLVMMDNodeInContext2(ctx, ops, 2)};
+  LLVMMetadataRef loop = LLVMMDNodeInContext2(ctx, loop_ops, 2);
+  LLVMMetadataReplaceAllUsesWith(self, loop);
+  LLVMSetMetadata(br, LLVMGetMDKindIDInContext(ctx, "llvm.loop", 9),
+                  LLVMMetadataAsValue(ctx, loop));
+}
+
 static LLVMBasicBlockRef emit_region(struct transform *t, unsigned r, LLVMBasicBlockRef dispatch) {
   struct region *reg = &t->regions[r];
   LLVMContextRef ctx = t->ctx;
@@ -702,10 +779,25 @@ static LLVMBasicBlockRef emit_region(struct transform *t, unsigned r, LLVMBasicB
     LLVMBuildStore(t->b, id, slot);
   }
   LLVMValueRef xn = LLVMBuildNUWAdd(t->b, x, LLVMConstInt(t->i32, t->width, 0), "");
-  LLVMBuildCondBr(t->b, LLVMBuildICmp(t->b, LLVMIntULT, xn, t->size[0], ""), xb, yl);
+  LLVMValueRef xbr =
+      LLVMBuildCondBr(t->b, LLVMBuildICmp(t->b, LLVMIntULT, xn, t->size[0], ""), xb, yl);
   LLVMPositionBuilderAtEnd(t->b, yl);
   LLVMValueRef yn = LLVMBuildNUWAdd(t->b, y, one, "");
-  LLVMBuildCondBr(t->b, LLVMBuildICmp(t->b, LLVMIntULT, yn, t->size[1], ""), yh, zl);
+  LLVMValueRef ybr =
+      LLVMBuildCondBr(t->b, LLVMBuildICmp(t->b, LLVMIntULT, yn, t->size[1], ""), yh, zl);
+  /* A vectorized region with a loop inside: two vectors of work-items run
+   * it side by side, along x, or along y when a row is one vector (a
+   * required size of the vector's width: the x loop folds away). */
+  const char *jam_env = getenv("AQUILA_REGION_JAM");
+  unsigned loop_size = t->width > 1 ? region_loop_size(reg) : 0;
+  if (getenv("AQUILA_DEBUG_REGIONS"))
+    fprintf(stderr, "region %u (vectors of %u): inner loop of %u instructions\n", r, t->width,
+            loop_size);
+  if (loop_size >= REGION_JAM_MIN_LOOP && !(jam_env && !strcmp(jam_env, "0"))) {
+    int one_vector_rows =
+        LLVMIsAConstantInt(t->size[0]) && LLVMConstIntGetZExtValue(t->size[0]) == t->width;
+    mark_unroll_and_jam(ctx, one_vector_rows ? ybr : xbr, 2);
+  }
   LLVMPositionBuilderAtEnd(t->b, zl);
   LLVMValueRef zn = LLVMBuildNUWAdd(t->b, z, one, "");
   LLVMBuildCondBr(t->b, LLVMBuildICmp(t->b, LLVMIntULT, zn, t->size[2], ""), zh, end);

@@ -381,6 +381,35 @@ static const struct vcase cases[] = {
      "  out[y * w + x] = r;\n"
      "}\n",
      2},
+    /* CLBlast's GEMM in small: a tile in __local memory, then a loop
+     * between the barriers that rows of a group run alike (its trip count
+     * from an argument) and whose body is large: two rows of vectors are
+     * unrolled and jammed there (regions.c), sharing what they load alike.
+     * Three rows: the jammed pair and a row on its own. */
+    {"jammed_rows",
+     "__kernel __attribute__((reqd_work_group_size(8, 3, 1)))\n"
+     "void k(__global const int *in, __global int *out, int n) {\n"
+     "  __local int4 ta[64];\n"
+     "  int lx = get_local_id(0), ly = get_local_id(1), tid = lx + 8 * ly;\n"
+     "  int g = get_group_id(0) + 5 * get_group_id(1);\n"
+     "  for (int i = tid; i < 64; i += 24)\n"
+     "    ta[i] = (int4)(in[(g + i) % n], in[(g + 2 * i) % n], in[(g + 3 * i) % n], i);\n"
+     "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+     "  int4 acc0 = 0, acc1 = 0, acc2 = (int4)(ly);\n"
+     "  for (int k = 0; k < (n & 7) + 9; k++) {\n"
+     "    int4 a = ta[(k * 8 + lx) & 63], c = ta[(k + 8 * ly) & 63];\n"
+     "    int b0 = in[(k + ly * 5) % n], b1 = in[(2 * k + ly) % n];\n"
+     "    acc0 += a * b0 + c;\n"
+     "    acc1 += a.wzyx * b1 - (c >> 1);\n"
+     "    acc2 = acc2 * 3 + (a ^ c) + (int4)(b0 & b1);\n"
+     "    if (a.x > b0) acc0.y -= b1;\n"
+     "  }\n"
+     "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+     "  int4 r = acc0 + acc1 * 7 + acc2 * 13;\n"
+     "  out[get_global_id(1) * get_global_size(0) + get_global_id(0)] = r.x + r.y * 3 + r.z * 5 + "
+     "r.w * 11;\n"
+     "}\n",
+     2, 8, 3},
     /* An FFT's exchange through __local memory with uint indices, unrolled
      * as clFFT generates it: each work-item writes 8 consecutive elements
      * (one access group, found by the index they share: lds[zext(me * 8 |
