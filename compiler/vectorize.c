@@ -712,7 +712,8 @@ static struct int_facts compute_facts(struct vec *v, LLVMValueRef val, int depth
     }
     if (k < -(1 << 20) || k > (1 << 20)) return f;
     f.known = 1, f.lo = k >= 0 ? a.lo * k : a.hi * k, f.hi = k >= 0 ? a.hi * k : a.lo * k;
-    f.align = a.align * low_bit(k);
+    int64_t kb = low_bit(k);
+    f.align = a.align >= ALIGN_ANY / kb ? ALIGN_ANY : a.align * kb;
     return facts_fit(f, t);
   }
   case LLVMAnd:
