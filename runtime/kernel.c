@@ -74,7 +74,7 @@ uint64_t kernel_object_now(cl_kernel k, cl_uint slot) {
   uint64_t whole = atomic_load_explicit(upgrade, memory_order_acquire);
   if (whole <= 1) {
     whole = 0;
-    tiers_quick_code_launched();
+    tiers_quick_code_launched(upgrade);
   }
   if (debug_enabled()) {
     /* Which code ran, once each. */

@@ -345,10 +345,11 @@ void tiers_queue_upgrade(cl_program p, cl_uint i, const uint32_t *kernels, uint3
 /* Drops p's queued upgrades, and one under way (waiting while it reads or
  * writes p): before a rebuild replaces p's code, and before p goes. */
 void tiers_forget_program(cl_program p);
-/* A launch of quick-tier code was enqueued (kernel_object_now): a build
- * waiting for idle devices goes ahead, at normal priority, when the
- * devices stay busy long after it. */
-void tiers_quick_code_launched(void);
+/* A launch of quick-tier code was enqueued (kernel_object_now) for the
+ * kernel whose upgraded entry is entry: its build waits for idle devices
+ * no longer than a while after its first launch, and goes ahead at once,
+ * at normal priority, when the devices stay busy long after a launch. */
+void tiers_quick_code_launched(const _Atomic uint64_t *entry);
 /* Whether kernels run (or wait to) on d now (device.c). */
 int device_runs_kernels(cl_device_id d);
 

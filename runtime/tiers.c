@@ -25,6 +25,12 @@ struct upgrade_job {
   cl_uint slot;
   uint32_t num_kernels;
   uint32_t *kernels;
+  /* The kernels' entries in the program's upgraded array: compared with
+   * what a launch names (tiers_quick_code_launched), never read here. */
+  const _Atomic uint64_t **entries;
+  /* When one of its kernels first and last launched its quick code; 0
+   * before (under jobs_lock). */
+  uint64_t first_launch_ns, last_launch_ns;
   struct upgrade_job *next;
 };
 
@@ -42,33 +48,51 @@ static int worker_started;
 
 static void job_free(struct upgrade_job *job) {
   free(job->kernels);
+  free(job->entries);
   free(job);
 }
 
 /* "On idle cores where there are any": a background build waits until no
  * device has run kernels for IDLE_MS (the application creates a kernel and
  * launches it a moment later: the build is not to start in between),
- * polling every 5 ms, for at most IDLE_WAIT_MS; then it goes ahead anyway,
- * at its lower priority, or an application that never idles would never
- * get its vector code. Measured on the 2-core machine: a 100 KB kernel's
+ * polling every 5 ms. Measured on the 2-core machine: a 100 KB kernel's
  * first launch (scalar) took 58 ms alone and 78 with the vector build
  * beside it.
  *
- * Except when quick code itself keeps the devices busy: its launches run
- * 10 to 25 times slower than the vector version would, and a running
- * launch takes the vector version from its next range of work-groups
+ * A build none of whose kernels has launched waits for that only: while
+ * the application keeps the cores busy with other kernels, building code
+ * it has not used (and may never use) takes their time for nothing
+ * (hashcat creates three MD5 kernels and runs one: building the other two
+ * beside its benchmark cost it about a tenth of its speed). Its first
+ * launch makes it one of the next two kinds.
+ *
+ * A build whose quick code has launched goes ahead IDLE_WAIT_MS after its
+ * first launch even if the devices never idle, at its lower priority, or
+ * an application that never idles would never get its vector code; these
+ * builds go before those not launched, the latest launched first.
+ *
+ * And when quick code itself keeps the devices busy: its launches run 10
+ * to 25 times slower than the vector version would, and a running launch
+ * takes the vector version from its next range of work-groups
  * (program_upgrade_install). When the devices have been busy for URGENT_MS
- * without a pause since a launch of quick code, the build starts at once,
- * at normal priority. Shorter launches (a 100 KB kernel's first, 58 ms) do
- * not share their cores with it. */
+ * without a pause since a launch of a build's quick code, it starts at
+ * once, at normal priority. Shorter launches (a 100 KB kernel's first, 58
+ * ms) do not share their cores with it. */
 #define IDLE_MS 50
 #define IDLE_WAIT_MS 2000
 #define URGENT_MS 100
 
-static _Atomic uint64_t last_quick_launch_ns;
-
-void tiers_quick_code_launched(void) {
-  atomic_store_explicit(&last_quick_launch_ns, now_ns(), memory_order_relaxed);
+void tiers_quick_code_launched(const _Atomic uint64_t *entry) {
+  uint64_t now = now_ns();
+  pthread_mutex_lock(&jobs_lock);
+  for (struct upgrade_job *job = jobs_head; job; job = job->next)
+    for (uint32_t m = 0; m < job->num_kernels; m++)
+      if (job->entries[m] == entry) {
+        if (!job->first_launch_ns) job->first_launch_ns = now;
+        job->last_launch_ns = now;
+        break;
+      }
+  pthread_mutex_unlock(&jobs_lock);
 }
 
 static int any_device_busy(void) {
@@ -77,28 +101,67 @@ static int any_device_busy(void) {
   return 0;
 }
 
-/* Returns 1 when the build is urgent (see above). */
-static int wait_for_idle_devices(void) {
+/* Under jobs_lock: the queued build to make next: the latest launched,
+ * else the first queued. */
+static struct upgrade_job *next_job(void) {
+  struct upgrade_job *best = jobs_head;
+  for (struct upgrade_job *job = jobs_head; job; job = job->next)
+    if (job->last_launch_ns > best->last_launch_ns) best = job;
+  return best;
+}
+
+/* Waits until a queued build may start (see above), takes it off the queue
+ * and returns it, with *urgent set when it is to be built at normal
+ * priority. Under jobs_lock, which it lets go while it sleeps. */
+static struct upgrade_job *wait_for_next_job(int *urgent) {
   struct timespec pause = {0, 5 * 1000 * 1000};
   int idle_for = 0;
   /* When the devices' current busy spell began (at the latest). */
   uint64_t busy_since = now_ns();
-  for (int waited = 0; waited < IDLE_WAIT_MS && idle_for < IDLE_MS; waited += 5) {
-    nanosleep(&pause, NULL);
+  struct upgrade_job *job = NULL;
+  *urgent = 0;
+  for (;;) {
+    if (!jobs_head) {
+      while (!jobs_head)
+        pthread_cond_wait(&jobs_cond, &jobs_lock);
+      idle_for = 0;
+      busy_since = now_ns();
+    }
+    job = next_job();
+    if (idle_for >= IDLE_MS) break;
     uint64_t now = now_ns();
-    if (!any_device_busy()) {
+    if (job->first_launch_ns && now - job->first_launch_ns >= IDLE_WAIT_MS * 1000000ull) break;
+    pthread_mutex_unlock(&jobs_lock);
+    nanosleep(&pause, NULL);
+    int busy = any_device_busy();
+    now = now_ns();
+    pthread_mutex_lock(&jobs_lock);
+    if (!busy) {
       idle_for += 5;
       busy_since = now;
       continue;
     }
     idle_for = 0;
-    uint64_t quick = atomic_load_explicit(&last_quick_launch_ns, memory_order_relaxed);
+    if (!jobs_head) continue;
+    job = next_job();
+    uint64_t quick = job->last_launch_ns;
     /* Launched in this busy spell (or up to a poll before it began). */
     if (quick && quick + 10 * 1000000ull >= busy_since &&
-        now - (quick > busy_since ? quick : busy_since) >= URGENT_MS * 1000000ull)
-      return 1;
+        now - (quick > busy_since ? quick : busy_since) >= URGENT_MS * 1000000ull) {
+      *urgent = 1;
+      break;
+    }
   }
-  return 0;
+  for (struct upgrade_job **at = &jobs_head;; at = &(*at)->next)
+    if (*at == job) {
+      *at = job->next;
+      break;
+    }
+  jobs_tail = &jobs_head;
+  while (*jobs_tail)
+    jobs_tail = &(*jobs_tail)->next;
+  job->next = NULL;
+  return job;
 }
 
 /* Under jobs_lock: whether the build under way may go on to a step that
@@ -116,8 +179,7 @@ static void done_touching_program(void) {
   pthread_mutex_unlock(&jobs_lock);
 }
 
-static void run_job(struct upgrade_job *job) {
-  int urgent = wait_for_idle_devices();
+static void run_job(struct upgrade_job *job, int urgent) {
   if (urgent)
     debug_log("tiers: quick code keeps the devices busy: its vector version is built now, at "
               "normal priority");
@@ -147,11 +209,8 @@ static void *upgrade_worker(void *arg) {
   (void)arg;
   for (;;) {
     pthread_mutex_lock(&jobs_lock);
-    while (!jobs_head)
-      pthread_cond_wait(&jobs_cond, &jobs_lock);
-    struct upgrade_job *job = jobs_head;
-    jobs_head = job->next;
-    if (!jobs_head) jobs_tail = &jobs_head;
+    int urgent;
+    struct upgrade_job *job = wait_for_next_job(&urgent);
     running_program = job->program;
     running_job = job;
     running_installed = 0;
@@ -159,7 +218,7 @@ static void *upgrade_worker(void *arg) {
     running_dropped = 0;
     pthread_mutex_unlock(&jobs_lock);
 
-    run_job(job);
+    run_job(job, urgent);
 
     pthread_mutex_lock(&jobs_lock);
     running_program = NULL;
@@ -186,13 +245,18 @@ void tiers_queue_upgrade(cl_program p, cl_uint slot, const uint32_t *kernels,
                          uint32_t num_kernels) {
   struct upgrade_job *job = calloc(1, sizeof *job);
   uint32_t *copy = malloc((num_kernels ? num_kernels : 1) * sizeof *copy);
-  if (!job || !copy) {
+  const _Atomic uint64_t **entries = malloc((num_kernels ? num_kernels : 1) * sizeof *entries);
+  if (!job || !copy || !entries) {
     /* The quick code stays: slower, still correct. */
     free(job);
     free(copy);
+    free(entries);
     return;
   }
   memcpy(copy, kernels, num_kernels * sizeof *copy);
+  for (uint32_t m = 0; m < num_kernels; m++)
+    entries[m] = &p->per_device[slot].upgraded[kernels[m]];
+  job->entries = entries;
   job->program = p;
   job->slot = slot;
   job->kernels = copy;

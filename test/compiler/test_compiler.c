@@ -994,6 +994,104 @@ static void long_first_launch_switches_to_the_vector_version(void) {
   free(out);
 }
 
+/* Two tiered kernels of one program, in a child process: 'busy' keeps the
+ * device busy for 3 s (past the 2 s after which a launched kernel's build
+ * goes ahead without idle devices), 'unused' is created and not launched.
+ * 'unused' has its vector version built only once the devices idle: while
+ * the application's cores are busy with other code, building what it has
+ * not used takes their time for nothing. */
+static const char *busy_and_unused_source =
+    "__kernel void busy(__global float *out, int iterations) {\n"
+    "  size_t i = get_global_id(0);\n"
+    "  float a = (float)(i & 1023) * 0.001f, s = 0.0f;\n"
+    "  for (int k = 0; k < iterations; k++) s = s * 0.999f + a;\n"
+    "  out[i] = s;\n"
+    "}\n"
+    "__kernel void unused(__global float *out) { out[get_global_id(0)] *= 2.0f; }\n";
+
+static int unlaunched_child(void) {
+  /* Past 16 KB of source the program is not small: each kernel's code is
+   * made when it is created (program.c), as a batch and a build of its own. */
+  enum { PADDING = 17 * 1024 };
+  size_t length = strlen(busy_and_unused_source);
+  char *source = malloc(length + PADDING + 8);
+  if (!source) return 0;
+  memcpy(source, "/*", 2);
+  memset(source + 2, ' ', PADDING);
+  memcpy(source + 2 + PADDING, "*/\n", 3);
+  memcpy(source + 5 + PADDING, busy_and_unused_source, length + 1);
+  cl_int err;
+  cl_program p = build_source(source, "", &err);
+  free(source);
+  cl_kernel busy = p && err == CL_SUCCESS ? clCreateKernel(p, "busy", &err) : NULL;
+  cl_kernel unused = busy ? clCreateKernel(p, "unused", &err) : NULL;
+  cl_mem out = clCreateBuffer(context, CL_MEM_READ_WRITE, (1 << 16) * sizeof(float), NULL, &err);
+  if (!busy || !unused || !out) return 0;
+  size_t quick_entries = count_cache_entries();
+  int iterations = 2000;
+  clSetKernelArg(busy, 0, sizeof out, &out);
+  clSetKernelArg(busy, 1, sizeof iterations, &iterations);
+  size_t global = 1 << 16, local = 64;
+  struct timespec t0, t;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  /* Two launches in flight at every moment, so that the device never idles
+   * for a poll of the background worker; bounded by 3 s and 2000 launches. */
+  cl_event prev = NULL;
+  long ms = 0;
+  for (int n = 0; n < 2000 && ms < 3000; n++) {
+    cl_event ev = NULL;
+    if (clEnqueueNDRangeKernel(queue, busy, 1, NULL, &global, &local, 0, NULL, &ev) != CL_SUCCESS)
+      return 0;
+    clFlush(queue);
+    if (prev) {
+      clWaitForEvents(1, &prev);
+      clReleaseEvent(prev);
+    }
+    prev = ev;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    ms = (t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000;
+  }
+  if (prev) clWaitForEvents(1, &prev), clReleaseEvent(prev);
+  fprintf(stderr, "test: the busy spell is over\n");
+  fflush(stderr);
+  /* Idle now: both vector versions reach the cache within 10 s. */
+  for (int i = 0; i < 500 && count_cache_entries() < quick_entries + 2; i++)
+    usleep(20000);
+  int built = count_cache_entries() >= quick_entries + 2;
+  /* Until the worker has loaded it (the release would drop it). */
+  usleep(300000);
+  if (!built) printf("  no vector version of both kernels within 10 s of idle\n");
+  clReleaseMemObject(out);
+  clReleaseKernel(unused);
+  clReleaseKernel(busy);
+  clReleaseProgram(p);
+  return built;
+}
+
+static void unlaunched_kernels_wait_for_idle_devices(void) {
+  char dir[300], log_path[340], cmd[1200];
+  snprintf(dir, sizeof dir, "%s/unlaunched", cache_dir);
+  snprintf(log_path, sizeof log_path, "%s/unlaunched-stderr.txt", cache_dir);
+  mkdir(dir, 0700);
+  snprintf(cmd, sizeof cmd,
+           "AQUILA_DEBUG=1 AQUILA_QUICK_TIER_MIN_INSTRUCTIONS=0 AQUILA_CACHE_DIR=%s "
+           "%s/test/compiler/test_compiler --unlaunched-child >/dev/null 2>%s",
+           dir, build_dir, log_path);
+  CHECK_EQ_INT(system(cmd), 0);
+  size_t size = 0;
+  char *text = (char *)read_whole(log_path, &size);
+  CHECK(text != NULL);
+  if (!text) return;
+  const char *busy_built = strstr(text, "('busy'): the vector version, made in the background");
+  const char *over = strstr(text, "test: the busy spell is over");
+  const char *unused_built = strstr(text, "('unused'): the vector version, made in the background");
+  CHECK(busy_built && over && unused_built);
+  CHECK(busy_built < over && over < unused_built);
+  if (!(busy_built && over && unused_built && busy_built < over && over < unused_built))
+    printf("  child's stderr:\n%s\n", text);
+  free(text);
+}
+
 /* A program rebuilt, and a program released, while their kernels' vector
  * versions are still to be built in the background: the rebuild's code
  * runs, nothing of the old build is used, nothing leaks or hangs. */
@@ -1415,10 +1513,13 @@ static void loops_kept_whole(void) {
 
 int main(int argc, char **argv) {
   build_dir = getenv("BUILD") ? getenv("BUILD") : "build";
-  if (argc > 1 && (!strcmp(argv[1], "--tiers-child") || !strcmp(argv[1], "--long-launch-child"))) {
+  if (argc > 1 && (!strcmp(argv[1], "--tiers-child") || !strcmp(argv[1], "--long-launch-child") ||
+                   !strcmp(argv[1], "--unlaunched-child"))) {
     snprintf(cache_dir, sizeof cache_dir, "%s", getenv("AQUILA_CACHE_DIR"));
     api_setup();
-    int ok = !strcmp(argv[1], "--tiers-child") ? tiers_child() : long_launch_child();
+    int ok = !strcmp(argv[1], "--tiers-child")         ? tiers_child()
+             : !strcmp(argv[1], "--long-launch-child") ? long_launch_child()
+                                                       : unlaunched_child();
     api_teardown();
     return ok ? 0 : 1;
   }
@@ -1446,6 +1547,7 @@ int main(int argc, char **argv) {
   RUN(code_made_when_the_kernel_is_created);
   RUN(quick_tier_first_then_the_vector_version);
   RUN(long_first_launch_switches_to_the_vector_version);
+  RUN(unlaunched_kernels_wait_for_idle_devices);
   RUN(rebuild_and_release_with_background_builds_pending);
   RUN(warnings_stay_in_the_build_log);
   RUN(compiler_crash_is_a_build_failure);
