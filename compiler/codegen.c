@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "ptrmap.h"
+#include "reassociate.h"
 #include "spawn.h"
 #include "util.h"
 #include "workgroup.h"
@@ -493,6 +494,11 @@ int codegen_cpu_code_object_tiered(const void *bitcode, size_t bitcode_size, con
   }
   t_optimized = phase_ms();
   if (workgroup_inline_vector_variants(m, log)) goto out;
+  /* After the pipeline, whose canonical form it reorders (reassociate.c);
+   * AQUILA_REASSOCIATE=0 leaves that form (for comparisons). */
+  const char *reassociate = getenv("AQUILA_REASSOCIATE");
+  if (!opt_disable && !scalar_only && !(reassociate && !strcmp(reassociate, "0")))
+    reassociate_for_latency(m);
   if (workgroup_record_private_sizes(m, log)) goto out;
   if (check_undefined_functions(m, log)) goto out;
 

@@ -1377,6 +1377,122 @@ static void mad_enable_contracts(void) {
   }
 }
 
+/* Hash-like rounds on integer vectors of each lane width, the terms of
+ * each sum ready at different depths of a long chain, with constant terms:
+ * reassociate.c reorders such sums for latency before code generation
+ * (and takes their constants from the entry block); integer addition
+ * wraps, so every result must be the host's, lane for lane. */
+struct rounds_case {
+  const char *type, *scalar, *iota;
+  unsigned lanes, bits;
+};
+
+static uint64_t rotl_bits(uint64_t x, unsigned s, unsigned bits) {
+  uint64_t mask = bits == 64 ? ~0ull : (1ull << bits) - 1;
+  s %= bits;
+  x &= mask;
+  return s ? ((x << s) | (x >> (bits - s))) & mask : x;
+}
+
+static void hash_rounds_case(const struct rounds_case *rc) {
+  enum { GROUPS = 64, WORDS = 16, ITERATIONS = 37 };
+  char src[4096];
+  snprintf(src, sizeof src,
+           "#define T %s\n"
+           "#define R(a, b, c, d, w, k1, k2, s)                                  \\\n"
+           "  a = b + rotate(a + w + (T)(k1) + ((b & c) | (~b & d)), (T)(s));       \\\n"
+           "  d = a + rotate(d + (T)(k2) + (a ^ b ^ c), (T)(s + 5));\n"
+           "__kernel void rounds(__global T *out, __global const T *in, uint n) {\n"
+           "  size_t g = get_global_id(0);\n"
+           "  T a = (T)((%s)g) + (T)(%s), b = a * (T)3 + (T)1, c = ~a, d = a ^ (T)0x55;\n"
+           "  for (uint i = 0; i < n; i++) {\n"
+           "    T w = in[(g + i) %% %d];\n"
+           "    R(a, b, c, d, w, 0x5a827999u, 0x6ed9eba1u, 7)\n"
+           "    R(c, d, a, b, w, 0x8f1bbcdcu, 0xca62c1d6u, 12)\n"
+           "    R(b, c, d, a, w, 0xd76aa478u, 0xe8c7b756u, 17)\n"
+           "    R(d, a, b, c, w, 0x242070dbu, 0xc1bdceeeu, 22)\n"
+           "  }\n"
+           "  out[g] = a ^ b ^ c ^ d;\n"
+           "}\n",
+           rc->type, rc->scalar, rc->iota, WORDS);
+  unsigned bits = rc->bits, lanes = rc->lanes;
+  uint64_t mask = bits == 64 ? ~0ull : (1ull << bits) - 1;
+  size_t elem = bits / 8;
+  unsigned char in[WORDS * 16 * 8], out[GROUPS * 16 * 8];
+  uint64_t x = 0x9e3779b97f4a7c15ull;
+  for (size_t i = 0; i < sizeof in; i++) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    in[i] = (unsigned char)(x >> 56);
+  }
+  cl_int err;
+  cl_program p = build_source(src, "", &err);
+  CHECK_EQ_INT(err, CL_SUCCESS);
+  cl_kernel k = p ? clCreateKernel(p, "rounds", &err) : NULL;
+  cl_mem in_buf = clCreateBuffer(context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                 WORDS * lanes * elem, in, &err);
+  cl_mem out_buf = clCreateBuffer(context, CL_MEM_WRITE_ONLY, GROUPS * lanes * elem, NULL, &err);
+  CHECK(k && in_buf && out_buf);
+  if (k && in_buf && out_buf) {
+    cl_uint n = ITERATIONS;
+    clSetKernelArg(k, 0, sizeof out_buf, &out_buf);
+    clSetKernelArg(k, 1, sizeof in_buf, &in_buf);
+    clSetKernelArg(k, 2, sizeof n, &n);
+    size_t global = GROUPS, local = 8;
+    CHECK_EQ_INT(clEnqueueNDRangeKernel(queue, k, 1, NULL, &global, &local, 0, NULL, NULL),
+                 CL_SUCCESS);
+    CHECK_EQ_INT(
+        clEnqueueReadBuffer(queue, out_buf, CL_TRUE, 0, GROUPS * lanes * elem, out, 0, NULL, NULL),
+        CL_SUCCESS);
+    int wrong = 0;
+    for (unsigned g = 0; g < GROUPS; g++)
+      for (unsigned l = 0; l < lanes; l++) {
+        uint64_t a = (g + l) & mask, b = (a * 3 + 1) & mask, c = ~a & mask, d = (a ^ 0x55) & mask;
+        static const uint64_t k1[] = {0x5a827999u, 0x8f1bbcdcu, 0xd76aa478u, 0x242070dbu};
+        static const uint64_t k2[] = {0x6ed9eba1u, 0xca62c1d6u, 0xe8c7b756u, 0xc1bdceeeu};
+        static const unsigned sh[] = {7, 12, 17, 22};
+        for (unsigned i = 0; i < ITERATIONS; i++) {
+          uint64_t w = 0;
+          memcpy(&w, in + (((g + i) % WORDS) * lanes + l) * elem, elem);
+          uint64_t *v[4] = {&a, &b, &c, &d};
+          /* R(a,b,c,d), R(c,d,a,b), R(b,c,d,a), R(d,a,b,c) */
+          static const unsigned order[4][4] = {
+              {0, 1, 2, 3}, {2, 3, 0, 1}, {1, 2, 3, 0}, {3, 0, 1, 2}};
+          for (unsigned r = 0; r < 4; r++) {
+            uint64_t *ra = v[order[r][0]], *rb = v[order[r][1]], *rc2 = v[order[r][2]],
+                     *rd = v[order[r][3]];
+            uint64_t f = ((*rb & *rc2) | (~*rb & *rd)) & mask;
+            *ra = (*rb + rotl_bits((*ra + w + (k1[r] & mask) + f) & mask, sh[r], bits)) & mask;
+            uint64_t h = (*ra ^ *rb ^ *rc2) & mask;
+            *rd = (*ra + rotl_bits((*rd + (k2[r] & mask) + h) & mask, sh[r] + 5, bits)) & mask;
+          }
+        }
+        uint64_t want = (a ^ b ^ c ^ d) & mask, got = 0;
+        memcpy(&got, out + (g * lanes + l) * elem, elem);
+        if (got != want && wrong++ < 3)
+          printf("  %s: work-item %u lane %u: %llx, expected %llx\n", rc->type, g, l,
+                 (unsigned long long)got, (unsigned long long)want);
+      }
+    CHECK_EQ_INT(wrong, 0);
+  }
+  if (in_buf) clReleaseMemObject(in_buf);
+  if (out_buf) clReleaseMemObject(out_buf);
+  if (k) clReleaseKernel(k);
+  if (p) clReleaseProgram(p);
+}
+
+static void hash_rounds_reassociated(void) {
+  static const struct rounds_case cases[] = {
+      {"uint16", "uint", "(uint16)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)", 16, 32},
+      {"ushort8", "ushort", "(ushort8)(0, 1, 2, 3, 4, 5, 6, 7)", 8, 16},
+      {"uchar16", "uchar", "(uchar16)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)", 16,
+       8},
+      {"ulong4", "ulong", "(ulong4)(0, 1, 2, 3)", 4, 64},
+      {"uint4", "uint", "(uint4)(0, 1, 2, 3)", 4, 32},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    hash_rounds_case(&cases[i]);
+}
+
 /* sin, cos and tan keep their large-argument path out of line
  * (__aquila_vv_*, workgroup.c): two compiled objects that both use them
  * bring two copies, which clLinkProgram renames; arguments alternating
@@ -1556,6 +1672,7 @@ int main(int argc, char **argv) {
   RUN(compiler_diagnostics_reach_stderr);
   RUN(compiler_memory_is_clean);
   RUN(mad_enable_contracts);
+  RUN(hash_rounds_reassociated);
   RUN(math_rare_paths_across_link);
   RUN(loops_split_at_implicit_barriers);
   RUN(loops_kept_whole);
