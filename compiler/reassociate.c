@@ -5,13 +5,11 @@
  * several terms of which one, f(b, c, d), comes last on the round's chain.
  * The optimizer's canonical form moves a constant term outermost,
  * (a + f) + k, so that constants meet and fold; LLVM's DAG combiner does the
- * same to (a + k) + f. When k is a splat constant that instruction
- * selection folds into the add as a memory broadcast, nothing reorders it
- * later (the machine combiner reassociates register operands only), and
- * every round's chain has one add more than it needs: hashcat's MD5 kernel
- * had 5 instructions per round on its chain instead of 4, and ran 15-20%
- * slower than the same source built by pocl with LLVM 15 (which kept its
- * constants in registers).
+ * same to (a + k) + f, and nothing reorders it later (whether k is then
+ * folded into the add as a memory broadcast or hoisted into a register):
+ * every round's chain has one add more than it needs. hashcat's MD5
+ * kernel had 5 instructions per round on its chain instead of 4, and ran
+ * 8-14% slower than the same source built by pocl with LLVM 15.
  *
  * So, for each tree of single-use integer vector adds in one block whose
  * deepest addend is on a long chain, the addends are added from the

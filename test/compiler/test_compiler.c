@@ -973,22 +973,24 @@ static void long_first_launch_switches_to_the_vector_version(void) {
   CHECK(text != NULL && out != NULL);
   if (text && out) {
     long ms = atol(out);
-    const char *urgent = strstr(text, "tiers: quick code keeps the devices busy");
     const char *switched =
         strstr(text, "kernel 'long_launch': a running dispatch switched to the code that "
                      "superseded its own");
     /* Scalar, the launch takes seconds on two cores; a machine so fast
      * that it ends before the vector version is ready need not switch.
+     * The build is urgent when it starts during the launch; the devices
+     * may also have idled for 50 ms between the kernel's creation and its
+     * launch (a loaded machine), and then the build started before it, at
+     * its lower priority: either way the running launch must switch.
      * Under make check-vectorize (AQUILA_VECTORIZE=check) the CPU agent
      * runs a checked dispatch as one range of work-groups, so a running
      * launch has no next range to switch at: the vector version must be
-     * built at once and put in place for the next launch. */
+     * put in place for the next launch. */
     const char *mode = getenv("AQUILA_VECTORIZE");
     if (mode && !strcmp(mode, "check"))
       switched = strstr(text, "the vector version, made in the background");
-    CHECK((urgent && switched) || ms < 1000);
-    if (!((urgent && switched) || ms < 1000))
-      printf("  launch took %ld ms; child's stderr:\n%s\n", ms, text);
+    CHECK(switched || ms < 1000);
+    if (!(switched || ms < 1000)) printf("  launch took %ld ms; child's stderr:\n%s\n", ms, text);
   }
   free(text);
   free(out);
