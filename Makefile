@@ -16,9 +16,12 @@ CLANG      ?= clang-19
 CC         := gcc
 CXX        := g++
 
+# procps and gdb: test/run-tests.sh describes a test program that hangs (its
+# threads, the processes under it, their stacks) before it stops it.
 DEB_PACKAGES := clang-19 libclang-19-dev llvm-19-dev lld-19 binutils g++ libclc-19 libhsa-runtime-dev \
                 ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-headers libelf-dev clinfo pkg-config \
-                valgrind libclang-rt-19-dev libucx-dev libsodium-dev ucx-utils iproute2 nftables
+                valgrind libclang-rt-19-dev libucx-dev libsodium-dev ucx-utils iproute2 nftables \
+                procps gdb
 
 WARN      := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
 CPPFLAGS  := -D_GNU_SOURCE -DAQUILA_VERSION=\"0.1.0\" -DCL_TARGET_OPENCL_VERSION=120 -DCL_USE_DEPRECATED_OPENCL_1_0_APIS -DCL_USE_DEPRECATED_OPENCL_1_1_APIS \

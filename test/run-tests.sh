@@ -56,6 +56,8 @@ for t in "$@"; do
   watchdog=$!
   wait "$pid" 2>/dev/null
   rc=$?
+  # Its sleep first (by its parent's pid), then the watchdog itself.
+  pkill -P "$watchdog" sleep 2>/dev/null
   kill "$watchdog" 2>/dev/null
   wait "$watchdog" 2>/dev/null
   [ -s "$flag" ] && rc=124
