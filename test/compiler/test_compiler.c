@@ -852,6 +852,28 @@ static void code_made_when_the_kernel_is_created(void) {
   if (p) clReleaseProgram(p);
 }
 
+/* Runs this program as "--NAME-child" with every kernel taken for the
+ * quick tier, AQUILA_DEBUG on and a kernel cache of its own; returns what
+ * it wrote to standard error (NULL if nothing could be read), and to
+ * standard output in *out when out is not NULL. */
+static char *run_tiers_child(const char *name, char **out) {
+  char dir[300], log_path[340], out_path[340], cmd[1400];
+  snprintf(dir, sizeof dir, "%s/%s", cache_dir, name);
+  snprintf(log_path, sizeof log_path, "%s/%s-stderr.txt", cache_dir, name);
+  snprintf(out_path, sizeof out_path, "%s/%s-stdout.txt", cache_dir, name);
+  mkdir(dir, 0700);
+  snprintf(cmd, sizeof cmd,
+           "AQUILA_DEBUG=1 AQUILA_QUICK_TIER_MIN_INSTRUCTIONS=0 AQUILA_CACHE_DIR=%s "
+           "%s/test/compiler/test_compiler --%s-child >%s 2>%s",
+           dir, build_dir, name, out_path, log_path);
+  CHECK_EQ_INT(system(cmd), 0);
+  size_t size = 0;
+  if (out) *out = (char *)read_whole(out_path, &size);
+  char *text = (char *)read_whole(log_path, &size);
+  CHECK(text != NULL);
+  return text;
+}
+
 /* Tiers, in a child process of this test (AQUILA_DEBUG is read once per
  * process) with every kernel taken for a large one: the kernel's first
  * code is the quick tier's (scalar, not kept in the kernel cache), its
@@ -881,18 +903,7 @@ static int tiers_child(void) {
 }
 
 static void quick_tier_first_then_the_vector_version(void) {
-  char dir[300], log_path[340], cmd[1200];
-  snprintf(dir, sizeof dir, "%s/tiers", cache_dir);
-  snprintf(log_path, sizeof log_path, "%s/tiers-stderr.txt", cache_dir);
-  mkdir(dir, 0700);
-  snprintf(cmd, sizeof cmd,
-           "AQUILA_DEBUG=1 AQUILA_QUICK_TIER_MIN_INSTRUCTIONS=0 AQUILA_CACHE_DIR=%s "
-           "%s/test/compiler/test_compiler --tiers-child >/dev/null 2>%s",
-           dir, build_dir, log_path);
-  CHECK_EQ_INT(system(cmd), 0);
-  size_t size = 0;
-  char *text = (char *)read_whole(log_path, &size);
-  CHECK(text != NULL);
+  char *text = run_tiers_child("tiers", NULL);
   if (!text) return;
   const char *quick = strstr(text, "(quick tier: scalar code;");
   const char *ran_quick =
@@ -957,20 +968,9 @@ static int long_launch_child(void) {
 }
 
 static void long_first_launch_switches_to_the_vector_version(void) {
-  char dir[300], log_path[340], out_path[340], cmd[1400];
-  snprintf(dir, sizeof dir, "%s/long-launch", cache_dir);
-  snprintf(log_path, sizeof log_path, "%s/long-launch-stderr.txt", cache_dir);
-  snprintf(out_path, sizeof out_path, "%s/long-launch-stdout.txt", cache_dir);
-  mkdir(dir, 0700);
-  snprintf(cmd, sizeof cmd,
-           "AQUILA_DEBUG=1 AQUILA_QUICK_TIER_MIN_INSTRUCTIONS=0 AQUILA_CACHE_DIR=%s "
-           "%s/test/compiler/test_compiler --long-launch-child >%s 2>%s",
-           dir, build_dir, out_path, log_path);
-  CHECK_EQ_INT(system(cmd), 0);
-  size_t size = 0;
-  char *text = (char *)read_whole(log_path, &size);
-  char *out = (char *)read_whole(out_path, &size);
-  CHECK(text != NULL && out != NULL);
+  char *out = NULL;
+  char *text = run_tiers_child("long-launch", &out);
+  CHECK(out != NULL);
   if (text && out) {
     long ms = atol(out);
     const char *switched =
@@ -1071,18 +1071,7 @@ static int unlaunched_child(void) {
 }
 
 static void unlaunched_kernels_wait_for_idle_devices(void) {
-  char dir[300], log_path[340], cmd[1200];
-  snprintf(dir, sizeof dir, "%s/unlaunched", cache_dir);
-  snprintf(log_path, sizeof log_path, "%s/unlaunched-stderr.txt", cache_dir);
-  mkdir(dir, 0700);
-  snprintf(cmd, sizeof cmd,
-           "AQUILA_DEBUG=1 AQUILA_QUICK_TIER_MIN_INSTRUCTIONS=0 AQUILA_CACHE_DIR=%s "
-           "%s/test/compiler/test_compiler --unlaunched-child >/dev/null 2>%s",
-           dir, build_dir, log_path);
-  CHECK_EQ_INT(system(cmd), 0);
-  size_t size = 0;
-  char *text = (char *)read_whole(log_path, &size);
-  CHECK(text != NULL);
+  char *text = run_tiers_child("unlaunched", NULL);
   if (!text) return;
   const char *busy_built = strstr(text, "('busy'): the vector version, made in the background");
   const char *over = strstr(text, "test: the busy spell is over");
