@@ -147,6 +147,7 @@ static struct hasher start_key(int from_source) {
   hash_field(&h, getenv("AQUILA_REGION_JAM"));
   hash_field(&h, getenv("AQUILA_REASSOCIATE"));
   hash_field(&h, getenv("AQUILA_VECTORIZE"));
+  hash_field(&h, getenv("AQUILA_VECTORIZE_CLAMPED"));
   hash_field(&h, getenv("AQUILA_VECTORIZE_SKIP"));
   hash_field(&h, getenv("AQUILA_VECTORIZE_MAX_INSTRUCTIONS"));
   hash_field(&h, getenv("AQUILA_VECTORIZE_MAX_VECTOR_INSTRUCTIONS"));

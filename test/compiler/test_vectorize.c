@@ -410,6 +410,41 @@ static const struct vcase cases[] = {
      "r.w * 11;\n"
      "}\n",
      2, 8, 3},
+    /* Neighbours clamped to the edge, as image filters read them: the
+     * address is affine but where a clamp holds (unclamped() in
+     * vectorize.c). At both ends and in the middle of a vector, under a
+     * mask, through unsigned, narrowing and widening arithmetic, walking
+     * down, and near the ends of a 16-bit index's range. */
+    {"clamped_neighbours",
+     "__kernel void k(__global const int *in, __global int *out, int n) {\n"
+     "  int i = get_global_id(0);\n"
+     "  if (i >= n - 3) return;\n"
+     "  int l = max(i - 1, 0), r = min(i + 1, n - 1), c = clamp(i - 5, 3, n - 29);\n"
+     "  uint u = min((uint)i + 2u, (uint)n - 7u);\n"
+     "  int d = max(n - 1 - i - 2, 0);\n"
+     "  short s = (short)(i * 1000 - 32700);\n"
+     "  int w = clamp((int)(short)(s + (short)5), 0, n - 2);\n"
+     "  ushort h = (ushort)(i + 65530);\n"
+     "  int z = min((int)(ushort)(h + (ushort)3), n - 1);\n"
+     "  out[i] = in[l] + 3 * in[r] + 5 * in[c] + 7 * in[u] + 11 * in[d] + 13 * in[w] + 17 * "
+     "in[z];\n"
+     "}\n",
+     1},
+    {"clamped_pixels",
+     "__kernel void k(__global const int *in, __global int *out, int n) {\n"
+     "  int x = get_global_id(0), y = get_global_id(1);\n"
+     "  int w = get_global_size(0), h = get_global_size(1);\n"
+     "  __global const uchar4 *p = (__global const uchar4 *)in;\n"
+     "  if (x >= w - 2) return;\n"
+     "  int xl = max(x - 1, 0), xr = min(x + 1, w - 3);\n"
+     "  int ya = max(y - 1, 0) * w, yc = y * w, yb = min(y + 1, h - 1) * w;\n"
+     "  int4 a = convert_int4(p[ya + xl]) - convert_int4(p[yb + xr]);\n"
+     "  int4 b = convert_int4(p[yc + xl]) * 2 + convert_int4(p[yc + xr]);\n"
+     "  float2 f = vload2(clamp(x - 2, 1, w / 2), (__global const float *)in + yc);\n"
+     "  int4 r = a * 3 + b + (int4)((int)(f.x * 0.0f), 0, 0, 0);\n"
+     "  ((__global uchar4 *)out)[yc + x] = convert_uchar4_sat(r);\n"
+     "}\n",
+     2},
     /* An FFT's exchange through __local memory with uint indices, unrolled
      * as clFFT generates it: each work-item writes 8 consecutive elements
      * (one access group, found by the index they share: lds[zext(me * 8 |
