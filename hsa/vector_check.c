@@ -143,8 +143,11 @@ static void copy_between(const hsa_ven_aquila_dispatch_check_t *check, struct ra
 /* Whether floating-point values a and b (their bits, as signed integers
  * ordered like the values) are close in the sense of close_ulps. */
 static int close_values(const hsa_ven_aquila_dispatch_check_t *check, int64_t a, int64_t b,
-                        int a_nan, int b_nan, int a_finite, int b_finite) {
+                        int a_nan, int b_nan, int a_finite, int b_finite, int64_t smallest_normal) {
   if (a_nan && b_nan) return 1;
+  if (check->denormals_may_flush && a < smallest_normal && a > -smallest_normal &&
+      b < smallest_normal && b > -smallest_normal)
+    return 1;
   if (check->finite_math_only && (!a_finite || !b_finite)) return 1;
   if (a_nan || b_nan || !a_finite || !b_finite) return 0;
   uint64_t d = a > b ? (uint64_t)a - (uint64_t)b : (uint64_t)b - (uint64_t)a;
@@ -168,7 +171,7 @@ static int element_close(const hsa_ven_aquila_dispatch_check_t *check, uint32_t 
     memcpy(&b, y, 4);
     int an = (a & 0x7fffffffu) > 0x7f800000u, bn = (b & 0x7fffffffu) > 0x7f800000u;
     int af = (a & 0x7f800000u) != 0x7f800000u, bf = (b & 0x7f800000u) != 0x7f800000u;
-    return close_values(check, ordered32(a), ordered32(b), an, bn, af, bf);
+    return close_values(check, ordered32(a), ordered32(b), an, bn, af, bf, 0x00800000);
   }
   uint64_t a, b;
   memcpy(&a, x, 8);
@@ -176,7 +179,8 @@ static int element_close(const hsa_ven_aquila_dispatch_check_t *check, uint32_t 
   const uint64_t exp = 0x7ff0000000000000ull, abs = 0x7fffffffffffffffull;
   int an = (a & abs) > exp, bn = (b & abs) > exp;
   int af = (a & exp) != exp, bf = (b & exp) != exp;
-  return close_values(check, ordered64(a), ordered64(b), an, bn, af, bf);
+  return close_values(check, ordered64(a), ordered64(b), an, bn, af, bf,
+                      (int64_t)0x0010000000000000ll);
 }
 
 /* The first byte where the real memory and the shadow copy differ: 2 when

@@ -26,6 +26,9 @@ struct ndrange_check {
  * builtins within OpenCL's bounds of up to 4 ulp each, after a few
  * operations more). */
 #define CLOSE_ULPS 16
+/* Under -cl-unsafe-math-optimizations: the widest of OpenCL's bounds for
+ * builtins built with it (atan2, pow and others: 8192 ulp). */
+#define CLOSE_ULPS_UNSAFE 8192
 
 static pthread_once_t mode_once = PTHREAD_ONCE_INIT;
 static int mode_on;
@@ -163,6 +166,10 @@ struct ndrange_check *vector_check_create(cl_kernel kernel) {
   c->check.close_ulps = CLOSE_ULPS;
   c->check.finite_math_only = options && (strstr(options, "-cl-fast-relaxed-math") ||
                                           strstr(options, "-cl-finite-math-only"));
+  int unsafe = options && (strstr(options, "-cl-fast-relaxed-math") ||
+                           strstr(options, "-cl-unsafe-math-optimizations"));
+  if (unsafe) c->check.close_ulps = CLOSE_ULPS_UNSAFE;
+  c->check.denormals_may_flush = unsafe || (options && strstr(options, "-cl-denorms-are-zero"));
   c->check.num_ranges = num_ranges;
   c->check.num_slots = num_slots;
   c->check.ranges = c->ranges;

@@ -138,9 +138,12 @@ typedef struct hsa_ven_aquila_dispatch_check_s {
    * in the last place apart, or, with finite_math_only, when either is not
    * finite: two correct implementations of a math builtin may round
    * differently within the specification's bounds, and NaN's bits are
-   * unspecified. */
+   * unspecified. With denormals_may_flush, a zero and a subnormal value
+   * (of either sign) count as close too: -cl-unsafe-math-optimizations
+   * and -cl-denorms-are-zero let either side flush. */
   uint32_t close_ulps;
   uint32_t finite_math_only;
+  uint32_t denormals_may_flush;
   /* Written by the agent. */
   uint32_t result;         /* hsa_ven_aquila_check_result_t */
   uint32_t range;          /* DIFFERENT: the range of the first differing byte */
