@@ -1770,6 +1770,17 @@ static LLVMValueRef lane_value(struct vec *v, LLVMValueRef val, LLVMValueRef lan
   LLVMOpcode op = LLVMGetInstructionOpcode(val);
   LLVMValueRef a, c;
   switch (op) {
+  case LLVMUDiv:
+  case LLVMSDiv:
+  case LLVMURem:
+  case LLVMSRem: {
+    /* Only by a constant other than 0 and -1: nothing to trap on. */
+    LLVMValueRef d = LLVMGetOperand(val, 1);
+    if (!LLVMIsAConstantInt(d) || LLVMConstIntGetZExtValue(d) == 0 ||
+        LLVMConstIntGetSExtValue(d) == -1)
+      return NULL;
+  }
+    /* fall through */
   case LLVMAdd:
   case LLVMSub:
   case LLVMMul:
@@ -1909,6 +1920,81 @@ static LLVMValueRef consecutive(struct vec *v, LLVMValueRef ptrs, LLVMValueRef m
   if (mask) same = LLVMBuildSelect(v->b, mask, same, all_ones_mask(v), "");
   LLVMValueRef bits = LLVMBuildBitCast(v->b, same, LLVMIntTypeInContext(v->ctx, v->W), "");
   return LLVMBuildICmp(v->b, LLVMIntEQ, bits, LLVMConstAllOnes(LLVMTypeOf(bits)), "consecutive");
+}
+
+/* consecutive() on the index of root, a GEP of a uniform pointer by one
+ * varying index, instead of on the lanes' 64-bit addresses: one compare of
+ * the index vector (of the narrower integer when the index extends one,
+ * with a scalar check that no lane from the first active one on wraps),
+ * and the vector of addresses is left to the gather of the slow way, which
+ * then takes 32-bit offsets. NULL when root is no such GEP. */
+static LLVMValueRef consecutive_index(struct vec *v, LLVMValueRef root, LLVMValueRef mask,
+                                      int64_t stride, LLVMValueRef *base) {
+  if (getenv("AQUILA_VECTORIZE_CLAMPED") && !strcmp(getenv("AQUILA_VECTORIZE_CLAMPED"), "0"))
+    return NULL;
+  if (!LLVMIsAGetElementPtrInst(root) || LLVMGetNumOperands(root) != 2) return NULL;
+  LLVMValueRef p = LLVMGetOperand(root, 0), idx = LLVMGetOperand(root, 1);
+  if (!is_uniform(v, p) || shape_of_value(v, idx).kind != K_VARYING) return NULL;
+  LLVMTypeRef et = LLVMGetGEPSourceElementType(root);
+  int64_t esize = alloc_size(v, et);
+  if (esize <= 0 || stride % esize || stride / esize > ((int64_t)1 << 20) ||
+      stride / esize < -((int64_t)1 << 20))
+    return NULL;
+  int64_t step = stride / esize;
+  LLVMValueRef x = idx;
+  LLVMOpcode ext = LLVMIsAInstruction(idx) ? LLVMGetInstructionOpcode(idx) : 0;
+  if ((ext == LLVMSExt || ext == LLVMZExt) &&
+      shape_of_value(v, LLVMGetOperand(idx, 0)).kind == K_VARYING)
+    x = LLVMGetOperand(idx, 0);
+  else
+    ext = 0;
+  LLVMTypeRef xt = LLVMTypeOf(x);
+  if (LLVMGetTypeKind(xt) != LLVMIntegerTypeKind || LLVMGetIntTypeWidth(xt) > 64 ||
+      (ext && LLVMGetIntTypeWidth(xt) >= 64))
+    return NULL;
+  LLVMValueRef lanes = vector_of_value(v, x);
+  LLVMValueRef first = first_lane(v, v->b, mask);
+  LLVMValueRef xf = lane_value(v, x, first, 0);
+  if (!xf) xf = LLVMBuildExtractElement(v->b, lanes, first, "");
+  LLVMValueRef first_x =
+      LLVMBuildTruncOrBitCast(v->b, LLVMBuildZExtOrBitCast(v->b, first, v->i64, ""), xt, "");
+  LLVMValueRef x0 = LLVMBuildSub(
+      v->b, xf, LLVMBuildMul(v->b, first_x, LLVMConstInt(xt, (unsigned long long)step, 1), ""), "");
+  LLVMValueRef expect = LLVMBuildAdd(v->b, splat(v, v->b, x0), step_vector(v, xt, step), "");
+  LLVMValueRef same = LLVMBuildICmp(v->b, LLVMIntEQ, lanes, expect, "");
+  if (mask) same = LLVMBuildSelect(v->b, mask, same, all_ones_mask(v), "");
+  LLVMValueRef bits = LLVMBuildBitCast(v->b, same, LLVMIntTypeInContext(v->ctx, v->W), "");
+  LLVMValueRef ok =
+      LLVMBuildICmp(v->b, LLVMIntEQ, bits, LLVMConstAllOnes(LLVMTypeOf(bits)), "consecutive");
+  LLVMValueRef xfe = xf;
+  if (ext) {
+    /* The lanes from the first active one to the last, xf + (l - first) *
+     * step, stay within x's range: then equal in x's bits is equal. */
+    unsigned nbits = LLVMGetIntTypeWidth(xt);
+    LLVMValueRef wide =
+        ext == LLVMSExt ? LLVMBuildSExt(v->b, xf, v->i64, "") : LLVMBuildZExt(v->b, xf, v->i64, "");
+    LLVMValueRef span = LLVMBuildMul(v->b,
+                                     LLVMBuildSub(v->b, LLVMConstInt(v->i64, v->W - 1, 0),
+                                                  LLVMBuildZExt(v->b, first, v->i64, ""), ""),
+                                     LLVMConstInt(v->i64, (unsigned long long)step, 1), "");
+    LLVMValueRef last = LLVMBuildAdd(v->b, wide, span, "");
+    int is_signed = ext == LLVMSExt;
+    int64_t hi = is_signed ? (int64_t)(((uint64_t)1 << (nbits - 1)) - 1)
+                           : (int64_t)(((uint64_t)1 << nbits) - 1);
+    int64_t lo = is_signed ? -(int64_t)((uint64_t)1 << (nbits - 1)) : 0;
+    LLVMValueRef in_range =
+        step > 0 ? LLVMBuildICmp(v->b, LLVMIntSLE, last,
+                                 LLVMConstInt(v->i64, (unsigned long long)hi, 1), "")
+                 : LLVMBuildICmp(v->b, LLVMIntSGE, last,
+                                 LLVMConstInt(v->i64, (unsigned long long)lo, 1), "");
+    ok = LLVMBuildAnd(v->b, ok, in_range, "");
+    xfe = LLVMBuildCast(v->b, ext, xf, LLVMTypeOf(idx), "");
+  }
+  LLVMValueRef pf = LLVMBuildGEP2(v->b, et, scalar_of(v, p), &xfe, 1, "");
+  LLVMValueRef back = LLVMBuildMul(v->b, LLVMBuildZExt(v->b, first, v->i64, ""),
+                                   LLVMConstInt(v->i64, (unsigned long long)(-stride), 1), "");
+  *base = LLVMBuildGEP2(v->b, v->i8, pf, &back, 1, "base");
+  return ok;
 }
 
 /* ---- clamped addresses ----
@@ -2310,6 +2396,7 @@ static void emit_group_load(struct vec *v, struct access_group *g, LLVMValueRef 
    * consecutive (a clamped index, a select), else a gather per member. */
   LLVMValueRef roots = vector_of_value(v, g->root), base;
   LLVMValueRef ok = unclamped(v, g->root, mask, g->stride, &base);
+  if (!ok) ok = consecutive_index(v, g->root, mask, g->stride, &base);
   if (!ok) ok = consecutive(v, roots, mask, g->stride, &base);
   struct two_ways w;
   split_two_ways(v, ok, &w);
@@ -2363,6 +2450,7 @@ static void emit_group_store(struct vec *v, struct access_group *g, LLVMValueRef
   } else {
     roots = vector_of_value(v, g->root);
     LLVMValueRef ok = unclamped(v, g->root, mask, g->stride, &base);
+    if (!ok) ok = consecutive_index(v, g->root, mask, g->stride, &base);
     split_two_ways(v, ok ? ok : consecutive(v, roots, mask, g->stride, &base), &w);
   }
   if (!m) {

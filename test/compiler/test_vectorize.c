@@ -430,6 +430,28 @@ static const struct vcase cases[] = {
      "in[z];\n"
      "}\n",
      1},
+    /* Indices that are consecutive in some vectors only (rows of a tile
+     * 22 wide, a remainder by n, bytes through a division and its
+     * remainder) or in none (a stride of 3 through a 16-bit index): the
+     * run-time check compares the index vector (consecutive_index() in
+     * vectorize.c), of the narrower integer where the index extends one. */
+    {"index_runs",
+     "__kernel void k(__global const int *in, __global int *out, int n) {\n"
+     "  int i = get_global_id(0);\n"
+     "  if (i == n - 2) return;\n"
+     "  int tx = i % 22, ty = i / 22;\n"
+     "  int a = in[(ty * 25 + tx) % n];\n"
+     "  uint u = (uint)(ty * 23 + tx);\n"
+     "  int b = in[u % (uint)n];\n"
+     "  short s = (short)(i * 3);\n"
+     "  int c = in[(s & 0x7ff) % n];\n"
+     "  __global const uchar *bytes = (__global const uchar *)in;\n"
+     "  int d = bytes[(i / 7) * 7 + i % 7];\n"
+     "  long l = (long)i * 2 - (i & 1);\n"
+     "  int e = in[l % n];\n"
+     "  out[i] = a + 3 * b + 5 * c + 7 * d + 11 * e;\n"
+     "}\n",
+     1},
     {"clamped_pixels",
      "__kernel void k(__global const int *in, __global int *out, int n) {\n"
      "  int x = get_global_id(0), y = get_global_id(1);\n"
