@@ -588,6 +588,60 @@ static void polled_status(void) {
   clReleaseMemObject(m);
 }
 
+/* A status query waits for a running kernel's end only a moment
+ * (event_poll): polling a kernel that runs until the host says so returns
+ * each time while it runs, and reads CL_COMPLETE soon after it ends. */
+static void polled_long_kernel(void) {
+  cl_bool unified = CL_TRUE;
+  clGetDeviceInfo(device, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof unified, &unified, NULL);
+  if (!unified) return;
+  static const char *src =
+      "__kernel void wait_flag(volatile __global int *flag) {\n"
+      "  for (uint i = 0; i < 1000000000u && atomic_add(flag, 0) == 0; i++) {}\n"
+      "}\n";
+  cl_int err;
+  cl_kernel wait_flag = build_kernel(src, "wait_flag");
+  cl_command_queue qb = clCreateCommandQueue(context, device, 0, &err);
+  cl_command_queue qc = clCreateCommandQueue(context, device, 0, &err);
+  REQUIRE(wait_flag && qb && qc);
+  cl_mem flag = clCreateBuffer(context, CL_MEM_READ_WRITE, sizeof(int), NULL, &err);
+  int zero = 0, one = 1;
+  clEnqueueWriteBuffer(qc, flag, CL_TRUE, 0, sizeof zero, &zero, 0, NULL, NULL);
+  size_t g1 = 1;
+  cl_event spin;
+  clSetKernelArg(wait_flag, 0, sizeof flag, &flag);
+  CHECK_EQ_INT(clEnqueueNDRangeKernel(qb, wait_flag, 1, NULL, &g1, NULL, 0, NULL, &spin),
+               CL_SUCCESS);
+  clFlush(qb);
+  double start = now_s(), longest = 0;
+  int polls = 0;
+  cl_int status = CL_QUEUED;
+  while (now_s() - start < 0.3) {
+    double t = now_s();
+    clGetEventInfo(spin, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL);
+    t = now_s() - t;
+    if (t > longest) longest = t;
+    polls++;
+    if (status <= CL_COMPLETE) break;
+  }
+  /* Still running, and no query held for long (each waits at most 50 us
+   * for the end; 100 ms leaves room for a loaded machine). */
+  CHECK(status > CL_COMPLETE);
+  CHECK(polls > 10);
+  if (longest >= 0.1) printf("  a status query took %.1f ms\n", longest * 1e3);
+  CHECK(longest < 0.1);
+  clEnqueueWriteBuffer(qc, flag, CL_TRUE, 0, sizeof one, &one, 0, NULL, NULL);
+  double end = now_s();
+  while (status > CL_COMPLETE && now_s() - end < 30)
+    clGetEventInfo(spin, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL);
+  CHECK_EQ_INT(status, CL_COMPLETE);
+  clReleaseEvent(spin);
+  clReleaseMemObject(flag);
+  clReleaseCommandQueue(qb);
+  clReleaseCommandQueue(qc);
+  clReleaseKernel(wait_flag);
+}
+
 static void long_chains(void) {
   cl_int err;
   cl_uint ctx_refs = context_refs();
@@ -678,6 +732,7 @@ int main(void) {
   RUN(blocking_and_finish);
   RUN(long_chains);
   RUN(polled_status);
+  RUN(polled_long_kernel);
   clReleaseKernel(inc);
   api_teardown();
   CHECK_EXIT();
