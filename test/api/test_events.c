@@ -379,6 +379,12 @@ static void two_queues(void) {
   clReleaseCommandQueue(q2);
 }
 
+/* A kernel that runs until the host sets *flag (or for a very long time). */
+static const char *wait_flag_src =
+    "__kernel void wait_flag(volatile __global int *flag) {\n"
+    "  for (uint i = 0; i < 1000000000u && atomic_add(flag, 0) == 0; i++) {}\n"
+    "}\n";
+
 /* clFinish on one queue does not wait for a kernel of another queue that
  * started before its kernels and is still running: the second queue's
  * kernel spins until the host sets a flag, which it does only after
@@ -390,12 +396,8 @@ static void finish_ignores_other_queues(void) {
   cl_bool unified = CL_TRUE;
   clGetDeviceInfo(device, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof unified, &unified, NULL);
   if (!unified) return;
-  static const char *src =
-      "__kernel void wait_flag(volatile __global int *flag) {\n"
-      "  for (uint i = 0; i < 1000000000u && atomic_add(flag, 0) == 0; i++) {}\n"
-      "}\n";
   cl_int err;
-  cl_kernel wait_flag = build_kernel(src, "wait_flag");
+  cl_kernel wait_flag = build_kernel(wait_flag_src, "wait_flag");
   cl_command_queue qa = clCreateCommandQueue(context, device, 0, &err);
   cl_command_queue qb = clCreateCommandQueue(context, device, 0, &err);
   cl_command_queue qc = clCreateCommandQueue(context, device, 0, &err);
@@ -595,12 +597,8 @@ static void polled_long_kernel(void) {
   cl_bool unified = CL_TRUE;
   clGetDeviceInfo(device, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof unified, &unified, NULL);
   if (!unified) return;
-  static const char *src =
-      "__kernel void wait_flag(volatile __global int *flag) {\n"
-      "  for (uint i = 0; i < 1000000000u && atomic_add(flag, 0) == 0; i++) {}\n"
-      "}\n";
   cl_int err;
-  cl_kernel wait_flag = build_kernel(src, "wait_flag");
+  cl_kernel wait_flag = build_kernel(wait_flag_src, "wait_flag");
   cl_command_queue qb = clCreateCommandQueue(context, device, 0, &err);
   cl_command_queue qc = clCreateCommandQueue(context, device, 0, &err);
   REQUIRE(wait_flag && qb && qc);
