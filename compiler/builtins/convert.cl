@@ -75,10 +75,27 @@
 
 /* ---- float/double to integer ---- */
 /* Saturating: clamp into [MIN, the float just below 2^k] so the conversion
- * is defined, then patch the too-large and NaN lanes through masks. */
+ * is defined, then patch the too-large and NaN lanes through masks. A type
+ * of 16 bits or less has its MIN and MAX exact in float: clamping into
+ * [MIN, MAX] is all (maxnum takes a NaN to MIN, patched to 0 where MIN is
+ * not 0), and the conversion itself truncates, so rounding towards zero
+ * needs no rounding step (image kernels' convert_uchar4_sat: a max, a min,
+ * a conversion and a pack). */
+#define NARROW_ROUND_(x) (x)
+#define NARROW_ROUND__rtz(x) (x)
+#define NARROW_ROUND__rte(x) ROUND_rte(x)
+#define NARROW_ROUND__rtp(x) ROUND_rtp(x)
+#define NARROW_ROUND__rtn(x) ROUND_rtn(x)
 #define F2I_R(N, D, S, R)                                                      \
   CNST D##N convert_##D##N##R(S##N x) { return CV(ROUND_##R(x), D, N); }       \
   CNST D##N convert_##D##N##_sat##R(S##N x) {                                 \
+    if (POW2_##D <= 0x1p16) {                                                 \
+      S##N n = __builtin_elementwise_max(NARROW_ROUND_##R(x), (S##N)((S)(MIN_##D))); \
+      n = __builtin_elementwise_min(n, (S##N)((S)(MAX_##D)));                 \
+      D##N w = CV(n, D, N);                                                   \
+      if (MIN_##D != 0) w &= ~MASK(x != x, D, N);                             \
+      return w;                                                               \
+    }                                                                         \
     S##N r = ROUND_##R(x);                                                    \
     S##N c = __builtin_elementwise_max(r, (S##N)((S)(MIN_##D)));              \
     c = __builtin_elementwise_min(c, (S##N)((S)(POW2_##D) * ((S)1 - (S)PRED_##S))); \
