@@ -1967,6 +1967,9 @@ static LLVMValueRef consecutive_index(struct vec *v, LLVMValueRef root, LLVMValu
   LLVMValueRef ok =
       LLVMBuildICmp(v->b, LLVMIntEQ, bits, LLVMConstAllOnes(LLVMTypeOf(bits)), "consecutive");
   LLVMValueRef xfe = xf;
+  /* A GEP sign-extends an index narrower than 64 bits itself. */
+  int implicit = !ext && LLVMGetIntTypeWidth(xt) < 64;
+  if (implicit) ext = LLVMSExt;
   if (ext) {
     /* The lanes from the first active one to the last, xf + (l - first) *
      * step, stay within x's range: then equal in x's bits is equal. */
@@ -1988,7 +1991,7 @@ static LLVMValueRef consecutive_index(struct vec *v, LLVMValueRef root, LLVMValu
                  : LLVMBuildICmp(v->b, LLVMIntSGE, last,
                                  LLVMConstInt(v->i64, (unsigned long long)lo, 1), "");
     ok = LLVMBuildAnd(v->b, ok, in_range, "");
-    xfe = LLVMBuildCast(v->b, ext, xf, LLVMTypeOf(idx), "");
+    if (!implicit) xfe = LLVMBuildCast(v->b, ext, xf, LLVMTypeOf(idx), "");
   }
   LLVMValueRef pf = LLVMBuildGEP2(v->b, et, scalar_of(v, p), &xfe, 1, "");
   LLVMValueRef back = LLVMBuildMul(v->b, LLVMBuildZExt(v->b, first, v->i64, ""),
@@ -2130,6 +2133,11 @@ static int clamped_lanes(struct vec *v, LLVMValueRef val, LLVMValueRef mask, str
     if (!clamped_lanes(v, LLVMGetOperand(val, 0), mask, &a, cond, depth + 1) ||
         !clamped_lanes(v, LLVMGetOperand(val, 1), mask, &c, cond, depth + 1))
       break;
+    /* A GEP sign-extends an index narrower than 64 bits: its lanes must
+     * not wrap either. */
+    if (c.stride && LLVMGetTypeKind(LLVMTypeOf(c.lane0)) == LLVMIntegerTypeKind &&
+        LLVMGetIntTypeWidth(LLVMTypeOf(c.lane0)) < 64)
+      *cond = and_condition(v, *cond, lanes_stay_in_range(v, c.lane0, c.stride, 1));
     idx[0] = c.lane0;
     out->lane0 = LLVMBuildGEP2(v->b, st, a.lane0, idx, n - 1, "");
     out->stride = a.stride + c.stride * alloc_size(v, st);
