@@ -1618,14 +1618,175 @@ static void loops_kept_whole(void) {
   check_loops("0");
 }
 
+/* Tiled loops (a tile copied to __local memory, a barrier, work on it, a
+ * barrier) get a prefetch of the next tile's lines (compiler/prefetch.c):
+ * the tile's step a constant, a work-item query (computed in the latch,
+ * after the load) or a kernel argument; and the next tile's address past
+ * the data in the last iteration, which a prefetch may name. Run in a
+ * child process with AQUILA_DEBUG=vectorize (whose report the build log
+ * gets) and a cache of its own; with AQUILA_PREFETCH=0 there are none.
+ * Either way every result is right. */
+static const char *tiled_source =
+    "#define T 16\n"
+    "__kernel __attribute__((reqd_work_group_size(T, T, 1)))\n"
+    "void tiled_const(__global const float *a, __global const float *b, __global float *c,\n"
+    "                 uint n) {\n"
+    "  __local float ta[T][T], tb[T][T];\n"
+    "  size_t col = get_global_id(0), row = get_global_id(1);\n"
+    "  size_t lx = get_local_id(0), ly = get_local_id(1);\n"
+    "  float sum = 0.0f;\n"
+    "  for (uint k0 = 0; k0 < n; k0 += T) {\n"
+    "    ta[ly][lx] = a[row * n + k0 + lx];\n"
+    "    tb[ly][lx] = b[(k0 + ly) * n + col];\n"
+    "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "    for (uint k = 0; k < T; k++) sum += ta[ly][k] * tb[k][lx];\n"
+    "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "  }\n"
+    "  c[row * n + col] = sum;\n"
+    "}\n"
+    "__kernel void tiled_query(__global const float4 *pos, __global float *out, uint n,\n"
+    "                          __local float4 *tile) {\n"
+    "  size_t i = get_global_id(0), lid = get_local_id(0), ts = get_local_size(0);\n"
+    "  float s = 0.0f;\n"
+    "  for (uint base = 0; base < n; base += ts) {\n"
+    "    tile[lid] = pos[base + lid];\n"
+    "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "    for (uint j = 0; j < ts; j++) s += tile[j].x * (float)(i & 3) + tile[j].w;\n"
+    "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "  }\n"
+    "  out[i] = s;\n"
+    "}\n"
+    "__kernel void tiled_arg(__global const float *in, __global float *out, uint n, uint step,\n"
+    "                        __local float *tile) {\n"
+    "  size_t i = get_global_id(0), lid = get_local_id(0), ts = get_local_size(0);\n"
+    "  float s = 0.0f;\n"
+    "  for (uint k = 0; k + ts <= n; k += step) {\n"
+    "    tile[lid] = in[k + lid];\n"
+    "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "    s += tile[(lid + 1) % ts];\n"
+    "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "  }\n"
+    "  out[i] = s;\n"
+    "}\n";
+
+static int prefetch_child(void) {
+  enum { N = 64, BODIES = 128, LOCAL = 32, STEP = 48 };
+  cl_int err;
+  cl_program p = build_source(tiled_source, "", &err);
+  if (err != CL_SUCCESS) return 0;
+  int ok = 1;
+  float a[N * N], b[N * N], c[N * N], pos[BODIES * 4], out[BODIES], in[N * 4];
+  for (int i = 0; i < N * N; i++) {
+    a[i] = (float)((i * 7) % 13) - 6.0f;
+    b[i] = (float)((i * 5) % 11) - 5.0f;
+  }
+  for (int i = 0; i < BODIES * 4; i++)
+    pos[i] = (float)(i % 9) - 4.0f;
+  for (int i = 0; i < N * 4; i++)
+    in[i] = (float)(i % 17);
+  cl_mem da = clCreateBuffer(context, CL_MEM_COPY_HOST_PTR, sizeof a, a, &err);
+  cl_mem db = clCreateBuffer(context, CL_MEM_COPY_HOST_PTR, sizeof b, b, &err);
+  cl_mem dc = clCreateBuffer(context, CL_MEM_READ_WRITE, sizeof c, NULL, &err);
+  cl_mem dp = clCreateBuffer(context, CL_MEM_COPY_HOST_PTR, sizeof pos, pos, &err);
+  cl_mem dout = clCreateBuffer(context, CL_MEM_READ_WRITE, sizeof out, NULL, &err);
+  cl_mem din = clCreateBuffer(context, CL_MEM_COPY_HOST_PTR, sizeof in, in, &err);
+  cl_kernel k0 = clCreateKernel(p, "tiled_const", &err);
+  cl_kernel k1 = clCreateKernel(p, "tiled_query", &err);
+  cl_kernel k2 = clCreateKernel(p, "tiled_arg", &err);
+  cl_uint n = N, bodies = BODIES, in_n = N * 4, step = STEP;
+  size_t g2[2] = {N, N}, l2[2] = {16, 16}, g1 = BODIES, l1 = LOCAL;
+  clSetKernelArg(k0, 0, sizeof da, &da);
+  clSetKernelArg(k0, 1, sizeof db, &db);
+  clSetKernelArg(k0, 2, sizeof dc, &dc);
+  clSetKernelArg(k0, 3, sizeof n, &n);
+  clSetKernelArg(k1, 0, sizeof dp, &dp);
+  clSetKernelArg(k1, 1, sizeof dout, &dout);
+  clSetKernelArg(k1, 2, sizeof bodies, &bodies);
+  clSetKernelArg(k1, 3, LOCAL * 4 * sizeof(float), NULL);
+  clSetKernelArg(k2, 0, sizeof din, &din);
+  clSetKernelArg(k2, 1, sizeof dout, &dout);
+  clSetKernelArg(k2, 2, sizeof in_n, &in_n);
+  clSetKernelArg(k2, 3, sizeof step, &step);
+  clSetKernelArg(k2, 4, LOCAL * sizeof(float), NULL);
+  ok &= clEnqueueNDRangeKernel(queue, k0, 2, NULL, g2, l2, 0, NULL, NULL) == CL_SUCCESS;
+  ok &= clEnqueueReadBuffer(queue, dc, CL_TRUE, 0, sizeof c, c, 0, NULL, NULL) == CL_SUCCESS;
+  int wrong = 0;
+  for (int r = 0; r < N; r++)
+    for (int col = 0; col < N; col++) {
+      float want_c = 0.0f; /* small integers: exact in any order */
+      for (int k = 0; k < N; k++)
+        want_c += a[r * N + k] * b[k * N + col];
+      wrong += c[r * N + col] != want_c;
+    }
+  ok &= clEnqueueNDRangeKernel(queue, k1, 1, NULL, &g1, &l1, 0, NULL, NULL) == CL_SUCCESS;
+  ok &= clEnqueueReadBuffer(queue, dout, CL_TRUE, 0, sizeof out, out, 0, NULL, NULL) == CL_SUCCESS;
+  for (int i = 0; i < BODIES; i++) {
+    float s = 0.0f;
+    for (int j = 0; j < BODIES; j++)
+      s += pos[j * 4] * (float)(i & 3) + pos[j * 4 + 3];
+    wrong += out[i] != s;
+  }
+  ok &= clEnqueueNDRangeKernel(queue, k2, 1, NULL, &g1, &l1, 0, NULL, NULL) == CL_SUCCESS;
+  ok &= clEnqueueReadBuffer(queue, dout, CL_TRUE, 0, sizeof out, out, 0, NULL, NULL) == CL_SUCCESS;
+  for (int i = 0; i < BODIES; i++) {
+    float s = 0.0f;
+    for (unsigned k = 0; k + LOCAL <= (unsigned)N * 4; k += STEP)
+      s += in[k + (i % LOCAL + 1) % LOCAL];
+    wrong += out[i] != s;
+  }
+  if (wrong) printf("  %d wrong results\n", wrong);
+  cl_mem mems[] = {da, db, dc, dp, dout, din};
+  for (int i = 0; i < 6; i++)
+    if (mems[i]) clReleaseMemObject(mems[i]);
+  cl_kernel ks[] = {k0, k1, k2};
+  for (int i = 0; i < 3; i++)
+    if (ks[i]) clReleaseKernel(ks[i]);
+  clReleaseProgram(p);
+  return ok && !wrong;
+}
+
+static void tiled_loops_prefetch_the_next_tile(void) {
+  static const char *names[] = {"tiled_const", "tiled_query", "tiled_arg"};
+  for (int off = 0; off < 2; off++) {
+    char dir[300], path[340], cmd[1000];
+    snprintf(dir, sizeof dir, "%s/prefetch%d", cache_dir, off);
+    snprintf(path, sizeof path, "%s/stderr.txt", dir);
+    mkdir(dir, 0700);
+    snprintf(cmd, sizeof cmd,
+             "AQUILA_DEBUG=vectorize AQUILA_PREFETCH=%d AQUILA_CACHE_DIR=%s "
+             "%s/test/compiler/test_compiler --prefetch-child 2>%s",
+             !off, dir, build_dir, path);
+    CHECK_EQ_INT(system(cmd), 0);
+    size_t size = 0;
+    char *text = (char *)read_whole(path, &size);
+    CHECK(text != NULL);
+    for (int i = 0; text && i < 3; i++) {
+      char key[64];
+      snprintf(key, sizeof key, "kernel '%s': vectorized", names[i]);
+      const char *line = strstr(text, key), *end = line ? strchr(line, '\n') : NULL;
+      const char *pf = line ? strstr(line, "prefetches of the next tile") : NULL;
+      int has = pf && (!end || pf < end);
+      if (!line || has == off)
+        printf("  AQUILA_PREFETCH=%d: %s: %s\n", !off, names[i],
+               !line ? "not vectorized"
+               : has ? "prefetches"
+                     : "none");
+      CHECK(line && has != off);
+    }
+    free(text);
+  }
+}
+
 int main(int argc, char **argv) {
   build_dir = getenv("BUILD") ? getenv("BUILD") : "build";
-  if (argc > 1 && (!strcmp(argv[1], "--tiers-child") || !strcmp(argv[1], "--long-launch-child") ||
-                   !strcmp(argv[1], "--unlaunched-child"))) {
+  if (argc > 1 &&
+      (!strcmp(argv[1], "--tiers-child") || !strcmp(argv[1], "--long-launch-child") ||
+       !strcmp(argv[1], "--unlaunched-child") || !strcmp(argv[1], "--prefetch-child"))) {
     snprintf(cache_dir, sizeof cache_dir, "%s", getenv("AQUILA_CACHE_DIR"));
     api_setup();
     int ok = !strcmp(argv[1], "--tiers-child")         ? tiers_child()
              : !strcmp(argv[1], "--long-launch-child") ? long_launch_child()
+             : !strcmp(argv[1], "--prefetch-child")    ? prefetch_child()
                                                        : unlaunched_child();
     api_teardown();
     return ok ? 0 : 1;
@@ -1668,6 +1829,7 @@ int main(int argc, char **argv) {
   RUN(loops_split_at_implicit_barriers);
   RUN(loops_kept_whole);
   RUN(aliasing_is_not_strict_by_default);
+  RUN(tiled_loops_prefetch_the_next_tile);
   api_teardown();
   char cmd[400];
   snprintf(cmd, sizeof cmd, "rm -rf %s", cache_dir);
