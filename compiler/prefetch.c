@@ -1,4 +1,5 @@
-/* Software prefetch of the next tile, for loops with barriers.
+/* Software prefetch where the hardware prefetcher cannot see what comes
+ * next.
  *
  * A tiled kernel (CLBlast's Xgemm, a tiled matrix product) runs a loop
  * whose every iteration copies a tile of global memory into __local
@@ -18,7 +19,16 @@
  * without wrap or inbounds flags. Only pure integer and address
  * arithmetic over the loop's induction variables and values from outside
  * the loop qualifies; anything else (a load, a call, another phi) leaves
- * the load as it is. */
+ * the load as it is.
+ *
+ * A loop without barriers that walks memory by large steps (a recursive
+ * filter down an image's columns, one row per iteration) leaves its page
+ * at every iteration, and again the hardware prefetcher never gets ahead.
+ * There the address's change per iteration is derived (linear arithmetic
+ * on the induction variables: adds, products with invariants, GEPs), and
+ * when it is 1 KiB or more, or a product with a value known only at run
+ * time (a row pitch), each wide global load and store gets a prefetch of
+ * its lines a memory latency's worth of iterations ahead. */
 #include "prefetch.h"
 
 #include <llvm-c/Target.h>
@@ -32,7 +42,14 @@
 #define MAX_NODES 48      /* instructions in one rebuilt address */
 #define MAX_PER_LOOP 64   /* prefetches added to one loop */
 #define LINE 64           /* bytes per cache line */
-#define MIN_LOAD_BYTES 16 /* narrower loads are per work-item: a prefetch each would cost more */
+#define MIN_ACCESS_BYTES 16   /* narrower accesses are per work-item: a prefetch each costs more */
+#define STRIDED_MIN_STEP 1024 /* bytes per iteration from which a walk needs prefetches */
+/* How far ahead such a walk prefetches: about a memory latency's worth of
+ * instructions (100 ns at 4 a nanosecond), in iterations of its loop,
+ * within these bounds. */
+#define STRIDED_AHEAD_INSTRUCTIONS 400
+#define STRIDED_MIN_DISTANCE 4
+#define STRIDED_MAX_DISTANCE 32
 #define LOCALITY_L2 2     /* llvm.prefetch locality 2: prefetcht1, into L2 */
 
 struct next_address {
@@ -43,7 +60,8 @@ struct next_address {
   struct ptr_map moved; /* value -> 1 + whether it depends on a header phi, 3 while asked */
   unsigned nodes;
   int moves;       /* depends on an induction variable */
-  LLVMValueRef at; /* the load */
+  LLVMValueRef at; /* the access */
+  LLVMTargetDataRef td;
 };
 
 static int in_loop(struct next_address *na, LLVMValueRef v) {
@@ -286,6 +304,126 @@ static LLVMValueRef next_value(struct next_address *na, LLVMValueRef v) {
   return r;
 }
 
+/* The sum of the loop-invariant terms the latch adds to a header phi's
+ * chain (i + s; zext(j + s) for a 64-bit copy of a 32-bit counter j): its
+ * change per iteration, as an i64 built at the load, or NULL. */
+static LLVMValueRef phi_step(struct next_address *na, LLVMValueRef v, unsigned depth) {
+  LLVMTypeRef i64 = LLVMInt64TypeInContext(LLVMGetTypeContext(LLVMTypeOf(v)));
+  const struct cfg_loop *l = &na->g->loops[na->loop];
+  if (depth > 8) return NULL;
+  if (LLVMIsAPHINode(v) && cfg_number(na->g, LLVMGetInstructionParent(v)) == l->header)
+    return LLVMConstInt(i64, 0, 0);
+  if (!LLVMIsAInstruction(v)) return NULL;
+  switch (LLVMGetInstructionOpcode(v)) {
+  case LLVMZExt:
+  case LLVMSExt:
+  case LLVMTrunc:
+    return phi_step(na, LLVMGetOperand(v, 0), depth + 1);
+  case LLVMAdd:
+  case LLVMSub: {
+    LLVMValueRef a = LLVMGetOperand(v, 0), c = LLVMGetOperand(v, 1);
+    int sub = LLVMGetInstructionOpcode(v) == LLVMSub;
+    if (!moves(na, a, 0) && !sub) {
+      LLVMValueRef t = a;
+      a = c;
+      c = t;
+    }
+    if (moves(na, c, 0) || LLVMGetTypeKind(LLVMTypeOf(c)) != LLVMIntegerTypeKind) return NULL;
+    LLVMValueRef rest = phi_step(na, a, depth + 1), s = available(na, c, 0);
+    if (!rest || !s) return NULL;
+    s = LLVMBuildSExtOrBitCast(na->b, s, i64, "");
+    return sub ? LLVMBuildSub(na->b, rest, s, "") : LLVMBuildAdd(na->b, rest, s, "");
+  }
+  default:
+    return NULL;
+  }
+}
+
+/* How much v, integer or pointer arithmetic that is linear in the loop's
+ * induction variables, changes from one iteration to the next: an i64
+ * (bytes for pointers) built at the load, or NULL. *runtime is set when
+ * the change is a product with a value known only at run time (a row
+ * pitch). */
+static LLVMValueRef delta_of(struct next_address *na, LLVMValueRef v, int *runtime,
+                             unsigned depth) {
+  LLVMContextRef ctx = LLVMGetTypeContext(LLVMTypeOf(v));
+  LLVMTypeRef i64 = LLVMInt64TypeInContext(ctx);
+  if (!moves(na, v, 0)) return LLVMConstInt(i64, 0, 0);
+  if (depth > 16) return NULL;
+  if (LLVMIsAPHINode(v)) {
+    const struct cfg_loop *l = &na->g->loops[na->loop];
+    if (cfg_number(na->g, LLVMGetInstructionParent(v)) != l->header || LLVMCountIncoming(v) != 2)
+      return NULL;
+    for (unsigned i = 0; i < 2; i++) {
+      int from = cfg_number(na->g, LLVMGetIncomingBlock(v, i));
+      if (from >= 0 && cfg_in_loop(na->g, na->loop, from))
+        return phi_step(na, LLVMGetIncomingValue(v, i), 0);
+    }
+    return NULL;
+  }
+  if (!LLVMIsAInstruction(v)) return NULL;
+  LLVMOpcode op = LLVMGetInstructionOpcode(v);
+  switch (op) {
+  case LLVMZExt:
+  case LLVMSExt:
+  case LLVMTrunc:
+    return delta_of(na, LLVMGetOperand(v, 0), runtime, depth + 1);
+  case LLVMAdd:
+  case LLVMSub: {
+    LLVMValueRef a = delta_of(na, LLVMGetOperand(v, 0), runtime, depth + 1);
+    LLVMValueRef c = a ? delta_of(na, LLVMGetOperand(v, 1), runtime, depth + 1) : NULL;
+    if (!c) return NULL;
+    return op == LLVMAdd ? LLVMBuildAdd(na->b, a, c, "") : LLVMBuildSub(na->b, a, c, "");
+  }
+  case LLVMMul: {
+    LLVMValueRef a = LLVMGetOperand(v, 0), c = LLVMGetOperand(v, 1);
+    if (moves(na, c, 0)) {
+      LLVMValueRef t = a;
+      a = c;
+      c = t;
+    }
+    if (moves(na, c, 0)) return NULL;
+    LLVMValueRef da = delta_of(na, a, runtime, depth + 1), f = available(na, c, 0);
+    if (!da || !f) return NULL;
+    if (!LLVMIsAConstantInt(f)) *runtime = 1;
+    return LLVMBuildMul(na->b, da, LLVMBuildSExtOrBitCast(na->b, f, i64, ""), "");
+  }
+  case LLVMShl: {
+    LLVMValueRef k = LLVMGetOperand(v, 1);
+    if (!LLVMIsAConstantInt(k)) return NULL;
+    LLVMValueRef da = delta_of(na, LLVMGetOperand(v, 0), runtime, depth + 1);
+    return da ? LLVMBuildShl(na->b, da, LLVMConstInt(i64, LLVMConstIntGetZExtValue(k), 0), "")
+              : NULL;
+  }
+  case LLVMGetElementPtr: {
+    LLVMTargetDataRef td = na->td;
+    LLVMValueRef d = delta_of(na, LLVMGetOperand(v, 0), runtime, depth + 1);
+    LLVMTypeRef t = LLVMGetGEPSourceElementType(v);
+    unsigned n = (unsigned)LLVMGetNumOperands(v);
+    for (unsigned i = 1; i < n && d; i++) {
+      LLVMValueRef idx = LLVMGetOperand(v, i);
+      if (i > 1) {
+        LLVMTypeKind kind = LLVMGetTypeKind(t);
+        if (kind == LLVMStructTypeKind) {
+          if (!LLVMIsAConstantInt(idx)) return NULL;
+          t = LLVMStructGetTypeAtIndex(t, (unsigned)LLVMConstIntGetZExtValue(idx));
+          continue;
+        }
+        if (kind != LLVMArrayTypeKind) return NULL;
+        t = LLVMGetElementType(t);
+      }
+      LLVMValueRef di = delta_of(na, idx, runtime, depth + 1);
+      if (!di) return NULL;
+      unsigned long long size = LLVMABISizeOfType(td, t);
+      d = LLVMBuildAdd(na->b, d, LLVMBuildMul(na->b, di, LLVMConstInt(i64, size, 0), ""), "");
+    }
+    return d;
+  }
+  default:
+    return NULL;
+  }
+}
+
 static int calls_barrier(LLVMBasicBlockRef bb) {
   for (LLVMValueRef in = LLVMGetFirstInstruction(bb); in; in = LLVMGetNextInstruction(in)) {
     if (!LLVMIsACallInst(in)) continue;
@@ -302,7 +440,75 @@ static LLVMValueRef prefetch_function(LLVMModuleRef m, LLVMTypeRef ptr) {
   return LLVMGetIntrinsicDeclaration(m, id, &ptr, 1);
 }
 
-unsigned prefetch_next_tiles(LLVMModuleRef m, LLVMValueRef fn) {
+/* For a plain or masked load or store (a vectorized access under a
+ * bounds check is masked): its address, the value it loads or stores and
+ * which of the two it is. */
+static int memory_access(LLVMValueRef in, LLVMValueRef *addr, LLVMValueRef *value, int *is_store) {
+  if (LLVMIsALoadInst(in) || LLVMIsAStoreInst(in)) {
+    if (LLVMGetVolatile(in) || LLVMGetOrdering(in) != LLVMAtomicOrderingNotAtomic) return 0;
+    *is_store = LLVMIsAStoreInst(in) != NULL;
+    *addr = LLVMGetOperand(in, *is_store ? 1 : 0);
+    *value = *is_store ? LLVMGetOperand(in, 0) : in;
+    return 1;
+  }
+  if (!LLVMIsACallInst(in)) return 0;
+  LLVMValueRef callee = LLVMGetCalledValue(in);
+  size_t len = 0;
+  const char *name = callee && LLVMIsAFunction(callee) ? LLVMGetValueName2(callee, &len) : "";
+  if (!strncmp(name, "llvm.masked.load.", 17)) {
+    *is_store = 0;
+    *addr = LLVMGetOperand(in, 0);
+    *value = in;
+    return 1;
+  }
+  if (!strncmp(name, "llvm.masked.store.", 18)) {
+    *is_store = 1;
+    *addr = LLVMGetOperand(in, 1);
+    *value = LLVMGetOperand(in, 0);
+    return 1;
+  }
+  return 0;
+}
+
+/* Prefetches of each line of an access of size bytes at p (rw: 1 for a
+ * store), built at the builder's position. Returns their number. */
+static unsigned prefetch_lines(LLVMModuleRef m, LLVMBuilderRef b, LLVMValueRef p,
+                               unsigned long long size, int rw) {
+  LLVMContextRef ctx = LLVMGetModuleContext(m);
+  LLVMTypeRef i32 = LLVMInt32TypeInContext(ctx), i8 = LLVMInt8TypeInContext(ctx);
+  LLVMValueRef pf = prefetch_function(m, LLVMTypeOf(p));
+  LLVMTypeRef pf_type = LLVMGlobalGetValueType(pf);
+  /* Its lines from the first byte and, for an access of a line or more,
+   * its last byte (an unaligned one crosses into one more line). */
+  unsigned long long offsets[8], count = 0;
+  for (unsigned long long off = 0; off < size && count < 7; off += LINE)
+    offsets[count++] = off;
+  if (size >= LINE) offsets[count++] = size - 1;
+  for (unsigned long long k = 0; k < count; k++) {
+    LLVMValueRef idx = LLVMConstInt(LLVMInt64TypeInContext(ctx), offsets[k], 0);
+    LLVMValueRef at = offsets[k] ? LLVMBuildGEP2(b, i8, p, &idx, 1, "") : p;
+    LLVMValueRef args[4] = {at, LLVMConstInt(i32, (unsigned)rw, 0),
+                            LLVMConstInt(i32, LOCALITY_L2, 0), LLVMConstInt(i32, 1, 0)};
+    LLVMBuildCall2(b, pf_type, pf, args, 4, "");
+  }
+  return (unsigned)count;
+}
+
+/* Iterations of loop l that take about a memory latency to run. */
+static unsigned strided_distance(const struct cfg *g, int l) {
+  unsigned instructions = 0;
+  for (unsigned b = 0; b < g->n; b++)
+    if (cfg_in_loop(g, l, (int)b))
+      for (LLVMValueRef in = LLVMGetFirstInstruction(g->blocks[b]); in;
+           in = LLVMGetNextInstruction(in))
+        instructions++;
+  unsigned d = STRIDED_AHEAD_INSTRUCTIONS / (instructions ? instructions : 1);
+  return d < STRIDED_MIN_DISTANCE   ? STRIDED_MIN_DISTANCE
+         : d > STRIDED_MAX_DISTANCE ? STRIDED_MAX_DISTANCE
+                                    : d;
+}
+
+unsigned prefetch_loops(LLVMModuleRef m, LLVMValueRef fn) {
   const char *e = getenv("AQUILA_PREFETCH");
   if (e && !strcmp(e, "0")) return 0;
   struct cfg g;
@@ -317,49 +523,56 @@ unsigned prefetch_next_tiles(LLVMModuleRef m, LLVMValueRef fn) {
         with_barrier[l] = 1;
   LLVMContextRef ctx = LLVMGetModuleContext(m);
   LLVMTargetDataRef td = LLVMGetModuleDataLayout(m);
-  LLVMTypeRef i32 = LLVMInt32TypeInContext(ctx), i8 = LLVMInt8TypeInContext(ctx);
+  LLVMTypeRef i8 = LLVMInt8TypeInContext(ctx), i64 = LLVMInt64TypeInContext(ctx);
   LLVMBuilderRef b = LLVMCreateBuilderInContext(ctx);
   for (unsigned bi = 0; bi < g.n; bi++) {
+    /* The loop that holds the access directly: in a loop nested in the
+     * tiled one, "next" would be that inner loop's next step. */
     int l = g.loop[bi];
-    /* The loop that holds the load directly: a load in a loop nested in
-     * the tiled one would prefetch that inner loop's next step. */
-    if (l < 0 || !with_barrier[l]) continue;
+    if (l < 0) continue;
     for (LLVMValueRef in = LLVMGetFirstInstruction(g.blocks[bi]); in;
          in = LLVMGetNextInstruction(in)) {
-      if (!LLVMIsALoadInst(in) || LLVMGetVolatile(in) ||
-          LLVMGetOrdering(in) != LLVMAtomicOrderingNotAtomic)
-        continue;
-      LLVMValueRef addr = LLVMGetOperand(in, 0);
+      LLVMValueRef addr, value;
+      int is_store;
+      if (!memory_access(in, &addr, &value, &is_store)) continue;
+      /* Tiles: the next tile's loads. Strided loops: loads and stores. */
+      if (with_barrier[l] && is_store) continue;
       LLVMTypeRef pt = LLVMTypeOf(addr);
       if (LLVMGetTypeKind(pt) != LLVMPointerTypeKind || LLVMGetPointerAddressSpace(pt) != 1)
         continue;
-      unsigned long long size = LLVMStoreSizeOfType(td, LLVMTypeOf(in));
-      if (size < MIN_LOAD_BYTES || per_loop[l] >= MAX_PER_LOOP) continue;
-      struct next_address na = {.g = &g, .loop = l, .b = b, .at = in};
+      unsigned long long size = LLVMStoreSizeOfType(td, LLVMTypeOf(value));
+      if (size < MIN_ACCESS_BYTES || per_loop[l] >= MAX_PER_LOOP) continue;
+      struct next_address na = {.g = &g, .loop = l, .b = b, .at = in, .td = td};
       LLVMPositionBuilderBefore(b, in);
-      LLVMValueRef next = next_value(&na, addr);
+      LLVMValueRef target = NULL;
+      if (with_barrier[l]) {
+        LLVMValueRef next = next_value(&na, addr);
+        if (next && na.moves) target = next;
+      } else {
+        /* A loop that walks memory by large steps (a column of an image,
+         * one row per iteration) leaves a page every iteration: the
+         * hardware prefetcher, which stays within a page, never gets
+         * ahead, and each access waits for memory. Its lines are asked
+         * for distance iterations ahead. Small constant steps are
+         * streams the hardware prefetcher follows. */
+        int runtime = 0;
+        LLVMValueRef delta = delta_of(&na, addr, &runtime, 0);
+        if (delta && LLVMIsAConstantInt(delta)) {
+          long long c = LLVMConstIntGetSExtValue(delta);
+          if (c > -STRIDED_MIN_STEP && c < STRIDED_MIN_STEP) delta = NULL;
+        }
+        if (delta) {
+          unsigned long long distance = strided_distance(&g, l);
+          LLVMValueRef ahead = LLVMBuildMul(b, delta, LLVMConstInt(i64, distance, 0), "");
+          target = LLVMBuildGEP2(b, i8, addr, &ahead, 1, "");
+        }
+      }
       ptr_map_free(&na.memo);
       ptr_map_free(&na.moved);
       /* Instructions built for an address that then failed stay unused:
        * the optimization pipeline removes them. */
-      if (!next || !na.moves) continue;
-      LLVMValueRef pf = prefetch_function(m, pt);
-      LLVMTypeRef pf_type = LLVMGlobalGetValueType(pf);
-      /* Each line the load touches: its lines from the first byte and,
-       * for a load of a line or more, its last byte (an unaligned one
-       * crosses into one more line). */
-      unsigned long long offsets[8], count = 0;
-      for (unsigned long long off = 0; off < size && count < 7; off += LINE)
-        offsets[count++] = off;
-      if (size >= LINE) offsets[count++] = size - 1;
-      for (unsigned long long k = 0; k < count; k++) {
-        LLVMValueRef idx = LLVMConstInt(LLVMInt64TypeInContext(ctx), offsets[k], 0);
-        LLVMValueRef p = offsets[k] ? LLVMBuildGEP2(b, i8, next, &idx, 1, "") : next;
-        LLVMValueRef args[4] = {p, LLVMConstInt(i32, 0, 0), LLVMConstInt(i32, LOCALITY_L2, 0),
-                                LLVMConstInt(i32, 1, 0)};
-        LLVMBuildCall2(b, pf_type, pf, args, 4, "");
-        added++;
-      }
+      if (!target) continue;
+      added += prefetch_lines(m, b, target, size, is_store);
       per_loop[l]++;
     }
   }

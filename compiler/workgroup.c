@@ -73,7 +73,7 @@ struct kernel_build {
   int scalar_used;               /* K.wi runs some work-items (no vectorized version, or a tail) */
   struct regions_report regions; /* what the split function became, for the report */
   uint64_t local_mem;
-  unsigned prefetches; /* of the next tile, in K.wi.v<W> (prefetch.c) */
+  unsigned prefetches; /* ahead of loops' accesses, in K.wi.v<W> (prefetch.c) */
 };
 
 static void init_types(struct wg_types *t, LLVMModuleRef m) {
@@ -1364,7 +1364,7 @@ static void report_kernel(const struct kernel_build *kb, const struct vectorize_
                     "work-item), %u kept once per group",
                     kb->regions.regions, kb->regions.context_arrays, kb->regions.context_bytes,
                     kb->regions.uniform_slots);
-    if (kb->prefetches) strbuf_printf(&sb, ", %u prefetches of the next tile", kb->prefetches);
+    if (kb->prefetches) strbuf_printf(&sb, ", %u prefetches ahead", kb->prefetches);
     if (kb->scalar_used)
       strbuf_printf(&sb,
                     kb->uses_barrier ? "; scalar version for groups whose x size is not a "
@@ -1777,10 +1777,10 @@ int workgroup_compile(LLVMModuleRef m, struct aquila_fatbin_kernel *kernels, uns
     vectorize_kernels(m, kbs, n, vt, use_fibers);
     vectorize_reciprocal_sqrt(m, vt);
     /* Tiled kernels: the next tile's lines on their way during this
-     * tile's computation (prefetch.c). */
+     * tile's computation; walks by large steps: lines a few steps ahead
+     * (prefetch.c). */
     for (unsigned i = 0; i < n; i++)
-      if (kbs[i].wi_vec && kbs[i].uses_barrier)
-        kbs[i].prefetches = prefetch_next_tiles(m, kbs[i].wi_vec);
+      if (kbs[i].wi_vec) kbs[i].prefetches = prefetch_loops(m, kbs[i].wi_vec);
   }
   /* After the vectorizer, which keeps its own versions' arrays in bounds
    * and reads the indices' shapes from the unchanged scalar function. */

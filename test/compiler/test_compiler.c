@@ -1622,7 +1622,9 @@ static void loops_kept_whole(void) {
  * barrier) get a prefetch of the next tile's lines (compiler/prefetch.c):
  * the tile's step a constant, a work-item query (computed in the latch,
  * after the load) or a kernel argument; and the next tile's address past
- * the data in the last iteration, which a prefetch may name. Run in a
+ * the data in the last iteration, which a prefetch may name. A walk down
+ * columns (a row pitch known at run time, forward and backward, the
+ * accesses under a bounds check) gets prefetches ahead too. Run in a
  * child process with AQUILA_DEBUG=vectorize (whose report the build log
  * gets) and a cache of its own; with AQUILA_PREFETCH=0 there are none.
  * Either way every result is right. */
@@ -1667,6 +1669,17 @@ static const char *tiled_source =
     "    barrier(CLK_LOCAL_MEM_FENCE);\n"
     "  }\n"
     "  out[i] = s;\n"
+    "}\n"
+    "__kernel void column_walk(__global const float *in, __global float *out, int width,\n"
+    "                          int height) {\n"
+    "  int x = get_global_id(0);\n"
+    "  if (x >= width) return;\n"
+    "  float y1 = 0.0f;\n"
+    "  for (int y = 0; y < height; y++) {\n"
+    "    y1 = 0.5f * y1 + in[y * width + x];\n"
+    "    out[y * width + x] = y1;\n"
+    "  }\n"
+    "  for (int y = height - 1; y >= 0; y--) out[y * width + x] += in[y * width + x];\n"
     "}\n";
 
 static int prefetch_child(void) {
@@ -1734,6 +1747,34 @@ static int prefetch_child(void) {
       s += in[k + (i % LOCAL + 1) % LOCAL];
     wrong += out[i] != s;
   }
+  {
+    enum { W = 40, H = 23 }; /* a partial vector in each row */
+    float img[W * H], res[W * H];
+    for (int i = 0; i < W * H; i++)
+      img[i] = (float)(i % 29);
+    cl_mem dimg = clCreateBuffer(context, CL_MEM_COPY_HOST_PTR, sizeof img, img, &err);
+    cl_mem dres = clCreateBuffer(context, CL_MEM_READ_WRITE, sizeof res, NULL, &err);
+    cl_kernel k3 = clCreateKernel(p, "column_walk", &err);
+    cl_int w = W, h = H;
+    size_t gw = 48;
+    clSetKernelArg(k3, 0, sizeof dimg, &dimg);
+    clSetKernelArg(k3, 1, sizeof dres, &dres);
+    clSetKernelArg(k3, 2, sizeof w, &w);
+    clSetKernelArg(k3, 3, sizeof h, &h);
+    ok &= clEnqueueNDRangeKernel(queue, k3, 1, NULL, &gw, NULL, 0, NULL, NULL) == CL_SUCCESS;
+    ok &=
+        clEnqueueReadBuffer(queue, dres, CL_TRUE, 0, sizeof res, res, 0, NULL, NULL) == CL_SUCCESS;
+    for (int x = 0; x < W; x++) {
+      float y1 = 0.0f;
+      for (int y = 0; y < H; y++) {
+        y1 = 0.5f * y1 + img[y * W + x];
+        wrong += res[y * W + x] != y1 + img[y * W + x];
+      }
+    }
+    if (k3) clReleaseKernel(k3);
+    if (dimg) clReleaseMemObject(dimg);
+    if (dres) clReleaseMemObject(dres);
+  }
   if (wrong) printf("  %d wrong results\n", wrong);
   cl_mem mems[] = {da, db, dc, dp, dout, din};
   for (int i = 0; i < 6; i++)
@@ -1746,7 +1787,7 @@ static int prefetch_child(void) {
 }
 
 static void tiled_loops_prefetch_the_next_tile(void) {
-  static const char *names[] = {"tiled_const", "tiled_query", "tiled_arg"};
+  static const char *names[] = {"tiled_const", "tiled_query", "tiled_arg", "column_walk"};
   for (int off = 0; off < 2; off++) {
     char dir[300], path[340], cmd[1000];
     snprintf(dir, sizeof dir, "%s/prefetch%d", cache_dir, off);
@@ -1760,11 +1801,11 @@ static void tiled_loops_prefetch_the_next_tile(void) {
     size_t size = 0;
     char *text = (char *)read_whole(path, &size);
     CHECK(text != NULL);
-    for (int i = 0; text && i < 3; i++) {
+    for (int i = 0; text && i < 4; i++) {
       char key[64];
       snprintf(key, sizeof key, "kernel '%s': vectorized", names[i]);
       const char *line = strstr(text, key), *end = line ? strchr(line, '\n') : NULL;
-      const char *pf = line ? strstr(line, "prefetches of the next tile") : NULL;
+      const char *pf = line ? strstr(line, "prefetches ahead") : NULL;
       int has = pf && (!end || pf < end);
       if (!line || has == off)
         printf("  AQUILA_PREFETCH=%d: %s: %s\n", !off, names[i],
