@@ -1922,6 +1922,27 @@ static LLVMValueRef consecutive(struct vec *v, LLVMValueRef ptrs, LLVMValueRef m
   return LLVMBuildICmp(v->b, LLVMIntEQ, bits, LLVMConstAllOnes(LLVMTypeOf(bits)), "consecutive");
 }
 
+/* Whether x0 + k * step, k = 0 .. count (an i64), stays within the range of
+ * x0's integer type, read as signed (ext LLVMSExt) or unsigned: then lanes
+ * equal in x's bits have equal extended indices. */
+static LLVMValueRef index_run_in_range(struct vec *v, LLVMValueRef x0, LLVMOpcode ext, int64_t step,
+                                       LLVMValueRef count) {
+  unsigned nbits = LLVMGetIntTypeWidth(LLVMTypeOf(x0));
+  LLVMValueRef wide =
+      ext == LLVMSExt ? LLVMBuildSExt(v->b, x0, v->i64, "") : LLVMBuildZExt(v->b, x0, v->i64, "");
+  LLVMValueRef span =
+      LLVMBuildMul(v->b, count, LLVMConstInt(v->i64, (unsigned long long)step, 1), "");
+  LLVMValueRef last = LLVMBuildAdd(v->b, wide, span, "");
+  int is_signed = ext == LLVMSExt;
+  int64_t hi = is_signed ? (int64_t)(((uint64_t)1 << (nbits - 1)) - 1)
+                         : (int64_t)(((uint64_t)1 << nbits) - 1);
+  int64_t lo = is_signed ? -(int64_t)((uint64_t)1 << (nbits - 1)) : 0;
+  return step > 0 ? LLVMBuildICmp(v->b, LLVMIntSLE, last,
+                                  LLVMConstInt(v->i64, (unsigned long long)hi, 1), "")
+                  : LLVMBuildICmp(v->b, LLVMIntSGE, last,
+                                  LLVMConstInt(v->i64, (unsigned long long)lo, 1), "");
+}
+
 /* consecutive() on the index of root, a GEP of a uniform pointer by one
  * varying index, instead of on the lanes' 64-bit addresses: one compare of
  * the index vector (of the narrower integer when the index extends one,
@@ -1973,24 +1994,9 @@ static LLVMValueRef consecutive_index(struct vec *v, LLVMValueRef root, LLVMValu
   if (ext) {
     /* The lanes from the first active one to the last, xf + (l - first) *
      * step, stay within x's range: then equal in x's bits is equal. */
-    unsigned nbits = LLVMGetIntTypeWidth(xt);
-    LLVMValueRef wide =
-        ext == LLVMSExt ? LLVMBuildSExt(v->b, xf, v->i64, "") : LLVMBuildZExt(v->b, xf, v->i64, "");
-    LLVMValueRef span = LLVMBuildMul(v->b,
-                                     LLVMBuildSub(v->b, LLVMConstInt(v->i64, v->W - 1, 0),
-                                                  LLVMBuildZExt(v->b, first, v->i64, ""), ""),
-                                     LLVMConstInt(v->i64, (unsigned long long)step, 1), "");
-    LLVMValueRef last = LLVMBuildAdd(v->b, wide, span, "");
-    int is_signed = ext == LLVMSExt;
-    int64_t hi = is_signed ? (int64_t)(((uint64_t)1 << (nbits - 1)) - 1)
-                           : (int64_t)(((uint64_t)1 << nbits) - 1);
-    int64_t lo = is_signed ? -(int64_t)((uint64_t)1 << (nbits - 1)) : 0;
-    LLVMValueRef in_range =
-        step > 0 ? LLVMBuildICmp(v->b, LLVMIntSLE, last,
-                                 LLVMConstInt(v->i64, (unsigned long long)hi, 1), "")
-                 : LLVMBuildICmp(v->b, LLVMIntSGE, last,
-                                 LLVMConstInt(v->i64, (unsigned long long)lo, 1), "");
-    ok = LLVMBuildAnd(v->b, ok, in_range, "");
+    LLVMValueRef lanes_after = LLVMBuildSub(v->b, LLVMConstInt(v->i64, v->W - 1, 0),
+                                            LLVMBuildZExt(v->b, first, v->i64, ""), "");
+    ok = LLVMBuildAnd(v->b, ok, index_run_in_range(v, xf, ext, step, lanes_after), "");
     if (!implicit) xfe = LLVMBuildCast(v->b, ext, xf, LLVMTypeOf(idx), "");
   }
   LLVMValueRef pf = LLVMBuildGEP2(v->b, et, scalar_of(v, p), &xfe, 1, "");
@@ -1998,6 +2004,91 @@ static LLVMValueRef consecutive_index(struct vec *v, LLVMValueRef root, LLVMValu
                                    LLVMConstInt(v->i64, (unsigned long long)(-stride), 1), "");
   *base = LLVMBuildGEP2(v->b, v->i8, pf, &back, 1, "base");
   return ok;
+}
+
+/* A GEP of a uniform pointer by one varying index (the index taken
+ * before its sign or zero extension): the pointer, the index, the
+ * extension (0 for none, LLVMSExt for a GEP's own of a narrower index)
+ * and the step between consecutive lanes' elements, in elements; 0 when
+ * root is no such GEP or stride no multiple of its element. */
+static int index_access(struct vec *v, LLVMValueRef root, int64_t stride, LLVMValueRef *p,
+                        LLVMValueRef *x, LLVMOpcode *ext, int *implicit, int64_t *step) {
+  if (!LLVMIsAGetElementPtrInst(root) || LLVMGetNumOperands(root) != 2) return 0;
+  LLVMValueRef idx = LLVMGetOperand(root, 1);
+  *p = LLVMGetOperand(root, 0);
+  if (!is_uniform(v, *p) || shape_of_value(v, idx).kind != K_VARYING) return 0;
+  int64_t esize = alloc_size(v, LLVMGetGEPSourceElementType(root));
+  if (esize <= 0 || stride % esize || stride / esize > ((int64_t)1 << 20) ||
+      stride / esize < -((int64_t)1 << 20))
+    return 0;
+  *step = stride / esize;
+  *x = idx;
+  *ext = LLVMIsAInstruction(idx) ? LLVMGetInstructionOpcode(idx) : 0;
+  if ((*ext == LLVMSExt || *ext == LLVMZExt) &&
+      shape_of_value(v, LLVMGetOperand(idx, 0)).kind == K_VARYING)
+    *x = LLVMGetOperand(idx, 0);
+  else
+    *ext = 0;
+  LLVMTypeRef xt = LLVMTypeOf(*x);
+  if (LLVMGetTypeKind(xt) != LLVMIntegerTypeKind || LLVMGetIntTypeWidth(xt) > 64 ||
+      (*ext && LLVMGetIntTypeWidth(xt) >= 64))
+    return 0;
+  *implicit = !*ext && LLVMGetIntTypeWidth(xt) < 64;
+  if (*implicit) *ext = LLVMSExt;
+  return 1;
+}
+
+/* Every lane active, and the lanes' elements in two runs: the first half's
+ * consecutive from lane 0's, the second half's from lane W/2's. A radix-8
+ * FFT exchanges its values through __local memory so (clFFT's passes:
+ * lds[(me / 8) * 64 + me % 8 + k * 8], two runs of 8 in 16 lanes), where
+ * a gather or scatter takes one memory operation per lane and two
+ * half-width accesses serve. The condition, with each half's address in
+ * base[]; NULL when root is no GEP of a uniform pointer by one varying
+ * index. */
+static LLVMValueRef halves_consecutive(struct vec *v, LLVMValueRef root, int64_t stride,
+                                       LLVMValueRef base[2]) {
+  if (getenv("AQUILA_VECTORIZE_CLAMPED") && !strcmp(getenv("AQUILA_VECTORIZE_CLAMPED"), "0"))
+    return NULL;
+  LLVMValueRef p, x;
+  LLVMOpcode ext;
+  int implicit;
+  int64_t step;
+  if (v->W < 8 || !index_access(v, root, stride, &p, &x, &ext, &implicit, &step)) return NULL;
+  LLVMTypeRef xt = LLVMTypeOf(x), et = LLVMGetGEPSourceElementType(root);
+  unsigned h = v->W / 2;
+  LLVMValueRef lanes = vector_of_value(v, x), firsts[64], steps[64];
+  for (unsigned l = 0; l < v->W; l++) {
+    firsts[l] = LLVMConstInt(v->i32, l < h ? 0 : h, 0);
+    steps[l] = LLVMConstInt(xt, (unsigned long long)((int64_t)(l % h) * step), 1);
+  }
+  LLVMValueRef starts = LLVMBuildShuffleVector(v->b, lanes, LLVMGetPoison(LLVMTypeOf(lanes)),
+                                               LLVMConstVector(firsts, v->W), "");
+  LLVMValueRef expect = LLVMBuildAdd(v->b, starts, LLVMConstVector(steps, v->W), "");
+  LLVMValueRef same = LLVMBuildICmp(v->b, LLVMIntEQ, lanes, expect, "");
+  LLVMValueRef bits = LLVMBuildBitCast(v->b, same, LLVMIntTypeInContext(v->ctx, v->W), "");
+  LLVMValueRef ok =
+      LLVMBuildICmp(v->b, LLVMIntEQ, bits, LLVMConstAllOnes(LLVMTypeOf(bits)), "halves");
+  for (unsigned k = 0; k < 2; k++) {
+    LLVMValueRef xk = LLVMBuildExtractElement(v->b, lanes, LLVMConstInt(v->i32, k * h, 0), "");
+    LLVMValueRef index = xk;
+    if (ext) {
+      ok = LLVMBuildAnd(v->b, ok,
+                        index_run_in_range(v, xk, ext, step, LLVMConstInt(v->i64, h - 1, 0)), "");
+      if (!implicit) index = LLVMBuildCast(v->b, ext, xk, LLVMTypeOf(LLVMGetOperand(root, 1)), "");
+    }
+    base[k] = LLVMBuildGEP2(v->b, et, scalar_of(v, p), &index, 1, "half");
+  }
+  return ok;
+}
+
+/* The first or second half (k) of the vector x of n elements. */
+static LLVMValueRef half_of(struct vec *v, LLVMValueRef x, unsigned n, unsigned k) {
+  LLVMValueRef idx[MAX_MEMBERS * 32];
+  for (unsigned i = 0; i < n / 2; i++)
+    idx[i] = LLVMConstInt(v->i32, k * (n / 2) + i, 0);
+  return LLVMBuildShuffleVector(v->b, x, LLVMGetPoison(LLVMTypeOf(x)), LLVMConstVector(idx, n / 2),
+                                "");
 }
 
 /* ---- clamped addresses ----
@@ -2415,12 +2506,50 @@ static void emit_group_load(struct vec *v, struct access_group *g, LLVMValueRef 
   w.fast_end = LLVMGetInsertBlock(v->b);
   LLVMBuildBr(v->b, w.join);
   LLVMPositionBuilderAtEnd(v->b, w.slow);
+  /* Not one run: perhaps two, one per half of the lanes. A wide load reads
+   * the gaps between members too: only where root's elements are known to
+   * span them, or there are none. */
+  int gapless = 1;
+  for (unsigned k = 0; k < g->members; k++)
+    if (!g->member[k]) gapless = 0;
+  gapless |= g->element_known;
+  LLVMValueRef half_base[2];
+  LLVMValueRef halves =
+      !mask && gapless ? halves_consecutive(v, g->root, g->stride, half_base) : NULL;
+  struct two_ways w2;
+  LLVMValueRef by_halves[MAX_MEMBERS] = {0};
+  if (halves) {
+    split_two_ways(v, halves, &w2);
+    LLVMTypeRef ht = LLVMVectorType(g->type, v->W * g->members / 2);
+    LLVMValueRef part[2];
+    for (unsigned k = 0; k < 2; k++) {
+      part[k] = LLVMBuildLoad2(v->b, ht, half_base[k], "");
+      LLVMSetAlignment(part[k], g->align);
+    }
+    LLVMValueRef idx[MAX_MEMBERS * 64];
+    for (unsigned i = 0; i < v->W * g->members; i++)
+      idx[i] = LLVMConstInt(v->i32, i, 0);
+    LLVMValueRef whole =
+        LLVMBuildShuffleVector(v->b, part[0], part[1], LLVMConstVector(idx, v->W * g->members), "");
+    for (unsigned k = 0; k < g->members; k++)
+      if (g->member[k]) by_halves[k] = deinterleave(v, v->b, whole, g->members, k);
+    w2.fast_end = LLVMGetInsertBlock(v->b);
+    LLVMBuildBr(v->b, w2.join);
+    LLVMPositionBuilderAtEnd(v->b, w2.slow);
+  }
   for (unsigned k = 0; k < g->members; k++) {
     if (!g->member[k]) continue;
     LLVMValueRef off = LLVMConstInt(v->i64, (unsigned long long)(k * g->size), 0);
     LLVMValueRef ptrs = k ? LLVMBuildGEP2(v->b, v->i8, roots, &off, 1, "") : roots;
     unsigned align = LLVMGetAlignment(g->member[k]);
     slow[k] = gather(v, g->type, ptrs, align ? align : 1, mask);
+  }
+  if (halves) {
+    w2.slow_end = LLVMGetInsertBlock(v->b);
+    LLVMBuildBr(v->b, w2.join);
+    LLVMPositionBuilderAtEnd(v->b, w2.join);
+    for (unsigned k = 0; k < g->members; k++)
+      if (g->member[k]) slow[k] = join_value(v, &w2, by_halves[k], slow[k]);
   }
   w.slow_end = LLVMGetInsertBlock(v->b);
   LLVMBuildBr(v->b, w.join);
@@ -2469,11 +2598,29 @@ static void emit_group_store(struct vec *v, struct access_group *g, LLVMValueRef
   if (!roots) return;
   LLVMBuildBr(v->b, w.join);
   LLVMPositionBuilderAtEnd(v->b, w.slow);
+  /* Not one run: perhaps two, one per half of the lanes. */
+  LLVMValueRef half_base[2];
+  LLVMValueRef halves = !m ? halves_consecutive(v, g->root, g->stride, half_base) : NULL;
+  struct two_ways w2;
+  if (halves) {
+    split_two_ways(v, halves, &w2);
+    for (unsigned k = 0; k < 2; k++) {
+      LLVMValueRef st = LLVMBuildStore(v->b, half_of(v, data, v->W * g->members, k), half_base[k]);
+      LLVMSetAlignment(st, g->align);
+      copy_memory_metadata(v, g->last, st);
+    }
+    LLVMBuildBr(v->b, w2.join);
+    LLVMPositionBuilderAtEnd(v->b, w2.slow);
+  }
   for (unsigned k = 0; k < g->members; k++) {
     if (!parts[k]) continue;
     LLVMValueRef off = LLVMConstInt(v->i64, (unsigned long long)(k * g->size), 0);
     LLVMValueRef ptrs = k ? LLVMBuildGEP2(v->b, v->i8, roots, &off, 1, "") : roots;
     scatter(v, parts[k], ptrs, g->align, mask);
+  }
+  if (halves) {
+    LLVMBuildBr(v->b, w2.join);
+    LLVMPositionBuilderAtEnd(v->b, w2.join);
   }
   LLVMBuildBr(v->b, w.join);
   LLVMPositionBuilderAtEnd(v->b, w.join);

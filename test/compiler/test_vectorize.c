@@ -467,6 +467,38 @@ static const struct vcase cases[] = {
      "  ((__global uchar4 *)out)[yc + x] = convert_uchar4_sat(r);\n"
      "}\n",
      2},
+    /* A radix-8 FFT's exchange (clFFT's passes): each work-item stores its
+     * 8 values at lds[(me / 8) * 64 + me % 8 + k * 8] (two runs of 8 lanes
+     * in a vector of 16, taken by two half-width stores), reads them back
+     * at unit stride (its own, where the group is no multiple of 8 work-items
+     * and some were not written), then the same pattern for float2 elements (two
+     * members) read back as pairs; and a global read of runs of 8 (in
+     * bounds by the modulo only for the first half of most vectors: a
+     * gather then). */
+    {"radix8_runs_of_eight",
+     "#define EACH(S) S(0) S(1) S(2) S(3) S(4) S(5) S(6) S(7)\n"
+     "__kernel void k(__global const int *in, __global int *out, int n) {\n"
+     "  __local int lds[(256 / 8 + 1) * 64];\n"
+     "  __local int2 pairs[(256 / 8 + 1) * 64];\n"
+     "  uint me = get_local_id(0), ls = get_local_size(0), base = get_group_id(0) * ls;\n"
+     "  int g = in[((me / 8) * 16 + me % 8 + base) % n];\n"
+     "  int h = in[(base / 8 * 16 + (me / 8) * 16 + me % 8) % (uint)n];\n"
+     "#define PUT(k) lds[(me / 8) * 64 + me % 8 + k * 8] = in[(base + me + k) % n] + k + g;\n"
+     "  EACH(PUT)\n"
+     "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+     "  int s = h;\n"
+     "#define GET(k) s = s * 3 + lds[ls % 8 ? (me / 8) * 64 + me % 8 + ((k + 5) & 7) * 8\\\n"
+     "                                       : me + k * ls];\n"
+     "  EACH(GET)\n"
+     "#define PUT2(k) pairs[(me / 8) * 64 + me % 8 + k * 8] = (int2)(s + k, s - k);\n"
+     "  EACH(PUT2)\n"
+     "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+     "#define GET2(k) { int2 q = pairs[(me / 8) * 64 + me % 8 + ((k + 3) & 7) * 8];\\\n"
+     "                  s = s * 5 + q.x - 2 * q.y; }\n"
+     "  EACH(GET2)\n"
+     "  out[base + me] = s;\n"
+     "}\n",
+     1},
     /* An FFT's exchange through __local memory with uint indices, unrolled
      * as clFFT generates it: each work-item writes 8 consecutive elements
      * (one access group, found by the index they share: lds[zext(me * 8 |
