@@ -40,6 +40,7 @@
 #include "ptrmap.h"
 
 #define MAX_NODES 48      /* instructions in one rebuilt address */
+#define MAX_VISITS 512    /* values looked at for one access */
 #define MAX_PER_LOOP 64   /* prefetches added to one loop */
 #define LINE 64           /* bytes per cache line */
 #define MIN_ACCESS_BYTES 16   /* narrower accesses are per work-item: a prefetch each costs more */
@@ -58,7 +59,8 @@ struct next_address {
   LLVMBuilderRef b;
   struct ptr_map memo;  /* value -> its value in the next iteration */
   struct ptr_map moved; /* value -> 1 + whether it depends on a header phi, 3 while asked */
-  unsigned nodes;
+  unsigned nodes;       /* instructions rebuilt or derived for this access */
+  unsigned visits;      /* values moves() has looked at for this access */
   int moves;       /* depends on an induction variable */
   LLVMValueRef at; /* the access */
   LLVMTargetDataRef td;
@@ -262,7 +264,10 @@ static int moves(struct next_address *na, LLVMValueRef v, unsigned depth) {
   if (!in_loop(na, v)) return 0;
   uintptr_t known = (uintptr_t)ptr_map_get(&na->moved, v);
   if (known) return known == 2;
-  if (depth > 64) return 1;
+  /* Bounded, so that a large kernel's build stays linear in its accesses:
+   * past the bound the value counts as moving, and an address built from
+   * it fails to rebuild within MAX_NODES. */
+  if (depth > 64 || ++na->visits > MAX_VISITS) return 1;
   const struct cfg_loop *l = &na->g->loops[na->loop];
   if (LLVMIsAPHINode(v) && cfg_number(na->g, LLVMGetInstructionParent(v)) == l->header) {
     ptr_map_put(&na->moved, v, (void *)2);
@@ -349,7 +354,7 @@ static LLVMValueRef delta_of(struct next_address *na, LLVMValueRef v, int *runti
   LLVMContextRef ctx = LLVMGetTypeContext(LLVMTypeOf(v));
   LLVMTypeRef i64 = LLVMInt64TypeInContext(ctx);
   if (!moves(na, v, 0)) return LLVMConstInt(i64, 0, 0);
-  if (depth > 16) return NULL;
+  if (depth > 16 || ++na->nodes > MAX_NODES) return NULL;
   if (LLVMIsAPHINode(v)) {
     const struct cfg_loop *l = &na->g->loops[na->loop];
     if (cfg_number(na->g, LLVMGetInstructionParent(v)) != l->header || LLVMCountIncoming(v) != 2)
