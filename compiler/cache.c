@@ -149,6 +149,8 @@ static struct hasher start_key(int from_source) {
   hash_field(&h, getenv("AQUILA_REASSOCIATE"));
   hash_field(&h, getenv("AQUILA_VECTORIZE"));
   hash_field(&h, getenv("AQUILA_VECTORIZE_CLAMPED"));
+  hash_field(&h, getenv("AQUILA_VECTORIZE_ROWS"));
+  hash_field(&h, getenv("AQUILA_VECTORIZE_RUNS"));
   hash_field(&h, getenv("AQUILA_VECTORIZE_SKIP"));
   hash_field(&h, getenv("AQUILA_VECTORIZE_MAX_INSTRUCTIONS"));
   hash_field(&h, getenv("AQUILA_VECTORIZE_MAX_VECTOR_INSTRUCTIONS"));

@@ -282,6 +282,7 @@ struct transform {
   LLVMValueRef size[3];
   LLVMValueRef vectors_x; /* size[0] / width */
   unsigned width;        /* work-items along x that one run of the body covers */
+  unsigned rows;         /* rows of the work-group it covers at once (1 or 2) */
 };
 
 static int region_of_start(const struct transform *t, LLVMBasicBlockRef start) {
@@ -657,8 +658,10 @@ static LLVMBasicBlockRef emit_region(struct transform *t, unsigned r, LLVMBasicB
   if (!ctx_ptr) abort();
   for (unsigned i = 0; i < t->num_allocas; i++)
     if (t->alloca_per_item[i]) ctx_ptr[i] = context_pointer(t, i, lin);
-  LLVMValueRef ids[3] = {LLVMBuildZExt(t->b, x, t->i64, ""), LLVMBuildZExt(t->b, y, t->i64, ""),
-                         LLVMBuildZExt(t->b, z, t->i64, "")};
+  LLVMValueRef ids[3] = {
+      LLVMBuildZExt(t->b, x, t->i64, ""),
+      LLVMBuildMul(t->b, LLVMBuildZExt(t->b, y, t->i64, ""), LLVMConstInt(t->i64, t->rows, 0), ""),
+      LLVMBuildZExt(t->b, z, t->i64, "")};
 
   /* Clone the blocks. */
   unsigned nb = reg->blocks.len;
@@ -825,8 +828,8 @@ static LLVMBasicBlockRef emit_region(struct transform *t, unsigned r, LLVMBasicB
 }
 
 int regions_transform(LLVMContextRef ctx, LLVMValueRef fn, LLVMTypeRef wg_type, LLVMValueRef wg,
-                      unsigned width, const uint32_t reqd[3], struct regions_report *report,
-                      struct strbuf *log) {
+                      unsigned width, unsigned rows, const uint32_t reqd[3],
+                      struct regions_report *report, struct strbuf *log) {
   struct transform t = {0};
   t.width = width ? width : 1;
   t.ctx = ctx;
@@ -905,6 +908,13 @@ int regions_transform(LLVMContextRef ctx, LLVMValueRef fn, LLVMTypeRef wg_type, 
     /* A required size is the size: constant loops unroll and fold. */
     t.size[d] = reqd && reqd[d] ? LLVMConstInt(t.i32, reqd[d], 0)
                                 : LLVMBuildLoad2(t.b, t.i32, p, "local.size");
+  }
+  /* Two rows at once: the loops see a group of rows times the width and
+   * 1 / rows the height, and y counts row pairs. */
+  t.rows = rows > 1 && reqd && reqd[0] * rows == t.width && reqd[1] % rows == 0 ? rows : 1;
+  if (t.rows > 1) {
+    t.size[0] = LLVMConstInt(t.i32, t.width, 0);
+    t.size[1] = LLVMConstInt(t.i32, reqd[1] / t.rows, 0);
   }
   t.vectors_x = LLVMBuildZExt(t.b, t.size[0], t.i64, "");
   if (t.width > 1)

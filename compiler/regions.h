@@ -22,7 +22,8 @@ int regions_prepare(LLVMContextRef ctx, LLVMValueRef fn);
  * IR type wg_type); x, y, z become unused. __aquila_local_id calls are bound
  * to the loops' indices and barriers disappear. A function that runs width
  * work-items along x at once (vectorize.c) is run for every width-th x;
- * the local size along x must then be a multiple of width. The number of
+ * the local size along x must then be a multiple of width, or, with rows 2,
+ * half of it: the function then runs two rows at once, for every other y. The number of
  * regions and the context arrays go to *report. reqd: the required work-group size (0s when
  * none), which becomes the loops' constant bounds. Returns 0, or -1 with the
  * reason in log. */
@@ -35,7 +36,7 @@ struct regions_report {
 };
 
 int regions_transform(LLVMContextRef ctx, LLVMValueRef fn, LLVMTypeRef wg_type, LLVMValueRef wg,
-                      unsigned width, const uint32_t reqd[3], struct regions_report *report,
-                      struct strbuf *log);
+                      unsigned width, unsigned rows, const uint32_t reqd[3],
+                      struct regions_report *report, struct strbuf *log);
 
 #endif

@@ -41,7 +41,8 @@
 #include "cfg.h"
 #include "ptrmap.h"
 
-enum kind { K_UNDEF, K_UNIFORM, K_AFFINE, K_VARYING };
+/* In the order shapes rise during the analysis. */
+enum kind { K_UNDEF, K_UNIFORM, K_AFFINE, K_RUNS, K_VARYING };
 
 struct vinfo {
   unsigned char kind;
@@ -50,8 +51,12 @@ struct vinfo {
   unsigned char packet;  /* a varying OpenCL vector: its elements apart (is_packet) */
   unsigned num_elems;
   LLVMValueRef *elems; /* a packet's elements, each a <W x T> */
-  int64_t stride;      /* affine: per-lane step, in bytes for pointers */
-  LLVMValueRef scalar; /* uniform: the clone; affine: lane 0's value */
+  unsigned char gap_known; /* runs: lane H's value minus lane 0's is gap */
+  int64_t gap_align;       /* runs: a power of two that divides the gap */
+  int64_t stride;          /* affine and runs: per-lane step, in bytes for pointers */
+  int64_t gap;
+  LLVMValueRef scalar;    /* uniform: the clone; affine and runs: lane 0's value */
+  LLVMValueRef scalar_hi; /* runs: lane H's value */
   LLVMValueRef vector; /* varying: the value; others: their vector form, once built */
 };
 
@@ -96,6 +101,8 @@ struct vec {
   LLVMTargetDataRef td;
   LLVMValueRef fn, vfn;
   unsigned W;
+  unsigned H;    /* rows: the lanes of one row (W / 2); else W */
+  unsigned rows; /* work-group rows per vector: 1, or 2 (vectorize_target) */
   char isa;
   uint32_t reqd[3];     /* required local size, 0 if none */
   struct ptr_map facts; /* integer value -> its struct int_facts, once asked */
@@ -388,50 +395,124 @@ static enum call_class classify_call(LLVMValueRef call) {
 
 /* ---- shapes --------------------------------------------------------------------------- */
 
+static int64_t min64(int64_t a, int64_t b) {
+  return a < b ? a : b;
+}
+
+/* The largest power of two that divides x (ALIGN_ANY for 0 and beyond). */
+#define ALIGN_ANY ((int64_t)1 << 40)
+static int64_t low_bit(int64_t x) {
+  if (x == 0) return ALIGN_ANY;
+  uint64_t u = (uint64_t)(x < 0 ? -x : x);
+  u &= -u;
+  return u > (uint64_t)ALIGN_ANY ? ALIGN_ANY : (int64_t)u;
+}
+
 struct shape {
-  unsigned char kind, assumed;
-  int64_t stride;
+  unsigned char kind, assumed, gap_known;
+  int64_t stride, gap;
+  int64_t gap_align; /* runs: a power of two that divides the gap, known or not */
 };
 
 static struct shape shape_of_value(struct vec *v, LLVMValueRef val) {
-  struct shape s = {K_UNIFORM, 0, 0};
+  struct shape s = {K_UNIFORM, 0, 0, 0, 0};
   if (LLVMIsAInstruction(val)) {
     struct vinfo *i = ptr_map_get(&v->info, val);
     if (i) {
       s.kind = i->kind;
       s.assumed = i->assumed;
       s.stride = i->stride;
+      s.gap_known = i->gap_known;
+      s.gap = i->gap;
+      s.gap_align = i->gap_align;
     } else {
       s.kind = K_UNDEF;
     }
   } else if (LLVMIsAArgument(val) && val == LLVMGetParam(v->fn, 2)) {
-    s.kind = K_AFFINE;
+    /* Lane 0's x; with two rows a vector, both rows start there. */
+    s.kind = v->rows > 1 ? K_RUNS : K_AFFINE;
     s.stride = 1;
+    s.gap_known = 1;
+    s.gap_align = ALIGN_ANY;
   }
   return s;
 }
 
 static struct shape varying(void) {
-  struct shape s = {K_VARYING, 0, 0};
+  struct shape s = {K_VARYING, 0, 0, 0, 0, 1};
   return s;
 }
 
 static struct shape affine(int64_t stride, int assumed) {
-  struct shape s = {K_AFFINE, (unsigned char)assumed, stride};
+  struct shape s = {K_AFFINE, (unsigned char)assumed, 0, stride, 0, 1};
   if (stride == 0) s.kind = K_UNIFORM, s.assumed = 0;
   /* Strides that large are as good as varying, and could overflow. */
   if (stride > (int64_t)1 << 30 || stride < -((int64_t)1 << 30)) s = varying();
   return s;
 }
 
+/* Two runs: lanes 0 .. H-1 step by stride from lane 0's value, lanes
+ * H .. W-1 by the same stride from lane H's, which lies gap above lane 0's
+ * when gap_known. x % 8 of 16 consecutive work-items is such a value (a
+ * radix-8 FFT's index), and so is every local id when a vector holds two
+ * rows of a work-group (vectorize_target.rows): then local id x runs 0 .. 7
+ * in both halves and local id y is one more in the second. Runs whose gap
+ * is H strides are affine. */
+static struct shape runs(struct vec *v, int64_t stride, int assumed, int gap_known, int64_t gap,
+                         int64_t gap_align) {
+  if (v->H >= v->W) return varying();
+  if (gap_known && gap == (int64_t)v->H * stride) return affine(stride, assumed);
+  if (stride > (int64_t)1 << 30 || stride < -((int64_t)1 << 30)) return varying();
+  struct shape s = {K_RUNS, (unsigned char)assumed, (unsigned char)gap_known, stride, gap, 1};
+  if (gap > (int64_t)1 << 40 || gap < -((int64_t)1 << 40)) s.gap_known = 0;
+  if (!s.gap_known) s.gap = 0;
+  s.gap_align = s.gap_known ? low_bit(gap) : gap_align < 1 ? 1 : gap_align;
+  return s;
+}
+
+/* What lane H's value lies above lane 0's, when known at compile time. */
+static int gap_of(struct vec *v, struct shape s, int64_t *gap) {
+  *gap = s.kind == K_AFFINE ? (int64_t)v->H * s.stride : s.kind == K_RUNS ? s.gap : 0;
+  return s.kind == K_UNIFORM || s.kind == K_AFFINE || (s.kind == K_RUNS && s.gap_known);
+}
+
+/* A power of two that divides that, known or not (a phi of 8 * y and 0:
+ * 8). */
+static int64_t gap_align_of(struct vec *v, struct shape s) {
+  if (s.kind == K_UNIFORM) return ALIGN_ANY;
+  if (s.kind == K_AFFINE) return low_bit((int64_t)v->H * s.stride);
+  if (s.kind == K_RUNS) return s.gap_known ? low_bit(s.gap) : s.gap_align;
+  return 1;
+}
+
+static int64_t scale_align(int64_t align, int64_t factor) {
+  int64_t f = low_bit(factor);
+  return align >= ALIGN_ANY / f ? ALIGN_ANY : align * f;
+}
+
+/* Uniform within each row of a two-row vector (runs of stride 0), or
+ * uniform: any operation on such values is, computed once per row. */
+static int row_uniform(struct shape s) {
+  return s.kind == K_UNIFORM || (s.kind == K_RUNS && s.stride == 0);
+}
+
 /* Join of two shapes reaching the same phi. */
-static struct shape meet(struct shape a, struct shape b) {
+static struct shape meet(struct vec *v, struct shape a, struct shape b) {
   if (a.kind == K_UNDEF) return b;
   if (b.kind == K_UNDEF) return a;
   if (a.kind == K_VARYING || b.kind == K_VARYING) return varying();
   if (a.kind == K_UNIFORM && b.kind == K_UNIFORM) return a;
   if (a.kind == K_AFFINE && b.kind == K_AFFINE && a.stride == b.stride)
     return affine(a.stride, a.assumed | b.assumed);
+  if (a.kind == K_RUNS || b.kind == K_RUNS) {
+    /* Runs with one stride: a phi of lane 0's values and one of lane H's. */
+    int64_t sa = a.kind == K_UNIFORM ? 0 : a.stride, sb = b.kind == K_UNIFORM ? 0 : b.stride;
+    int64_t ga, gb;
+    int ka = gap_of(v, a, &ga), kb = gap_of(v, b, &gb);
+    if (sa != sb) return varying();
+    int64_t al = min64(gap_align_of(v, a), gap_align_of(v, b));
+    return runs(v, sa, a.assumed | b.assumed, ka && kb && ga == gb, ga, al);
+  }
   return varying();
 }
 
@@ -525,8 +606,10 @@ static struct shape gep_shape(struct vec *v, LLVMValueRef in) {
   }
   struct shape p = shape_of_value(v, LLVMGetOperand(in, 0));
   if (p.kind == K_VARYING) return varying();
-  int64_t stride = p.kind == K_AFFINE ? p.stride : 0;
-  int assumed = p.assumed;
+  int64_t stride = p.kind == K_AFFINE || p.kind == K_RUNS ? p.stride : 0, gap;
+  int assumed = p.assumed, any_runs = p.kind == K_RUNS;
+  int gap_known = gap_of(v, p, &gap);
+  int64_t gap_align = gap_align_of(v, p);
   LLVMTypeRef t = LLVMGetGEPSourceElementType(in);
   unsigned n = (unsigned)LLVMGetNumOperands(in);
   for (unsigned i = 1; i < n; i++) {
@@ -543,12 +626,20 @@ static struct shape gep_shape(struct vec *v, LLVMValueRef in) {
       t = LLVMGetElementType(t);
     }
     if (s.kind == K_VARYING || s.kind == K_UNDEF) return varying();
-    if (s.kind == K_AFFINE) {
-      stride += s.stride * alloc_size(v, t);
+    int64_t g, size = alloc_size(v, t);
+    gap_align = min64(gap_align, scale_align(gap_align_of(v, s), size));
+    if (!gap_of(v, s, &g) || size > ((int64_t)1 << 20) || g > ((int64_t)1 << 40) ||
+        g < -((int64_t)1 << 40))
+      gap_known = 0;
+    else
+      gap += g * size;
+    if (s.kind == K_AFFINE || s.kind == K_RUNS) {
+      stride += s.stride * size;
       assumed |= s.assumed;
+      any_runs |= s.kind == K_RUNS;
     }
   }
-  return affine(stride, assumed);
+  return any_runs ? runs(v, stride, assumed, gap_known, gap, gap_align) : affine(stride, assumed);
 }
 
 /* Whether the phi's incoming values are one and the same value. */
@@ -582,22 +673,10 @@ struct int_facts {
 };
 
 #define FACTS_LIMIT ((int64_t)1 << 52)
-#define ALIGN_ANY ((int64_t)1 << 40)
 
 static struct int_facts facts_unknown(void) {
   struct int_facts f = {0, 0, 0, 1};
   return f;
-}
-
-static int64_t low_bit(int64_t x) {
-  if (x == 0) return ALIGN_ANY;
-  uint64_t u = (uint64_t)(x < 0 ? -x : x);
-  u &= -u;
-  return u > (uint64_t)ALIGN_ANY ? ALIGN_ANY : (int64_t)u;
-}
-
-static int64_t min64(int64_t a, int64_t b) {
-  return a < b ? a : b;
 }
 
 /* Keeps facts that fit the value's type as signed numbers (and our
@@ -665,7 +744,8 @@ static struct int_facts compute_facts(struct vec *v, LLVMValueRef val, int depth
     unsigned dim = (unsigned)LLVMConstIntGetZExtValue(d);
     if (cc == CALL_LOCAL_ID) {
       f.known = 1, f.lo = 0, f.hi = v->reqd[dim] ? v->reqd[dim] - 1 : 65535;
-      f.align = dim == 0 ? v->W : 1;
+      /* With two rows a vector, lane 0 is at x 0 of an even row. */
+      f.align = dim == 0 ? (v->rows > 1 ? ALIGN_ANY : v->W) : dim == 1 ? v->rows : 1;
     } else if (name && !strcmp(name, "__aquila_group_id")) {
       f.known = 1, f.lo = 0, f.hi = 0xffffffffll, f.align = 1;
     }
@@ -772,6 +852,92 @@ static int lanes_within_one_block(struct vec *v, LLVMValueRef x, struct shape sx
   return span < block;
 }
 
+/* The same for x / d and x % d where the W lanes straddle a multiple of d
+ * but each half of them does not: lane 0 sits at a multiple of d and a
+ * half spans exactly d (x % 8 of 16 consecutive work-items). The quotient
+ * is then uniform in each half, one more in the second; the remainder
+ * steps like x in each half, the same in both (runs). */
+static int halves_within_blocks(struct vec *v, LLVMValueRef x, struct shape sx, int64_t d) {
+  if (v->H >= v->W || sx.kind != K_AFFINE || sx.stride <= 0 || d <= 0) return 0;
+  struct int_facts f = facts_of(v, x, 0);
+  if (!f.known || f.lo < 0) return 0;
+  return (int64_t)v->H * sx.stride == d && f.align % d == 0;
+}
+
+static struct shape per_row(struct vec *v, LLVMValueRef in);
+
+/* Add, sub, mul, shl and or with an operand of two runs. */
+static struct shape runs_arithmetic(struct vec *v, LLVMValueRef in, struct shape a,
+                                    struct shape c) {
+  LLVMOpcode op = LLVMGetInstructionOpcode(in);
+  int assumed = a.assumed | c.assumed;
+  int64_t sa = a.kind == K_UNIFORM ? 0 : a.stride, sc = c.kind == K_UNIFORM ? 0 : c.stride;
+  int64_t ga = 0, gc = 0;
+  int known = gap_of(v, a, &ga) && gap_of(v, c, &gc);
+  int64_t al = min64(gap_align_of(v, a), gap_align_of(v, c));
+  if (op == LLVMAdd || (op == LLVMOr && LLVMGetIsDisjoint(in)))
+    return runs(v, sa + sc, assumed, known, known ? ga + gc : 0, al);
+  if (op == LLVMSub) return runs(v, sa - sc, assumed, known, known ? ga - gc : 0, al);
+  if (op == LLVMMul || op == LLVMShl) {
+    LLVMValueRef k = LLVMGetOperand(in, 1);
+    struct shape x = a;
+    if (op == LLVMMul && c.kind != K_UNIFORM) k = LLVMGetOperand(in, 0), x = c;
+    if (shape_of_value(v, k).kind == K_UNIFORM && LLVMIsAConstantInt(k) &&
+        LLVMGetIntTypeWidth(LLVMTypeOf(k)) <= 64) {
+      int64_t f = LLVMConstIntGetSExtValue(k), g;
+      if (op == LLVMShl) {
+        if (f < 0 || f > 30) return varying();
+        f = (int64_t)1 << f;
+      }
+      if (f > ((int64_t)1 << 20) || f < -((int64_t)1 << 20)) return varying();
+      int gk = gap_of(v, x, &g);
+      return runs(v, x.stride * f, x.assumed, gk, gk ? g * f : 0,
+                  scale_align(gap_align_of(v, x), f));
+    }
+  }
+  return per_row(v, in);
+}
+
+/* The same for x of two runs: neither run straddles a multiple of d.
+ * Lane 0's value is a multiple of its facts' alignment, lane H's lies a
+ * multiple of the gap's alignment above it: a run that starts at a
+ * multiple of the smaller of those (and of d) and spans less than it stays
+ * in one block. */
+static int runs_within_blocks(struct vec *v, LLVMValueRef x, struct shape sx, int64_t d) {
+  if (sx.kind != K_RUNS || sx.stride <= 0 || d <= 0) return 0;
+  struct int_facts f = facts_of(v, x, 0);
+  if (!f.known || f.lo < 0) return 0;
+  int64_t span = (int64_t)(v->H - 1) * sx.stride, ga = gap_align_of(v, sx);
+  if (d & (d - 1)) return f.align % d == 0 && ga % d == 0 && span < d;
+  return span < min64(min64(f.align, ga), d);
+}
+
+/* x / d and x % d for such an x: the quotient uniform in each run, the
+ * remainder stepping like x. */
+static struct shape runs_quotient(struct vec *v, struct shape sx, int64_t d, int rem) {
+  int64_t ga = gap_align_of(v, sx);
+  if (sx.gap_known && sx.gap % d == 0)
+    return rem ? runs(v, sx.stride, sx.assumed, 1, 0, 1) : runs(v, 0, sx.assumed, 1, sx.gap / d, 1);
+  /* A gap that d divides leaves the remainder alike in both runs. */
+  if (rem)
+    return ga % d == 0 ? runs(v, sx.stride, sx.assumed, 1, 0, 1)
+                       : runs(v, sx.stride, sx.assumed, 0, 0, min64(ga, d));
+  return runs(v, 0, sx.assumed, 0, 0, ga % d == 0 ? ga / d : 1);
+}
+
+/* The shape of an operation on values that are each uniform or uniform
+ * per row: uniform per row, or varying. */
+static struct shape per_row(struct vec *v, LLVMValueRef in) {
+  int n = LLVMGetNumOperands(in);
+  for (int k = 0; k < n; k++) {
+    LLVMValueRef o = LLVMGetOperand(in, (unsigned)k);
+    if (LLVMIsABasicBlock(o)) continue;
+    if (!row_uniform(shape_of_value(v, o))) return varying();
+  }
+  if (!is_scalar_type(LLVMTypeOf(in))) return varying();
+  return runs(v, 0, 0, 0, 0, 1);
+}
+
 static struct shape transfer(struct vec *v, LLVMValueRef in) {
   LLVMOpcode op = LLVMGetInstructionOpcode(in);
   struct shape s = {K_UNIFORM, 0, 0};
@@ -787,12 +953,12 @@ static struct shape transfer(struct vec *v, LLVMValueRef in) {
       if (p < 0 || v->g.rpo_number[p] < 0) continue;
       /* Leaving a loop that lanes leave at different times. */
       if (divergent_loop_left(v, p, b) >= 0) return varying();
-      r = meet(r, shape_of_value(v, LLVMGetIncomingValue(in, k)));
+      r = meet(v, r, shape_of_value(v, LLVMGetIncomingValue(in, k)));
     }
     if (v->join_of[b] >= 0 && !phi_all_same(in)) return varying();
     /* An affine value that holds only if nothing wraps stays exact only in
      * straight-line code; a phi of such values is kept as a vector. */
-    if (r.kind == K_AFFINE && r.assumed) return varying();
+    if ((r.kind == K_AFFINE || r.kind == K_RUNS) && r.assumed) return varying();
     return r;
   }
   case LLVMAdd:
@@ -804,6 +970,7 @@ static struct shape transfer(struct vec *v, LLVMValueRef in) {
     struct shape c = shape_of_value(v, LLVMGetOperand(in, 1));
     if (a.kind == K_VARYING || c.kind == K_VARYING) return varying();
     if (a.kind == K_UNIFORM && c.kind == K_UNIFORM) return s;
+    if (a.kind == K_RUNS || c.kind == K_RUNS) return runs_arithmetic(v, in, a, c);
     int assumed = a.assumed | c.assumed;
     int64_t sa = a.kind == K_AFFINE ? a.stride : 0, sc = c.kind == K_AFFINE ? c.stride : 0;
     if (op == LLVMAdd || (op == LLVMOr && LLVMGetIsDisjoint(in))) return affine(sa + sc, assumed);
@@ -836,11 +1003,28 @@ static struct shape transfer(struct vec *v, LLVMValueRef in) {
     if (a.kind == K_AFFINE && LLVMIsAConstantInt(k) && LLVMGetIntTypeWidth(LLVMTypeOf(k)) <= 64) {
       uint64_t m = LLVMConstIntGetZExtValue(k);
       if (m >= 0xffffffffull && (m & (m + 1)) == 0) return affine(a.stride, 1);
+    }
+    if (a.kind == K_RUNS && LLVMIsAConstantInt(k) && LLVMGetIntTypeWidth(LLVMTypeOf(k)) <= 64) {
+      uint64_t m = LLVMConstIntGetZExtValue(k);
+      if (m >= 0xffffffffull && (m & (m + 1)) == 0)
+        return runs(v, a.stride, 1, a.gap_known, a.gap, a.gap_align);
+    }
+    if (a.kind == K_AFFINE && LLVMIsAConstantInt(k) && LLVMGetIntTypeWidth(LLVMTypeOf(k)) <= 64) {
+      uint64_t m = LLVMConstIntGetZExtValue(k);
       if (m < 0xffffffffull && (m & (m + 1)) == 0 &&
           lanes_within_one_block(v, LLVMGetOperand(in, 0), a, (int64_t)m + 1))
         return affine(a.stride, a.assumed);
+      if (m < 0xffffffffull && (m & (m + 1)) == 0 &&
+          halves_within_blocks(v, LLVMGetOperand(in, 0), a, (int64_t)m + 1))
+        return runs(v, a.stride, a.assumed, 1, 0, 1);
     }
-    return varying();
+    if (a.kind == K_RUNS && LLVMIsAConstantInt(k) && LLVMGetIntTypeWidth(LLVMTypeOf(k)) <= 64) {
+      uint64_t m = LLVMConstIntGetZExtValue(k);
+      if (m < 0xffffffffull && (m & (m + 1)) == 0 &&
+          runs_within_blocks(v, LLVMGetOperand(in, 0), a, (int64_t)m + 1))
+        return runs_quotient(v, a, (int64_t)m + 1, 1);
+    }
+    return per_row(v, in);
   }
   case LLVMUDiv:
   case LLVMSDiv:
@@ -850,9 +1034,21 @@ static struct shape transfer(struct vec *v, LLVMValueRef in) {
     struct shape c = shape_of_value(v, LLVMGetOperand(in, 1));
     LLVMValueRef k = LLVMGetOperand(in, 1);
     if (a.kind == K_UNIFORM && c.kind == K_UNIFORM) return s;
+    int is_div = op == LLVMUDiv || op == LLVMSDiv;
     if (a.kind == K_AFFINE && LLVMIsAConstantInt(k) && LLVMGetIntTypeWidth(LLVMTypeOf(k)) <= 64 &&
         lanes_within_one_block(v, LLVMGetOperand(in, 0), a, LLVMConstIntGetSExtValue(k)))
-      return op == LLVMUDiv || op == LLVMSDiv ? s : affine(a.stride, a.assumed);
+      return is_div ? s : affine(a.stride, a.assumed);
+    if (a.kind == K_AFFINE && LLVMIsAConstantInt(k) && LLVMGetIntTypeWidth(LLVMTypeOf(k)) <= 64 &&
+        halves_within_blocks(v, LLVMGetOperand(in, 0), a, LLVMConstIntGetSExtValue(k)))
+      return is_div ? runs(v, 0, a.assumed, 1, 1, 1) : runs(v, a.stride, a.assumed, 1, 0, 1);
+    if (a.kind == K_RUNS && LLVMIsAConstantInt(k) && LLVMGetIntTypeWidth(LLVMTypeOf(k)) <= 64 &&
+        runs_within_blocks(v, LLVMGetOperand(in, 0), a, LLVMConstIntGetSExtValue(k)))
+      return runs_quotient(v, a, LLVMConstIntGetSExtValue(k), !is_div);
+    /* Per row, by a constant (nothing to trap on in a row whose lanes are
+     * all off). */
+    if (c.kind == K_UNIFORM && LLVMIsAConstantInt(k) && LLVMGetIntTypeWidth(LLVMTypeOf(k)) <= 64 &&
+        LLVMConstIntGetSExtValue(k) != 0 && LLVMConstIntGetSExtValue(k) != -1)
+      return per_row(v, in);
     return varying();
   }
   case LLVMAShr:
@@ -867,6 +1063,10 @@ static struct shape transfer(struct vec *v, LLVMValueRef in) {
       struct shape x = shape_of_value(v, LLVMGetOperand(shl, 0));
       if (a1 >= a2 && a1 - a2 < 16 && x.kind == K_AFFINE)
         return affine(x.stride * ((int64_t)1 << (a1 - a2)), 1);
+      if (a1 >= a2 && a1 - a2 < 16 && x.kind == K_RUNS) {
+        int64_t f = (int64_t)1 << (a1 - a2);
+        return runs(v, x.stride * f, 1, x.gap_known, x.gap * f, scale_align(x.gap_align, f));
+      }
       if (x.kind == K_UNIFORM) return s;
     }
     /* x >> k of an affine x whose lanes share their bits above k. */
@@ -875,9 +1075,15 @@ static struct shape transfer(struct vec *v, LLVMValueRef in) {
         LLVMConstIntGetZExtValue(c2) < 40 &&
         lanes_within_one_block(v, shl, x, (int64_t)1 << LLVMConstIntGetZExtValue(c2)))
       return s;
-    for (int k = 0; k < n; k++)
-      if (shape_of_value(v, LLVMGetOperand(in, (unsigned)k)).kind != K_UNIFORM) return varying();
-    return s;
+    if (x.kind == K_AFFINE && LLVMIsAConstantInt(c2) && shape_of_value(v, c2).kind == K_UNIFORM &&
+        LLVMConstIntGetZExtValue(c2) < 40 &&
+        halves_within_blocks(v, shl, x, (int64_t)1 << LLVMConstIntGetZExtValue(c2)))
+      return runs(v, 0, x.assumed, 1, 1, 1);
+    if (x.kind == K_RUNS && LLVMIsAConstantInt(c2) && shape_of_value(v, c2).kind == K_UNIFORM &&
+        LLVMConstIntGetZExtValue(c2) < 40 &&
+        runs_within_blocks(v, shl, x, (int64_t)1 << LLVMConstIntGetZExtValue(c2)))
+      return runs_quotient(v, x, (int64_t)1 << LLVMConstIntGetZExtValue(c2), 0);
+    return per_row(v, in);
   }
   case LLVMTrunc:
   case LLVMZExt:
@@ -886,12 +1092,15 @@ static struct shape transfer(struct vec *v, LLVMValueRef in) {
   case LLVMIntToPtr:
   case LLVMAddrSpaceCast: {
     struct shape a = shape_of_value(v, LLVMGetOperand(in, 0));
+    if (a.kind == K_RUNS)
+      return runs(v, a.stride, a.assumed || op == LLVMZExt || op == LLVMSExt, a.gap_known, a.gap,
+                  a.gap_align);
     if (a.kind != K_AFFINE) return a.kind == K_UNDEF ? varying() : a;
     return affine(a.stride, a.assumed || op == LLVMZExt || op == LLVMSExt);
   }
   case LLVMBitCast: {
     struct shape a = shape_of_value(v, LLVMGetOperand(in, 0));
-    if (a.kind == K_AFFINE &&
+    if ((a.kind == K_AFFINE || a.kind == K_RUNS) &&
         LLVMGetTypeKind(LLVMTypeOf(in)) != LLVMGetTypeKind(LLVMTypeOf(LLVMGetOperand(in, 0))))
       return varying();
     return a;
@@ -904,8 +1113,20 @@ static struct shape transfer(struct vec *v, LLVMValueRef in) {
     struct shape c = shape_of_value(v, LLVMGetOperand(in, 0));
     struct shape a = shape_of_value(v, LLVMGetOperand(in, 1));
     struct shape d = shape_of_value(v, LLVMGetOperand(in, 2));
-    if (c.kind != K_UNIFORM) return varying();
-    return meet(a, d);
+    if (c.kind == K_UNIFORM && (a.kind == K_RUNS || d.kind == K_RUNS)) {
+      /* Either operand's runs, whole: lane 0's and lane H's values are
+       * selected alike. */
+      int64_t ga, gd;
+      int ka = gap_of(v, a, &ga), kd = gap_of(v, d, &gd);
+      if (a.kind == K_UNDEF || d.kind == K_UNDEF) return varying();
+      if (a.kind == K_VARYING || d.kind == K_VARYING) return varying();
+      int64_t sa = a.kind == K_UNIFORM ? 0 : a.stride, sd = d.kind == K_UNIFORM ? 0 : d.stride;
+      if (sa != sd) return varying();
+      return runs(v, sa, a.assumed | d.assumed, ka && kd && ga == gd, ga,
+                  min64(gap_align_of(v, a), gap_align_of(v, d)));
+    }
+    if (c.kind != K_UNIFORM) return row_uniform(c) ? per_row(v, in) : varying();
+    return meet(v, a, d);
   }
   case LLVMAlloca: {
     intptr_t e = (intptr_t)ptr_map_get(&v->soa_size, in);
@@ -930,7 +1151,9 @@ static struct shape transfer(struct vec *v, LLVMValueRef in) {
     if (cc == CALL_LOCAL_ID) {
       LLVMValueRef d = LLVMGetOperand(in, 0);
       if (!LLVMIsAConstantInt(d)) return varying();
-      return LLVMConstIntGetZExtValue(d) == 0 ? affine(1, 0) : s;
+      uint64_t dim = LLVMConstIntGetZExtValue(d);
+      if (v->rows > 1 && dim < 2) return dim == 0 ? runs(v, 1, 0, 1, 0, 1) : runs(v, 0, 0, 1, 1, 1);
+      return dim == 0 ? affine(1, 0) : s;
     }
     if (cc == CALL_WORKITEM || cc == CALL_BARRIER || cc == CALL_DROP) return s;
     if (cc == CALL_PER_LANE || cc == CALL_UNKNOWN) return varying();
@@ -940,11 +1163,34 @@ static struct shape transfer(struct vec *v, LLVMValueRef in) {
     return s;
   }
   default:
-    /* Arithmetic, comparisons, casts, aggregates: uniform if every operand is. */
+    /* Arithmetic, comparisons, casts, aggregates: uniform if every operand
+     * is; uniform per row if every operand is that (the operations that
+     * have no side effects and cannot trap). */
     for (int k = 0; k < n; k++) {
       LLVMValueRef o = LLVMGetOperand(in, (unsigned)k);
       if (LLVMIsABasicBlock(o)) continue;
-      if (shape_of_value(v, o).kind != K_UNIFORM) return varying();
+      if (shape_of_value(v, o).kind != K_UNIFORM) {
+        switch (op) {
+        case LLVMFAdd:
+        case LLVMFSub:
+        case LLVMFMul:
+        case LLVMFDiv:
+        case LLVMFRem:
+        case LLVMFNeg:
+        case LLVMXor:
+        case LLVMICmp:
+        case LLVMFCmp:
+        case LLVMFPTrunc:
+        case LLVMFPExt:
+        case LLVMFPToUI:
+        case LLVMFPToSI:
+        case LLVMUIToFP:
+        case LLVMSIToFP:
+          return per_row(v, in);
+        default:
+          return varying();
+        }
+      }
     }
     return s;
   }
@@ -1019,25 +1265,46 @@ static void analyze(struct vec *v) {
       LLVMBasicBlockRef bb = v->g.blocks[b];
       for (LLVMValueRef in = LLVMGetFirstInstruction(bb); in; in = LLVMGetNextInstruction(in)) {
         struct shape s = transfer(v, in);
-        if (s.kind == K_AFFINE && LLVMGetTypeKind(LLVMTypeOf(in)) == LLVMVectorTypeKind)
+        if ((s.kind == K_AFFINE || s.kind == K_RUNS) &&
+            LLVMGetTypeKind(LLVMTypeOf(in)) == LLVMVectorTypeKind)
           s = varying();
         struct vinfo *i = info_of(v, in);
-        /* Shapes only rise: undef, uniform, affine, varying. */
+        /* Shapes only rise: undef, uniform, affine, runs, varying. Affine
+         * and runs values join only with the same stride (affine ones are
+         * runs whose gap is H strides). */
         if (i->kind == K_VARYING) continue;
-        if (s.kind < i->kind) {
+        if ((i->kind == K_AFFINE || i->kind == K_RUNS) &&
+            (s.kind == K_AFFINE || s.kind == K_RUNS)) {
+          int64_t gi = i->kind == K_AFFINE ? (int64_t)v->H * i->stride : i->gap;
+          int ki = i->kind == K_AFFINE || i->gap_known, ks;
+          int64_t gs;
+          ks = gap_of(v, s, &gs);
+          if (s.stride != i->stride) {
+            s = varying();
+          } else if (s.kind != i->kind || s.gap_known != i->gap_known || s.gap != i->gap) {
+            struct shape was = {i->kind, i->assumed, i->gap_known, i->stride, i->gap, i->gap_align};
+            s = runs(v, s.stride, s.assumed | i->assumed, ki && ks && gi == gs, gi,
+                     min64(gap_align_of(v, was), gap_align_of(v, s)));
+            if (s.kind == K_RUNS && i->kind == K_RUNS && !s.gap_known) s.gap = 0;
+          } else {
+            s.assumed |= i->assumed;
+          }
+        } else if (s.kind < i->kind) {
           s.kind = i->kind;
           s.stride = i->stride;
           s.assumed = i->assumed;
-        } else if (i->kind == K_AFFINE && s.kind == K_AFFINE) {
-          if (s.stride != i->stride)
-            s = varying();
-          else
-            s.assumed |= i->assumed;
+          s.gap_known = i->gap_known;
+          s.gap = i->gap;
+          s.gap_align = i->gap_align;
         }
-        if (s.kind != i->kind || s.stride != i->stride || s.assumed != i->assumed) {
+        if (s.kind != i->kind || s.stride != i->stride || s.assumed != i->assumed ||
+            s.gap_known != i->gap_known || s.gap != i->gap || s.gap_align != i->gap_align) {
           i->kind = s.kind;
           i->stride = s.stride;
           i->assumed = s.assumed;
+          i->gap_known = s.gap_known;
+          i->gap = s.gap;
+          i->gap_align = s.gap_align;
           changed = 1;
         }
       }
@@ -1338,6 +1605,23 @@ static LLVMValueRef step_vector(struct vec *v, LLVMTypeRef t, int64_t stride) {
   return LLVMConstVector(elems, v->W);
 }
 
+/* Lane l's step within its run: (l % H) * stride. */
+static LLVMValueRef run_step_vector(struct vec *v, LLVMTypeRef t, int64_t stride) {
+  LLVMValueRef elems[64];
+  for (unsigned i = 0; i < v->W; i++)
+    elems[i] = LLVMConstInt(t, (unsigned long long)(stride * (int64_t)(i % v->H)), 1);
+  return LLVMConstVector(elems, v->W);
+}
+
+/* The vector whose first H lanes are lo's and the others hi's (both
+ * <W x T>). */
+static LLVMValueRef join_halves(struct vec *v, LLVMBuilderRef b, LLVMValueRef lo, LLVMValueRef hi) {
+  LLVMValueRef idx[64];
+  for (unsigned i = 0; i < v->W; i++)
+    idx[i] = LLVMConstInt(v->i32, i < v->H ? i : v->W + i, 0);
+  return LLVMBuildShuffleVector(b, lo, hi, LLVMConstVector(idx, v->W), "halves");
+}
+
 static LLVMValueRef all_ones_mask(struct vec *v) {
   return const_splat(v, LLVMConstInt(v->i1, 1, 0));
 }
@@ -1363,6 +1647,8 @@ static void position_after(struct vec *v, LLVMValueRef s) {
 }
 
 static LLVMValueRef scalar_of(struct vec *v, LLVMValueRef val);
+static LLVMValueRef runs_start(struct vec *v, LLVMValueRef in, int hi);
+static LLVMValueRef hi_of(struct vec *v, LLVMValueRef val);
 static LLVMValueRef vector_of_value(struct vec *v, LLVMValueRef val);
 static LLVMValueRef widen_pure(struct vec *v, LLVMBuilderRef b, LLVMValueRef in);
 static LLVMValueRef private_array_gep(struct vec *v, LLVMBuilderRef b, LLVMValueRef in, int vec);
@@ -1404,19 +1690,21 @@ static LLVMValueRef vector_of_value(struct vec *v, LLVMValueRef val) {
     i = info_of(v, val); /* arguments and globals: cache their splats too */
     if (i->vector) return i->vector;
     if (LLVMIsAArgument(val) && val == LLVMGetParam(v->fn, 2)) {
-      i->kind = K_AFFINE;
+      i->kind = v->rows > 1 ? K_RUNS : K_AFFINE;
       i->stride = 1;
+      i->gap_known = 1;
     } else {
       i->kind = K_UNIFORM;
     }
     i->scalar = scalar_of(v, val);
+    if (i->kind == K_RUNS) i->scalar_hi = i->scalar;
   }
   LLVMValueRef s = i->scalar;
   if (!s) {
     fail(v, VECTORIZE_UNSUPPORTED, "internal: no vector for", val);
     return LLVMGetPoison(vector_of(v, LLVMTypeOf(val)));
   }
-  if (i->kind == K_AFFINE && i->assumed) {
+  if ((i->kind == K_AFFINE || i->kind == K_RUNS) && i->assumed) {
     /* The operands' vectors first: building them moves mb. */
     int n = LLVMGetNumOperands(val);
     for (int k = 0; k < n; k++) {
@@ -1425,9 +1713,26 @@ static LLVMValueRef vector_of_value(struct vec *v, LLVMValueRef val) {
         vector_of_value(v, o);
     }
   }
-  position_after(v, s);
+  if (i->kind == K_RUNS && !i->scalar_hi) {
+    fail(v, VECTORIZE_UNSUPPORTED, "internal: no second run for", val);
+    return LLVMGetPoison(vector_of(v, LLVMTypeOf(val)));
+  }
+  /* Lane H's value is built after lane 0's. */
+  position_after(v, i->kind == K_RUNS ? i->scalar_hi : s);
   if (i->kind == K_UNIFORM) {
     i->vector = splat(v, v->mb, s);
+  } else if (i->kind == K_RUNS && !i->assumed) {
+    LLVMTypeRef t = LLVMTypeOf(s);
+    LLVMValueRef base = join_halves(v, v->mb, splat(v, v->mb, s), splat(v, v->mb, i->scalar_hi));
+    if (i->stride == 0)
+      i->vector = base;
+    else if (LLVMGetTypeKind(t) == LLVMPointerTypeKind)
+      i->vector = LLVMBuildGEP2(
+          v->mb, v->i8, base, (LLVMValueRef[]){run_step_vector(v, v->i64, i->stride)}, 1, "lanes");
+    else
+      i->vector = LLVMBuildAdd(v->mb, base, run_step_vector(v, t, i->stride), "lanes");
+  } else if (i->kind == K_RUNS) {
+    i->vector = widen_pure(v, v->mb, val);
   } else if (i->kind == K_AFFINE && !i->assumed) {
     LLVMTypeRef t = LLVMTypeOf(s);
     LLVMValueRef base = splat(v, v->mb, s);
@@ -1765,6 +2070,24 @@ static LLVMValueRef lane_value(struct vec *v, LLVMValueRef val, LLVMValueRef lan
     l = LLVMBuildTruncOrBitCast(v->b, l, t, "");
     return LLVMBuildAdd(
         v->b, s0, LLVMBuildMul(v->b, l, LLVMConstInt(t, (unsigned long long)s.stride, 1), ""), "");
+  }
+  if (s.kind == K_RUNS && !s.assumed) {
+    struct vinfo *i = LLVMIsAInstruction(val) ? ptr_map_get(&v->info, val) : NULL;
+    LLVMValueRef lo = scalar_of(v, val), hi = i ? i->scalar_hi : lo;
+    if (!hi) return NULL;
+    LLVMValueRef upper = LLVMBuildICmp(v->b, LLVMIntUGE, lane, LLVMConstInt(v->i32, v->H, 0), "");
+    LLVMValueRef start = LLVMBuildSelect(v->b, upper, hi, lo, "");
+    LLVMValueRef within = LLVMBuildAnd(v->b, lane, LLVMConstInt(v->i32, v->H - 1, 0), "");
+    LLVMValueRef l = LLVMBuildZExt(v->b, within, v->i64, "");
+    if (tk == LLVMPointerTypeKind) {
+      LLVMValueRef off =
+          LLVMBuildMul(v->b, l, LLVMConstInt(v->i64, (unsigned long long)s.stride, 1), "");
+      return LLVMBuildGEP2(v->b, v->i8, start, &off, 1, "");
+    }
+    l = LLVMBuildTruncOrBitCast(v->b, l, t, "");
+    return LLVMBuildAdd(v->b, start,
+                        LLVMBuildMul(v->b, l, LLVMConstInt(t, (unsigned long long)s.stride, 1), ""),
+                        "");
   }
   if (depth > 16 || !LLVMIsAInstruction(val) || s.kind == K_UNDEF) return NULL;
   LLVMOpcode op = LLVMGetInstructionOpcode(val);
@@ -2491,6 +2814,28 @@ static void emit_group_load(struct vec *v, struct access_group *g, LLVMValueRef 
       if (g->member[k]) g->result[k] = deinterleave(v, v->b, wide, g->members, k);
     return;
   }
+  if (rs.kind == K_RUNS && !mask) {
+    /* Two runs: a load of half the width at each run's start. */
+    LLVMValueRef start[2] = {scalar_of(v, g->root), hi_of(v, g->root)}, part[2];
+    LLVMTypeRef ht = LLVMVectorType(g->type, v->H * g->members);
+    for (unsigned k = 0; k < 2; k++) {
+      part[k] = LLVMBuildLoad2(v->b, ht, start[k], "");
+      LLVMSetAlignment(part[k], g->align);
+      for (unsigned m = 0; m < g->members; m++)
+        if (g->member[m]) {
+          copy_memory_metadata(v, g->member[m], part[k]);
+          break;
+        }
+    }
+    LLVMValueRef idx[MAX_MEMBERS * 64];
+    for (unsigned i = 0; i < v->W * g->members; i++)
+      idx[i] = LLVMConstInt(v->i32, i, 0);
+    LLVMValueRef whole =
+        LLVMBuildShuffleVector(v->b, part[0], part[1], LLVMConstVector(idx, v->W * g->members), "");
+    for (unsigned k = 0; k < g->members; k++)
+      if (g->member[k]) g->result[k] = deinterleave(v, v->b, whole, g->members, k);
+    return;
+  }
   /* A varying root: one wide load when the lanes' elements turn out to be
    * consecutive (a clamped index, a select), else a gather per member. */
   LLVMValueRef roots = vector_of_value(v, g->root), base;
@@ -2582,6 +2927,17 @@ static void emit_group_store(struct vec *v, struct access_group *g, LLVMValueRef
   struct shape rs = shape_of_value(v, g->root);
   LLVMValueRef roots = NULL, base;
   struct two_ways w;
+  if (rs.kind == K_RUNS && !m) {
+    /* Two runs: a store of half the width at each run's start, the
+     * second row's last, as the work-items in order would leave it. */
+    LLVMValueRef start[2] = {scalar_of(v, g->root), hi_of(v, g->root)};
+    for (unsigned k = 0; k < 2; k++) {
+      LLVMValueRef st = LLVMBuildStore(v->b, half_of(v, data, v->W * g->members, k), start[k]);
+      LLVMSetAlignment(st, g->align);
+      copy_memory_metadata(v, g->last, st);
+    }
+    return;
+  }
   if (rs.kind == K_AFFINE) {
     base = affine_base(v, g->root, mask);
   } else {
@@ -2654,6 +3010,16 @@ static LLVMValueRef emit_load(struct vec *v, LLVMValueRef in, LLVMValueRef mask)
       r = masked_load(v, vt, base, align, mask, reverse(v, v->b, mask), in);
     }
     return reverse(v, v->b, r);
+  }
+  if (s.kind == K_RUNS && s.stride == 0 && !mask && !LLVMGetVolatile(in)) {
+    /* One address per row: a load each, broadcast over its row. */
+    LLVMValueRef start[2] = {scalar_of(v, addr), hi_of(v, addr)}, part[2];
+    for (unsigned k = 0; k < 2; k++) {
+      part[k] = LLVMBuildLoad2(v->b, t, start[k], "");
+      LLVMSetAlignment(part[k], align);
+      copy_memory_metadata(v, in, part[k]);
+    }
+    return join_halves(v, v->b, splat(v, v->b, part[0]), splat(v, v->b, part[1]));
   }
   return gather(v, t, vector_of_value(v, addr), align, mask);
 }
@@ -2902,7 +3268,26 @@ static struct access_group *emit_packet_load(struct vec *v, LLVMValueRef in, LLV
   g->align = LLVMGetAlignment(in) ? LLVMGetAlignment(in) : 1;
   g->last = in;
   struct shape s = shape_of_value(v, addr);
-  int64_t stride = s.kind == K_AFFINE ? s.stride : (int64_t)n * g->size;
+  if (s.kind == K_RUNS && s.stride == 0 && !mask && !LLVMGetVolatile(in)) {
+    /* One vector per row: a load each, its elements broadcast over the row. */
+    LLVMValueRef start[2] = {scalar_of(v, addr), hi_of(v, addr)}, part[2];
+    for (unsigned k = 0; k < 2; k++) {
+      part[k] = LLVMBuildLoad2(v->b, vt, start[k], "");
+      LLVMSetAlignment(part[k], g->align);
+      copy_memory_metadata(v, in, part[k]);
+    }
+    g->emitted = 1;
+    g->members = n;
+    for (unsigned k = 0; k < n; k++) {
+      LLVMValueRef e[2];
+      for (unsigned r = 0; r < 2; r++)
+        e[r] =
+            splat(v, v->b, LLVMBuildExtractElement(v->b, part[r], LLVMConstInt(v->i32, k, 0), ""));
+      g->result[k] = join_halves(v, v->b, e[0], e[1]);
+    }
+    return g;
+  }
+  int64_t stride = s.kind == K_AFFINE || s.kind == K_RUNS ? s.stride : (int64_t)n * g->size;
   int element_known = root_element_size(v, addr) == stride;
   if (stride > 0 && stride % g->size == 0 && stride / g->size <= MAX_MEMBERS &&
       (stride == (int64_t)n * g->size || element_known)) {
@@ -2952,7 +3337,7 @@ static void emit_packet_store(struct vec *v, LLVMValueRef in, LLVMValueRef mask)
   g->size = alloc_size(v, et);
   g->align = align;
   g->last = in;
-  int64_t stride = s.kind == K_AFFINE ? s.stride : (int64_t)n * g->size;
+  int64_t stride = s.kind == K_AFFINE || s.kind == K_RUNS ? s.stride : (int64_t)n * g->size;
   if (stride > 0 && stride % g->size == 0 && stride / g->size <= MAX_MEMBERS &&
       (stride == (int64_t)n * g->size || v->isa == 'e')) {
     g->stride = stride;
@@ -3075,6 +3460,9 @@ static int groupable(struct vec *v, LLVMValueRef in) {
   if (!is_scalar_type(t) || (int64_t)LLVMStoreSizeOfType(v->td, t) != alloc_size(v, t)) return 0;
   /* Lanes walking down are served by a reversed vector. */
   if (s.kind == K_AFFINE && s.stride < 0) return 0;
+  /* So are two runs walking down; one address per row is loaded once per
+   * row (emit_load). */
+  if (s.kind == K_RUNS && s.stride <= 0) return 0;
   /* A lane's copy of a lane-interleaved private array is not contiguous:
    * the element k bytes past a varying address is W * k bytes further on,
    * not k (private_array_gep), so its members are no group. */
@@ -3129,7 +3517,7 @@ static void find_groups(struct vec *v, int b) {
     LLVMTypeRef t = is_load ? LLVMTypeOf(in) : LLVMTypeOf(LLVMGetOperand(in, 0));
     int64_t size = alloc_size(v, t);
     struct shape rs = shape_of_value(v, root);
-    if (rs.kind == K_UNIFORM || (rs.kind == K_AFFINE && rs.stride <= 0)) {
+    if (rs.kind == K_UNIFORM || ((rs.kind == K_AFFINE || rs.kind == K_RUNS) && rs.stride <= 0)) {
       root = addr;
       off = 0;
       rs = shape_of_value(v, root);
@@ -3159,7 +3547,7 @@ static void find_groups(struct vec *v, int b) {
     }
     if (!g) {
       /* A varying root's element size is settled once all members are known. */
-      int64_t stride = rs.kind == K_AFFINE ? rs.stride : size * MAX_MEMBERS;
+      int64_t stride = rs.kind == K_AFFINE || rs.kind == K_RUNS ? rs.stride : size * MAX_MEMBERS;
       if (off < 0 || off % size || stride % size || stride / size > MAX_MEMBERS || off >= stride)
         continue;
       g = xcalloc(1, sizeof *g);
@@ -3583,14 +3971,132 @@ static LLVMValueRef affine_scalar(struct vec *v, LLVMValueRef in) {
   case LLVMLShr: {
     /* The shift pair of an extension: lane 0's value from x's. */
     LLVMValueRef shl = LLVMGetOperand(in, 0);
+    if (!LLVMIsAInstruction(shl) || LLVMGetInstructionOpcode(shl) != LLVMShl)
+      return runs_start(v, in, 0);
     LLVMValueRef x =
         LLVMBuildShl(v->b, scalar_of(v, LLVMGetOperand(shl, 0)), LLVMGetOperand(shl, 1), "");
     return LLVMBuildBinOp(v->b, op, x, LLVMGetOperand(in, 1), "");
   }
+  case LLVMXor:
+  case LLVMUDiv:
+  case LLVMSDiv:
+    /* Of two runs that make one (their gap H strides): lane 0's value. */
+    return runs_start(v, in, 0);
   default:
     fail(v, VECTORIZE_UNSUPPORTED, "internal: an affine value of an unexpected kind", in);
     return LLVMGetPoison(LLVMTypeOf(in));
   }
+}
+
+/* val's value in lane H, the first of the second run, in scalars. */
+static LLVMValueRef hi_of(struct vec *v, LLVMValueRef val) {
+  struct shape s = shape_of_value(v, val);
+  LLVMValueRef lo = scalar_of(v, val);
+  if (s.kind == K_RUNS) {
+    if (!LLVMIsAInstruction(val)) return lo; /* x: both rows start there */
+    struct vinfo *i = ptr_map_get(&v->info, val);
+    if (!i || !i->scalar_hi) {
+      fail(v, VECTORIZE_UNSUPPORTED, "internal: no second run for", val);
+      return LLVMGetPoison(LLVMTypeOf(val));
+    }
+    return i->scalar_hi;
+  }
+  if (s.kind != K_AFFINE) return lo;
+  int64_t step = (int64_t)v->H * s.stride;
+  if (LLVMGetTypeKind(LLVMTypeOf(lo)) == LLVMPointerTypeKind) {
+    LLVMValueRef off = LLVMConstInt(v->i64, (unsigned long long)step, 1);
+    return LLVMBuildGEP2(v->b, v->i8, lo, &off, 1, "");
+  }
+  return LLVMBuildAdd(v->b, lo, LLVMConstInt(LLVMTypeOf(lo), (unsigned long long)step, 1), "");
+}
+
+/* One run's start (lane 0's value, or with hi lane H's) of an instruction
+ * of two runs: the operation on its operands' values in that lane, built
+ * without flags that a lane that is off might violate. */
+static LLVMValueRef runs_start(struct vec *v, LLVMValueRef in, int hi) {
+  LLVMOpcode op = LLVMGetInstructionOpcode(in);
+  LLVMValueRef ops[16];
+  unsigned n = (unsigned)LLVMGetNumOperands(in);
+  if (n > 16) {
+    fail(v, VECTORIZE_UNSUPPORTED, "an instruction with too many operands", in);
+    return LLVMGetPoison(LLVMTypeOf(in));
+  }
+  LLVMValueRef shl = n == 2 ? LLVMGetOperand(in, 0) : NULL;
+  if ((op == LLVMAShr || op == LLVMLShr) && LLVMIsAInstruction(shl) &&
+      LLVMGetInstructionOpcode(shl) == LLVMShl && LLVMIsAConstantInt(LLVMGetOperand(shl, 1)) &&
+      shape_of_value(v, shl).kind == K_VARYING) {
+    /* The shift pair of an extension, whose shift left alone is varying:
+     * from x's values (as affine_scalar). */
+    LLVMValueRef x = LLVMGetOperand(shl, 0);
+    x = LLVMBuildShl(v->b, hi ? hi_of(v, x) : scalar_of(v, x), LLVMGetOperand(shl, 1), "");
+    return LLVMBuildBinOp(v->b, op, x, LLVMGetOperand(in, 1), "");
+  }
+  for (unsigned k = 0; k < n; k++)
+    ops[k] = hi ? hi_of(v, LLVMGetOperand(in, k)) : scalar_of(v, LLVMGetOperand(in, k));
+  switch (op) {
+  case LLVMGetElementPtr:
+    return LLVMBuildGEP2(v->b, LLVMGetGEPSourceElementType(in), ops[0], ops + 1, n - 1, "");
+  case LLVMSelect:
+    return LLVMBuildSelect(v->b, ops[0], ops[1], ops[2], "");
+  case LLVMFreeze:
+    return LLVMBuildFreeze(v->b, ops[0], "");
+  case LLVMFNeg:
+    return LLVMBuildFNeg(v->b, ops[0], "");
+  case LLVMICmp:
+    return LLVMBuildICmp(v->b, LLVMGetICmpPredicate(in), ops[0], ops[1], "");
+  case LLVMFCmp:
+    return LLVMBuildFCmp(v->b, LLVMGetFCmpPredicate(in), ops[0], ops[1], "");
+  case LLVMTrunc:
+  case LLVMZExt:
+  case LLVMSExt:
+  case LLVMFPTrunc:
+  case LLVMFPExt:
+  case LLVMFPToUI:
+  case LLVMFPToSI:
+  case LLVMUIToFP:
+  case LLVMSIToFP:
+  case LLVMPtrToInt:
+  case LLVMIntToPtr:
+  case LLVMBitCast:
+  case LLVMAddrSpaceCast:
+    return LLVMBuildCast(v->b, op, ops[0], LLVMTypeOf(in), "");
+  case LLVMAdd:
+  case LLVMSub:
+  case LLVMMul:
+  case LLVMShl:
+  case LLVMOr:
+  case LLVMAnd:
+  case LLVMXor:
+  case LLVMUDiv:
+  case LLVMSDiv:
+  case LLVMURem:
+  case LLVMSRem:
+  case LLVMLShr:
+  case LLVMAShr:
+  case LLVMFAdd:
+  case LLVMFSub:
+  case LLVMFMul:
+  case LLVMFDiv:
+  case LLVMFRem:
+    return LLVMBuildBinOp(v->b, op, ops[0], ops[1], "");
+  default:
+    fail(v, VECTORIZE_UNSUPPORTED, "internal: runs of an unexpected kind", in);
+    return LLVMGetPoison(LLVMTypeOf(in));
+  }
+}
+
+static void emit_runs(struct vec *v, LLVMValueRef in, struct vinfo *i) {
+  if (LLVMIsACallInst(in)) {
+    /* A local id with two rows a vector: x is the same in both rows, y one
+     * more in the second. */
+    i->scalar = clone_uniform(v, in);
+    i->scalar_hi = i->stride == 0
+                       ? LLVMBuildAdd(v->b, i->scalar, LLVMConstInt(LLVMTypeOf(in), 1, 0), "y.hi")
+                       : i->scalar;
+    return;
+  }
+  i->scalar = runs_start(v, in, 0);
+  i->scalar_hi = runs_start(v, in, 1);
 }
 
 /* memcpy, memset and memmove with the same operands for every lane: doing
@@ -3668,6 +4174,7 @@ static void emit_instruction(struct vec *v, int b, LLVMValueRef in) {
       size_t len;
       const char *name = LLVMGetValueName2(in, &len);
       if (len) LLVMSetValueName2(i->scalar, name, len);
+      if (i->kind == K_RUNS) i->scalar_hi = LLVMBuildPhi(v->b, t, "hi");
     }
     record_phi(v, in, i->kind == K_VARYING ? i->vector : i->scalar);
     return;
@@ -3741,10 +4248,23 @@ static void emit_instruction(struct vec *v, int b, LLVMValueRef in) {
       /* A dimension only known at run time. */
       LLVMValueRef d = scalar_of(v, LLVMGetOperand(in, 0));
       LLVMValueRef id = clone_uniform(v, in);
+      LLVMTypeRef it = LLVMTypeOf(id);
       LLVMValueRef lanes =
-          LLVMBuildAdd(v->b, splat(v, v->b, id), step_vector(v, LLVMTypeOf(id), 1), "");
+          LLVMBuildAdd(v->b, splat(v, v->b, id),
+                       v->rows > 1 ? run_step_vector(v, it, 1) : step_vector(v, it, 1), "");
       LLVMValueRef is_x = LLVMBuildICmp(v->b, LLVMIntEQ, d, LLVMConstNull(LLVMTypeOf(d)), "");
-      i->vector = LLVMBuildSelect(v->b, is_x, lanes, splat(v, v->b, id), "");
+      LLVMValueRef other = splat(v, v->b, id);
+      if (v->rows > 1) {
+        /* y: one more in the second row. */
+        LLVMValueRef row[64];
+        for (unsigned l = 0; l < v->W; l++)
+          row[l] = LLVMConstInt(it, l / v->H, 0);
+        LLVMValueRef is_y =
+            LLVMBuildICmp(v->b, LLVMIntEQ, d, LLVMConstInt(LLVMTypeOf(d), 1, 0), "");
+        other = LLVMBuildSelect(
+            v->b, is_y, LLVMBuildAdd(v->b, other, LLVMConstVector(row, v->W), ""), other, "");
+      }
+      i->vector = LLVMBuildSelect(v->b, is_x, lanes, other, "");
       return;
     }
     if (i->kind == K_UNIFORM && cc != CALL_PER_LANE) {
@@ -3757,6 +4277,10 @@ static void emit_instruction(struct vec *v, int b, LLVMValueRef in) {
     }
     if (i->kind == K_AFFINE) {
       i->scalar = affine_scalar(v, in);
+      return;
+    }
+    if (i->kind == K_RUNS && cc == CALL_LOCAL_ID) {
+      emit_runs(v, in, i);
       return;
     }
     switch (cc) {
@@ -3786,6 +4310,10 @@ static void emit_instruction(struct vec *v, int b, LLVMValueRef in) {
   }
   if (i->kind == K_AFFINE) {
     i->scalar = affine_scalar(v, in);
+    return;
+  }
+  if (i->kind == K_RUNS) {
+    emit_runs(v, in, i);
     return;
   }
   i->vector = widen_pure(v, v->b, in);
@@ -3952,6 +4480,10 @@ static void fill_phis(struct vec *v) {
         LLVMPositionBuilderBefore(v->b, LLVMGetBasicBlockTerminator(pred));
         if (!vec) {
           x = scalar_of(v, val);
+          if (info->kind == K_RUNS) {
+            LLVMValueRef hi = hi_of(v, val);
+            LLVMAddIncoming(info->scalar_hi, &hi, &pred, 1);
+          }
         } else {
           x = phi ? vector_of_value(v, val) : packet_element(v, val, e);
           if (d >= 0 && entry >= 0 && p != d && from_d) {
@@ -3996,7 +4528,7 @@ static void emit_function(struct vec *v) {
 
 /* AQUILA_DEBUG_VECTORIZE: each instruction with its shape, on stderr. */
 static void print_shapes(struct vec *v) {
-  static const char *const names[] = {"undef", "uniform", "affine", "varying"};
+  static const char *const names[] = {"undef", "uniform", "affine", "runs", "varying"};
   size_t len;
   fprintf(stderr, "vectorize: %s (%s)\n", LLVMGetValueName2(v->fn, &len),
           v->status == VECTORIZE_OK ? "ok" : v->why->data);
@@ -4010,6 +4542,12 @@ static void print_shapes(struct vec *v) {
       char *txt = LLVMPrintValueToString(in);
       if (i && i->kind == K_AFFINE)
         fprintf(stderr, "  [affine %" PRId64 "%s] %s\n", i->stride, i->assumed ? " assumed" : "",
+                txt);
+      else if (i && i->kind == K_RUNS && i->gap_known)
+        fprintf(stderr, "  [runs %" PRId64 " gap %" PRId64 "%s] %s\n", i->stride, i->gap,
+                i->assumed ? " assumed" : "", txt);
+      else if (i && i->kind == K_RUNS)
+        fprintf(stderr, "  [runs %" PRId64 "%s] %s\n", i->stride, i->assumed ? " assumed" : "",
                 txt);
       else
         fprintf(stderr, "  [%s] %s\n", names[i ? i->kind : 0], txt);
@@ -4075,6 +4613,11 @@ enum vectorize_status vectorize_workitem_function(LLVMModuleRef m, LLVMValueRef 
   v.td = LLVMGetModuleDataLayout(m);
   v.fn = fn;
   v.W = target->width;
+  v.rows = target->rows > 1 ? 2 : 1;
+  v.H = v.W >= 8 || v.rows > 1 ? v.W / 2 : v.W;
+  if (getenv("AQUILA_VECTORIZE_RUNS") && !strcmp(getenv("AQUILA_VECTORIZE_RUNS"), "0") &&
+      v.rows == 1)
+    v.H = v.W;
   v.isa = target->libmvec_isa;
   memcpy(v.reqd, target->reqd, sizeof v.reqd);
   v.why = why;

@@ -12,6 +12,10 @@ struct vectorize_target {
   unsigned width;   /* work-items per vector: 4, 8 or 16 */
   char libmvec_isa; /* glibc libmvec variant letter: 'b' SSE4, 'd' AVX2, 'e' AVX-512 */
   uint32_t reqd[3]; /* the kernel's required local size, 0s when it has none */
+  /* 2: a vector holds two rows of the work-group, width / 2 work-items
+   * each (a required local size of that along x and an even one along y);
+   * the caller passes lane 0's local ids, x 0 and an even y. Else 1. */
+  unsigned rows;
 };
 
 enum vectorize_status {

@@ -60,6 +60,7 @@ struct kernel_build {
   LLVMValueRef kernel, wi, wg;
   LLVMValueRef wi_vec; /* K.wi.v<W>: W work-items along x at once (vectorize.c), or NULL */
   unsigned width;      /* that W */
+  unsigned rows;       /* work-group rows per vector: 2 when W is twice the required x size */
   unsigned scalar_size, vector_size; /* instructions of K.wi and K.wi.v<W> when vectorized */
   int vec_only;           /* the required local size along x is a multiple of W: no scalar path */
   int check_twin;         /* AQUILA_VECTORIZE=check: K.wg.scalar runs K.wi alone, for comparing */
@@ -880,7 +881,7 @@ static void build_region_workgroup(struct wg_types *t, LLVMBuilderRef b, struct 
   LLVMValueRef zero = LLVMConstInt(t->i32, 0, 0);
   LLVMValueRef args[5] = {LLVMGetParam(fn, 0), wg, zero, zero, zero};
   LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(t->ctx, fn, "entry"));
-  if (!kb->wi_vec || !kb->wi) {
+  if (!kb->wi_vec || !kb->wi || kb->rows > 1) {
     LLVMBuildCall2(b, t->wi_fn, kb->wi_vec ? kb->wi_vec : kb->wi, args, 5, "");
     LLVMBuildRetVoid(b);
     return;
@@ -1004,6 +1005,10 @@ static void build_vector_loop_workgroup(struct wg_types *t, LLVMBuilderRef b,
     size[d] = kb->reqd[d]
                   ? LLVMConstInt(t->i32, kb->reqd[d], 0)
                   : load_wg_field(t, b, wg, WG_LOCAL_SIZE, LLVMConstInt(t->i64, d, 0), t->i32);
+  /* Two rows a vector: one vector a row pair (rows > 1 only with a
+   * required size of W / 2 along x and an even one along y). */
+  unsigned rows = kb->rows > 1 ? kb->rows : 1;
+  if (rows > 1) size[0] = LLVMConstInt(t->i32, width, 0);
   LLVMValueRef vec_end = LLVMBuildAnd(b, size[0], LLVMConstInt(t->i32, ~(width - 1), 0), "vec.end");
   LLVMBuildBr(b, zh);
 
@@ -1045,7 +1050,7 @@ static void build_vector_loop_workgroup(struct wg_types *t, LLVMBuilderRef b,
   }
 
   LLVMPositionBuilderAtEnd(b, yl);
-  LLVMValueRef yn = LLVMBuildNUWAdd(b, y, one, "y.next");
+  LLVMValueRef yn = LLVMBuildNUWAdd(b, y, LLVMConstInt(t->i32, rows, 0), "y.next");
   LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntULT, yn, size[1], ""), yh, zl);
   LLVMPositionBuilderAtEnd(b, zl);
   LLVMValueRef zn = LLVMBuildNUWAdd(b, z, one, "z.next");
@@ -1291,9 +1296,17 @@ static void vectorize_kernels(LLVMModuleRef m, struct kernel_build *kbs, unsigne
         /* A required size along x that the widest vector does not divide:
          * a narrower vector (8 or 4 work-items) that does. */
         kb->width = vt->width;
-        while (kb->reqd[0] && kb->reqd[0] % kb->width && kb->width > 4)
+        kb->rows = 1;
+        /* A required size along x of half the vector (CLBlast's 8 x 8
+         * GEMM groups): two rows a vector, all of it used, when the rows
+         * pair up. */
+        const char *rows_env = getenv("AQUILA_VECTORIZE_ROWS");
+        if (kb->reqd[0] >= 4 && kb->reqd[0] * 2 == kb->width && kb->reqd[1] % 2 == 0 &&
+            !(rows_env && !strcmp(rows_env, "0")))
+          kb->rows = 2;
+        while (kb->rows == 1 && kb->reqd[0] && kb->reqd[0] % kb->width && kb->width > 4)
           kb->width /= 2;
-        if (kb->reqd[0] && kb->reqd[0] % kb->width) {
+        if (kb->rows == 1 && kb->reqd[0] && kb->reqd[0] % kb->width) {
           strbuf_printf(&kb->vec_why,
                         "its required local size along x, %u, is not a multiple of %u", kb->reqd[0],
                         kb->width);
@@ -1305,6 +1318,7 @@ static void vectorize_kernels(LLVMModuleRef m, struct kernel_build *kbs, unsigne
       LLVMValueRef vfn = NULL;
       struct vectorize_target kt = *vt;
       kt.width = kb->width;
+      kt.rows = kb->rows;
       memcpy(kt.reqd, kb->reqd, sizeof kt.reqd);
       enum vectorize_status st = vectorize_workitem_function(m, kb->wi, &kt, &vfn, &kb->vec_why);
       if (st == VECTORIZE_OK && instruction_count(vfn) > vectorize_max_vector_instructions()) {
@@ -1356,8 +1370,12 @@ static void report_kernel(const struct kernel_build *kb, const struct vectorize_
   struct strbuf sb = {0};
   strbuf_printf(&sb, "aquila: kernel '%s': ", kb->name);
   if (kb->wi_vec) {
-    strbuf_printf(&sb, "vectorized, %u work-items along x per vector (%u instructions; %u scalar)",
-                  kb->width, kb->vector_size, kb->scalar_size);
+    if (kb->rows > 1)
+      strbuf_printf(&sb, "vectorized, %u work-items per vector, two rows of %u", kb->width,
+                    kb->width / 2);
+    else
+      strbuf_printf(&sb, "vectorized, %u work-items along x per vector", kb->width);
+    strbuf_printf(&sb, " (%u instructions; %u scalar)", kb->vector_size, kb->scalar_size);
     if (kb->uses_barrier)
       strbuf_printf(&sb,
                     ", barriers: %u regions, %u values in context arrays (%u bytes per "
@@ -1788,7 +1806,7 @@ int workgroup_compile(LLVMModuleRef m, struct aquila_fatbin_kernel *kernels, uns
     contain_private_accesses(&t, kbs[i].wi);
   for (unsigned i = 0; i < n; i++) {
     struct kernel_build *kb = &kbs[i];
-    kb->vec_only = kb->wi_vec && kb->reqd[0] && kb->reqd[0] % kb->width == 0;
+    kb->vec_only = kb->wi_vec && kb->reqd[0] && (kb->rows > 1 || kb->reqd[0] % kb->width == 0);
     kb->scalar_used = !kb->vec_only;
     kb->check_twin = kb->wi_vec && check_mode();
   }
@@ -1840,11 +1858,11 @@ int workgroup_compile(LLVMModuleRef m, struct aquila_fatbin_kernel *kernels, uns
       struct kernel_build *kb = &kbs[i];
       if (!kb->split_at_barriers) continue;
       if (kb->wi)
-        status = regions_transform(t.ctx, kb->wi, t.workgroup, LLVMGetParam(kb->wi, 1), 1, kb->reqd,
-                                   kb->wi_vec ? NULL : &kb->regions, log);
+        status = regions_transform(t.ctx, kb->wi, t.workgroup, LLVMGetParam(kb->wi, 1), 1, 1,
+                                   kb->reqd, kb->wi_vec ? NULL : &kb->regions, log);
       if (!status && kb->wi_vec)
         status = regions_transform(t.ctx, kb->wi_vec, t.workgroup, LLVMGetParam(kb->wi_vec, 1),
-                                   kb->width, kb->reqd, &kb->regions, log);
+                                   kb->width, kb->rows, kb->reqd, &kb->regions, log);
     }
     if (status) goto out;
   }

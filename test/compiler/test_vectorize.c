@@ -381,6 +381,68 @@ static const struct vcase cases[] = {
      "  out[y * w + x] = r;\n"
      "}\n",
      2},
+    /* Two rows of a group of 8 x 8 in one vector of 16: every local id
+     * has two runs, x the same in both halves, y one more in the second.
+     * A GEMM in small, CLBlast's way: tiles in __local memory loaded by a
+     * flattened id, then a loop that reads A's tile by x (the same in both
+     * rows: one half-width load for both) and B's by y (one address per
+     * row: a broadcast each), with int4 elements of each. */
+    {"two_rows_gemm",
+     "__kernel __attribute__((reqd_work_group_size(8, 8, 1)))\n"
+     "void k(__global const int *in, __global int *out, int n) {\n"
+     "  __local int4 ta[8 * 8], tb[8 * 8];\n"
+     "  int lx = get_local_id(0), ly = get_local_id(1), tid = lx + 8 * ly;\n"
+     "  int g = get_group_id(0) * 3 + get_group_id(1) * 5;\n"
+     "  int4 acc = (int4)(ly, lx, tid, g);\n"
+     "  for (int t = 0; t < 3; t++) {\n"
+     "    ta[tid] = (int4)(in[(g + tid + t) % n], in[(g + 2 * tid) % n], tid, t);\n"
+     "    tb[tid % 8 * 8 + tid / 8] = (int4)(in[(g * 7 + tid) % n], t, -tid, in[(tid * 3) % n]);\n"
+     "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+     "    for (int k = 0; k < 8; k++) {\n"
+     "      int4 a = ta[k * 8 + lx], b = tb[ly * 8 + k];\n"
+     "      acc += a * b.x + (a ^ b) * b.w;\n"
+     "    }\n"
+     "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+     "  }\n"
+     "  out[get_global_id(1) * get_global_size(0) + get_global_id(0)] =\n"
+     "      acc.x + acc.y * 3 + acc.z * 5 + acc.w * 7;\n"
+     "}\n",
+     2, 8, 8},
+    /* Two rows without barriers: branches and loops on y (uniform in each
+     * row, not in the vector), quotients by y's functions, a store to one
+     * address per row (the row's last work-item's value stays), a local
+     * id of a dimension known at run time, and x % 4 (runs that straddle:
+     * varying). */
+    {"two_rows_by_row",
+     "__kernel __attribute__((reqd_work_group_size(8, 4, 1)))\n"
+     "void k(__global const int *in, __global int *out, int n) {\n"
+     "  int lx = get_local_id(0), ly = get_local_id(1);\n"
+     "  int x = get_global_id(0), y = get_global_id(1), w = get_global_size(0);\n"
+     "  int r = in[(y * w + x) % n] + in[(y * 3 + (n & 1)) % n] * 5;\n"
+     "  if (ly & 1) r = r * 3 - ly; else r += in[(x + 1) % n];\n"
+     "  for (int j = 0; j < ly + (in[y % n] & 3); j++) r = r * 7 + j;\n"
+     "  r += (y * 13 + 5) / (ly + 1 + (n & 1)) + (lx % 4) * 11 + (int)get_local_id(n & 1) * 17;\n"
+     "  r += (int)get_local_id((n >> 1) & 1) * 19 + (ly > 1 ? in[ly] : lx);\n"
+     "  out[n + ((y * 4 + get_group_id(0)) & 63)] = r;\n"
+     "  out[(y * w + x) % n] = r;\n"
+     "}\n",
+     2, 8, 4},
+    /* Two rows with a vector load at one address per row and a pointer
+     * stepping through a loop by a step of y's. */
+    {"two_rows_pointer_walk",
+     "__kernel __attribute__((reqd_work_group_size(8, 2, 1)))\n"
+     "void k(__global const int *in, __global int *out, int n) {\n"
+     "  int lx = get_local_id(0), ly = get_local_id(1), lz = get_local_id(2);\n"
+     "  int x = get_global_id(0), y = get_global_id(1), w = get_global_size(0);\n"
+     "  __global const int4 *row = (__global const int4 *)in + ly * 3 + lz;\n"
+     "  int4 s = row[0];\n"
+     "  __global const int *p = in + ly * 5;\n"
+     "  int acc = 0;\n"
+     "  for (int j = 0; j < 6; j++, p += ly + 1) acc += *p * (j + 1) + p[lx];\n"
+     "  int i = (y * w + x) % n;\n"
+     "  out[i] = acc + s.x * 3 + s.y * 5 + s.z * 7 + s.w * 11 + lz * 1000;\n"
+     "}\n",
+     2, 8, 2},
     /* CLBlast's GEMM in small: a tile in __local memory, then a loop
      * between the barriers that rows of a group run alike (its trip count
      * from an argument) and whose body is large: two rows of vectors are
