@@ -796,10 +796,13 @@ static LLVMBasicBlockRef emit_region(struct transform *t, unsigned r, LLVMBasicB
   if (getenv("AQUILA_DEBUG_REGIONS"))
     fprintf(stderr, "region %u (vectors of %u): inner loop of %u instructions\n", r, t->width,
             loop_size);
-  if (loop_size >= REGION_JAM_MIN_LOOP && !(jam_env && !strcmp(jam_env, "0"))) {
+  /* AQUILA_REGION_JAM=N (an experiment): every such loop, N times. */
+  unsigned forced = jam_env ? (unsigned)atoi(jam_env) : 0;
+  if ((forced >= 2 && loop_size > 0) ||
+      (loop_size >= REGION_JAM_MIN_LOOP && !(jam_env && !strcmp(jam_env, "0")))) {
     int one_vector_rows =
         LLVMIsAConstantInt(t->size[0]) && LLVMConstIntGetZExtValue(t->size[0]) == t->width;
-    mark_unroll_and_jam(ctx, one_vector_rows ? ybr : xbr, 2);
+    mark_unroll_and_jam(ctx, one_vector_rows ? ybr : xbr, forced >= 2 ? forced : 2);
   }
   LLVMPositionBuilderAtEnd(t->b, zl);
   LLVMValueRef zn = LLVMBuildNUWAdd(t->b, z, one, "");

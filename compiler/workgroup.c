@@ -540,6 +540,15 @@ static int bind_workitem_builtins(struct wg_types *t, struct kernel_build *kb, L
         v = load_wg_field(t, b, wg, WG_GLOBAL_SIZE, dim64, t->i64);
       } else if (!strcmp(what, "work_dim")) {
         v = load_wg_field(t, b, wg, WG_WORK_DIM, NULL, t->i32);
+        /* 1 to 3, and past every dimension the required size spans (the
+         * runtime refuses a range with fewer): get_local_id(1) of an 8 x 8
+         * kernel then needs no test of the dimension. */
+        unsigned lo = kb->reqd[2] > 1 ? 3 : kb->reqd[1] > 1 ? 2 : 1;
+        LLVMMetadataRef range[2] = {LLVMValueAsMetadata(LLVMConstInt(t->i32, lo, 0)),
+                                    LLVMValueAsMetadata(LLVMConstInt(t->i32, 4, 0))};
+        if (LLVMIsALoadInst(v))
+          LLVMSetMetadata(v, LLVMGetMDKindIDInContext(t->ctx, "range", 5),
+                          LLVMMetadataAsValue(t->ctx, LLVMMDNodeInContext2(t->ctx, range, 2)));
       } else if (!strcmp(what, "global_offset") && dim) {
         LLVMValueRef off = LLVMBuildAdd(b, LLVMConstInt(t->i64, kb->hidden_offset, 0),
                                         LLVMBuildMul(b, dim64, LLVMConstInt(t->i64, 8, 0), ""), "");
@@ -1692,6 +1701,37 @@ int workgroup_kernel_layout(LLVMModuleRef m, struct aquila_fatbin_kernel *kernel
   return 0;
 }
 
+/* get_work_dim() of a kernel whose required size spans more than one
+ * dimension is at least that many: the runtime refuses a range of fewer.
+ * Said so (umax), get_local_id(1)'s test of the dimension folds away, and
+ * an 8 x 8 kernel's flattened id, x + 8 * y, is consecutive across a
+ * two-row vector instead of two runs of unknown gap. */
+static void bound_work_dim(struct wg_types *t, LLVMModuleRef m, struct kernel_build *kb) {
+  unsigned lo = kb->reqd[2] > 1 ? 3 : kb->reqd[1] > 1 ? 2 : 1;
+  if (lo < 2 || !kb->wi) return;
+  LLVMBuilderRef b = LLVMCreateBuilderInContext(t->ctx);
+  unsigned id = LLVMLookupIntrinsicID("llvm.umax", 9);
+  LLVMValueRef umax = LLVMGetIntrinsicDeclaration(m, id, &t->i32, 1);
+  LLVMTypeRef umax_type = LLVMIntrinsicGetType(t->ctx, id, &t->i32, 1);
+  for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(kb->wi); bb; bb = LLVMGetNextBasicBlock(bb))
+    for (LLVMValueRef in = LLVMGetFirstInstruction(bb); in; in = LLVMGetNextInstruction(in)) {
+      LLVMValueRef callee = LLVMIsACallInst(in) ? LLVMGetCalledValue(in) : NULL;
+      size_t len;
+      if (!callee || !LLVMIsAFunction(callee) ||
+          strcmp(LLVMGetValueName2(callee, &len), "__aquila_work_dim") ||
+          LLVMTypeOf(in) != t->i32 || !LLVMGetFirstUse(in))
+        continue;
+      LLVMValueRef next = LLVMGetNextInstruction(in);
+      LLVMPositionBuilderBefore(b, next);
+      LLVMValueRef args[2] = {in, LLVMConstInt(t->i32, lo, 0)};
+      LLVMValueRef bounded = LLVMBuildCall2(b, umax_type, umax, args, 2, "work.dim");
+      LLVMReplaceAllUsesWith(in, bounded);
+      LLVMSetOperand(bounded, 0, in);
+      in = bounded;
+    }
+  LLVMDisposeBuilder(b);
+}
+
 int workgroup_compile(LLVMModuleRef m, struct aquila_fatbin_kernel *kernels, unsigned num_kernels,
                       const struct vectorize_target *vt, struct strbuf *log) {
   struct wg_types t;
@@ -1757,6 +1797,7 @@ int workgroup_compile(LLVMModuleRef m, struct aquila_fatbin_kernel *kernels, uns
   for (unsigned i = 0; i < n; i++) {
     guard_integer_division(&t, kbs[i].wi);
     if (vt) unvolatile_private_variables(kbs[i].wi);
+    bound_work_dim(&t, m, &kbs[i]);
   }
   /* Static __local variables become addresses in the group segment before
    * anything copies or vectorizes the functions that use them. */

@@ -581,6 +581,17 @@ AQUILA_API cl_int clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel kernel, c
     global[d] = global_work_size[d];
     if (global_work_offset) offset[d] = global_work_offset[d];
   }
+  /* A dimension past work_dim has a work-group size of 1, which must be
+   * the required one too: a kernel built for 8 x 8 groups cannot run in
+   * rows of 8 (its code takes the required size as the size). */
+  if (has_reqd)
+    for (cl_uint d = work_dim; d < 3; d++)
+      if (reqd[d] > 1) {
+        debug_log("clEnqueueNDRangeKernel: the kernel requires %u work-items along dimension %u, "
+                  "which a %u-dimensional range does not have",
+                  reqd[d], d, work_dim);
+        return CL_INVALID_WORK_GROUP_SIZE;
+      }
   if (local_work_size) {
     size_t total = 1;
     for (cl_uint d = 0; d < work_dim; d++) {

@@ -754,6 +754,11 @@ static void kernels(void) {
   size_t g_bad[2] = {12, 2};
   CHECK_EQ_INT(clEnqueueNDRangeKernel(queue, k, 2, NULL, g_bad, NULL, 0, NULL, NULL),
                CL_INVALID_WORK_GROUP_SIZE);
+  /* A range of fewer dimensions has groups of 1 along the others, not 2. */
+  CHECK_EQ_INT(clEnqueueNDRangeKernel(queue, k, 1, NULL, g, l, 0, NULL, NULL),
+               CL_INVALID_WORK_GROUP_SIZE);
+  CHECK_EQ_INT(clEnqueueNDRangeKernel(queue, k, 1, NULL, g, NULL, 0, NULL, NULL),
+               CL_INVALID_WORK_GROUP_SIZE);
   CHECK_EQ_INT(clEnqueueNDRangeKernel(queue, k, 2, NULL, g, l, 0, NULL, NULL), CL_SUCCESS);
   int out[32];
   clEnqueueReadBuffer(queue, m, CL_TRUE, 0, sizeof out, out, 0, NULL, NULL);
