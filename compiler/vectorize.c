@@ -928,12 +928,15 @@ static struct shape runs_quotient(struct vec *v, struct shape sx, int64_t d, int
 /* The shape of an operation on values that are each uniform or uniform
  * per row: uniform per row, or varying. */
 static struct shape per_row(struct vec *v, LLVMValueRef in) {
-  int n = LLVMGetNumOperands(in);
+  int n = LLVMGetNumOperands(in), all_uniform = 1;
   for (int k = 0; k < n; k++) {
     LLVMValueRef o = LLVMGetOperand(in, (unsigned)k);
     if (LLVMIsABasicBlock(o)) continue;
-    if (!row_uniform(shape_of_value(v, o))) return varying();
+    struct shape s = shape_of_value(v, o);
+    if (!row_uniform(s)) return varying();
+    all_uniform &= s.kind == K_UNIFORM;
   }
+  if (all_uniform) return affine(0, 0);
   if (!is_scalar_type(LLVMTypeOf(in))) return varying();
   return runs(v, 0, 0, 0, 0, 1);
 }

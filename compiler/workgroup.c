@@ -1156,6 +1156,15 @@ static int vectorizing(const struct vectorize_target *vt) {
   return vt && vt->width > 1 && !(env && !strcmp(env, "0"));
 }
 
+/* Work-group rows per vector for a kernel: two when its required size
+ * along x is half the vector and the rows pair up (CLBlast's 8 x 8 GEMM
+ * groups in 16 lanes), else one. */
+static unsigned vector_rows(const struct kernel_build *kb, const struct vectorize_target *vt) {
+  const char *env = getenv("AQUILA_VECTORIZE_ROWS");
+  if (!vectorizing(vt) || (env && !strcmp(env, "0"))) return 1;
+  return kb->reqd[0] >= 4 && kb->reqd[0] * 2 == vt->width && kb->reqd[1] % 2 == 0 ? 2 : 1;
+}
+
 /* Runs the structurizer on the listed functions only: the others are
  * marked optnone (which passes skip) for the time of the run. */
 static int structurize_functions(LLVMModuleRef m, LLVMValueRef *fns, unsigned n,
@@ -1305,14 +1314,7 @@ static void vectorize_kernels(LLVMModuleRef m, struct kernel_build *kbs, unsigne
         /* A required size along x that the widest vector does not divide:
          * a narrower vector (8 or 4 work-items) that does. */
         kb->width = vt->width;
-        kb->rows = 1;
-        /* A required size along x of half the vector (CLBlast's 8 x 8
-         * GEMM groups): two rows a vector, all of it used, when the rows
-         * pair up. */
-        const char *rows_env = getenv("AQUILA_VECTORIZE_ROWS");
-        if (kb->reqd[0] >= 4 && kb->reqd[0] * 2 == kb->width && kb->reqd[1] % 2 == 0 &&
-            !(rows_env && !strcmp(rows_env, "0")))
-          kb->rows = 2;
+        kb->rows = vector_rows(kb, vt);
         while (kb->rows == 1 && kb->reqd[0] && kb->reqd[0] % kb->width && kb->width > 4)
           kb->width /= 2;
         if (kb->rows == 1 && kb->reqd[0] && kb->reqd[0] % kb->width) {
@@ -1705,10 +1707,14 @@ int workgroup_kernel_layout(LLVMModuleRef m, struct aquila_fatbin_kernel *kernel
  * dimension is at least that many: the runtime refuses a range of fewer.
  * Said so (umax), get_local_id(1)'s test of the dimension folds away, and
  * an 8 x 8 kernel's flattened id, x + 8 * y, is consecutive across a
- * two-row vector instead of two runs of unknown gap. */
-static void bound_work_dim(struct wg_types *t, LLVMModuleRef m, struct kernel_build *kb) {
+ * two-row vector instead of two runs of unknown gap. Only for kernels
+ * vectorized so: with the test gone, clFFT's 16 x 16 transposes had their
+ * tile loops unrolled whole, which left no loop for their prefetches
+ * (prefetch.c) and cost its 1D transform a quarter of its speed. */
+static void bound_work_dim(struct wg_types *t, LLVMModuleRef m, struct kernel_build *kb,
+                           const struct vectorize_target *vt) {
   unsigned lo = kb->reqd[2] > 1 ? 3 : kb->reqd[1] > 1 ? 2 : 1;
-  if (lo < 2 || !kb->wi) return;
+  if (lo < 2 || !kb->wi || vector_rows(kb, vt) < 2) return;
   LLVMBuilderRef b = LLVMCreateBuilderInContext(t->ctx);
   unsigned id = LLVMLookupIntrinsicID("llvm.umax", 9);
   LLVMValueRef umax = LLVMGetIntrinsicDeclaration(m, id, &t->i32, 1);
@@ -1797,7 +1803,7 @@ int workgroup_compile(LLVMModuleRef m, struct aquila_fatbin_kernel *kernels, uns
   for (unsigned i = 0; i < n; i++) {
     guard_integer_division(&t, kbs[i].wi);
     if (vt) unvolatile_private_variables(kbs[i].wi);
-    bound_work_dim(&t, m, &kbs[i]);
+    bound_work_dim(&t, m, &kbs[i], vt);
   }
   /* Static __local variables become addresses in the group segment before
    * anything copies or vectorizes the functions that use them. */

@@ -1630,6 +1630,20 @@ static void loops_kept_whole(void) {
  * Either way every result is right. */
 static const char *tiled_source =
     "#define T 16\n"
+    /* clFFT's transpose: rows of a tile a 8 KiB step apart, indexed by
+     * the local size's quotients (uniform: a vector load and a prefetch
+     * each, not a gather). */
+    "__kernel __attribute__((reqd_work_group_size(16, 16, 1)))\n"
+    "void tile_by_size(__global const float2 *in, __global float2 *out) {\n"
+    "  __local float2 lds[64][64];\n"
+    "  size_t lx = get_local_id(0), ly = get_local_id(1), ey = get_local_size(1) / 4;\n"
+    "  for (uint t = 0; t < 16; t++) {\n"
+    "    size_t x = lx + get_local_size(0) * (ly % ey), y = ly / ey + t * ey;\n"
+    "    lds[x][y] = in[x + 1024 * y + get_group_id(0) * 64];\n"
+    "  }\n"
+    "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "  out[get_global_id(1) * 1024 + get_global_id(0)] = lds[ly][lx];\n"
+    "}\n"
     "__kernel __attribute__((reqd_work_group_size(T, T, 1)))\n"
     "void tiled_const(__global const float *a, __global const float *b, __global float *c,\n"
     "                 uint n) {\n"
@@ -1787,7 +1801,8 @@ static int prefetch_child(void) {
 }
 
 static void tiled_loops_prefetch_the_next_tile(void) {
-  static const char *names[] = {"tiled_const", "tiled_query", "tiled_arg", "column_walk"};
+  static const char *names[] = {"tiled_const", "tiled_query", "tiled_arg", "column_walk",
+                                "tile_by_size"};
   for (int off = 0; off < 2; off++) {
     char dir[300], path[340], cmd[1000];
     snprintf(dir, sizeof dir, "%s/prefetch%d", cache_dir, off);
@@ -1801,7 +1816,7 @@ static void tiled_loops_prefetch_the_next_tile(void) {
     size_t size = 0;
     char *text = (char *)read_whole(path, &size);
     CHECK(text != NULL);
-    for (int i = 0; text && i < 4; i++) {
+    for (int i = 0; text && i < 5; i++) {
       char key[64];
       snprintf(key, sizeof key, "kernel '%s': vectorized", names[i]);
       const char *line = strstr(text, key), *end = line ? strchr(line, '\n') : NULL;
