@@ -2808,6 +2808,34 @@ static void scatter(struct vec *v, LLVMValueRef data, LLVMValueRef ptrs, unsigne
   call_intrinsic(v, v->b, "llvm.masked.scatter", types, 2, args, 4);
 }
 
+/* The start of run k (0 or 1) of the address root, for an access under
+ * mask (NULL: every lane on). Where the runs hold only if no lane wraps
+ * and some lanes are off (a bounds check: "if (i < n)"), it is found from
+ * the run's first active lane's exact address, as affine_base does. */
+static LLVMValueRef run_start(struct vec *v, LLVMValueRef root, LLVMValueRef mask, unsigned k) {
+  struct shape s = shape_of_value(v, root);
+  if (!mask || !s.assumed) return k ? hi_of(v, root) : scalar_of(v, root);
+  LLVMTypeRef it = LLVMIntTypeInContext(v->ctx, v->W);
+  LLVMValueRef bits = LLVMBuildBitCast(v->b, mask, it, "");
+  if (k) bits = LLVMBuildLShr(v->b, bits, LLVMConstInt(it, v->H, 0), "");
+  bits = LLVMBuildAnd(v->b, bits, LLVMConstInt(it, (1ull << v->H) - 1, 0), "");
+  /* A run with no lane on gets its first lane's address: nothing reads it. */
+  bits = LLVMBuildOr(v->b, bits, LLVMConstInt(it, 1ull << v->H, 0), "");
+  LLVMValueRef cttz =
+      LLVMGetIntrinsicDeclaration(v->m, LLVMLookupIntrinsicID("llvm.cttz", 9), &it, 1);
+  LLVMValueRef args[2] = {bits, LLVMConstInt(v->i1, 0, 0)};
+  LLVMValueRef tz = LLVMBuildZExtOrBitCast(
+      v->b, LLVMBuildCall2(v->b, LLVMGlobalGetValueType(cttz), cttz, args, 2, ""), v->i32, "");
+  LLVMValueRef none = LLVMBuildICmp(v->b, LLVMIntEQ, tz, LLVMConstInt(v->i32, v->H, 0), "");
+  LLVMValueRef first = LLVMBuildSelect(v->b, none, LLVMConstInt(v->i32, 0, 0), tz, "first");
+  LLVMValueRef lane = LLVMBuildAdd(v->b, first, LLVMConstInt(v->i32, k * v->H, 0), "");
+  LLVMValueRef p = lane_value(v, root, lane, 0);
+  if (!p) p = LLVMBuildExtractElement(v->b, vector_of_value(v, root), lane, "");
+  LLVMValueRef back = LLVMBuildMul(v->b, LLVMBuildZExt(v->b, first, v->i64, ""),
+                                   LLVMConstInt(v->i64, (unsigned long long)(-s.stride), 1), "");
+  return LLVMBuildGEP2(v->b, v->i8, p, &back, 1, "run");
+}
+
 static void emit_group_load(struct vec *v, struct access_group *g, LLVMValueRef mask) {
   g->emitted = 1;
   struct shape rs = shape_of_value(v, g->root);
@@ -2817,16 +2845,26 @@ static void emit_group_load(struct vec *v, struct access_group *g, LLVMValueRef 
       if (g->member[k]) g->result[k] = deinterleave(v, v->b, wide, g->members, k);
     return;
   }
-  if (rs.kind == K_RUNS && !mask) {
-    /* Two runs: a load of half the width at each run's start. */
-    LLVMValueRef start[2] = {scalar_of(v, g->root), hi_of(v, g->root)}, part[2];
+  if (rs.kind == K_RUNS) {
+    /* Two runs: a load of half the width at each run's start, masked by
+     * its half of the mask. */
+    LLVMValueRef part[2];
     LLVMTypeRef ht = LLVMVectorType(g->type, v->H * g->members);
+    LLVMValueRef m = mask ? expand_mask(v, v->b, mask, g->members) : NULL;
     for (unsigned k = 0; k < 2; k++) {
-      part[k] = LLVMBuildLoad2(v->b, ht, start[k], "");
-      LLVMSetAlignment(part[k], g->align);
-      for (unsigned m = 0; m < g->members; m++)
-        if (g->member[m]) {
-          copy_memory_metadata(v, g->member[m], part[k]);
+      LLVMValueRef start = run_start(v, g->root, mask, k);
+      if (!m) {
+        part[k] = LLVMBuildLoad2(v->b, ht, start, "");
+        LLVMSetAlignment(part[k], g->align);
+      } else {
+        LLVMTypeRef types[2] = {ht, LLVMTypeOf(start)};
+        LLVMValueRef args[4] = {start, LLVMConstInt(v->i32, g->align, 0),
+                                half_of(v, m, v->W * g->members, k), LLVMGetPoison(ht)};
+        part[k] = call_intrinsic(v, v->b, "llvm.masked.load", types, 2, args, 4);
+      }
+      for (unsigned j = 0; j < g->members; j++)
+        if (g->member[j]) {
+          copy_memory_metadata(v, g->member[j], part[k]);
           break;
         }
     }
@@ -2930,14 +2968,23 @@ static void emit_group_store(struct vec *v, struct access_group *g, LLVMValueRef
   struct shape rs = shape_of_value(v, g->root);
   LLVMValueRef roots = NULL, base;
   struct two_ways w;
-  if (rs.kind == K_RUNS && !m) {
-    /* Two runs: a store of half the width at each run's start, the
-     * second row's last, as the work-items in order would leave it. */
-    LLVMValueRef start[2] = {scalar_of(v, g->root), hi_of(v, g->root)};
+  if (rs.kind == K_RUNS) {
+    /* Two runs: a store of half the width at each run's start (masked by
+     * its half of m), the second run's last, as the work-items in order
+     * would leave it. */
     for (unsigned k = 0; k < 2; k++) {
-      LLVMValueRef st = LLVMBuildStore(v->b, half_of(v, data, v->W * g->members, k), start[k]);
-      LLVMSetAlignment(st, g->align);
-      copy_memory_metadata(v, g->last, st);
+      LLVMValueRef start = run_start(v, g->root, mask, k);
+      LLVMValueRef half = half_of(v, data, v->W * g->members, k);
+      if (!m) {
+        LLVMValueRef st = LLVMBuildStore(v->b, half, start);
+        LLVMSetAlignment(st, g->align);
+        copy_memory_metadata(v, g->last, st);
+      } else {
+        LLVMTypeRef types[2] = {LLVMTypeOf(half), LLVMTypeOf(start)};
+        LLVMValueRef args[4] = {half, start, LLVMConstInt(v->i32, g->align, 0),
+                                half_of(v, m, v->W * g->members, k)};
+        call_intrinsic(v, v->b, "llvm.masked.store", types, 2, args, 4);
+      }
     }
     return;
   }

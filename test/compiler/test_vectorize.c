@@ -427,6 +427,24 @@ static const struct vcase cases[] = {
      "  out[(y * w + x) % n] = r;\n"
      "}\n",
      2, 8, 4},
+    /* Two rows under masks: bounds checks whose indices are negative in
+     * lanes that are off (the runs' starts found from each run's first
+     * active lane), a row with no lane on, int2 elements, masked stores. */
+    {"two_rows_masked",
+     "__kernel __attribute__((reqd_work_group_size(8, 2, 1)))\n"
+     "void k(__global const int *in, __global int *out, int n) {\n"
+     "  int x = get_global_id(0), y = get_global_id(1), w = get_global_size(0);\n"
+     "  int i = y * w + x - 13, r = -1;\n"
+     "  __global const int2 *p = (__global const int2 *)in;\n"
+     "  if (i >= 0 && i < n / 2 - 8) {\n"
+     "    int2 q = p[i];\n"
+     "    r = in[i] + in[i + 1] * 3 + q.x * 5 + q.y * 7;\n"
+     "  }\n"
+     "  if (y & 1) r += in[(i & 127) + 3] * 11;\n"
+     "  if (i >= 0 && (x & 3) != 1) out[i] = r;\n"
+     "  if (i < 0 && (y & 1)) out[n + (x & 31)] = r * 2;\n"
+     "}\n",
+     2, 8, 2},
     /* Two rows with a vector load at one address per row and a pointer
      * stepping through a loop by a step of y's. */
     {"two_rows_pointer_walk",
