@@ -3061,13 +3061,31 @@ static LLVMValueRef emit_load(struct vec *v, LLVMValueRef in, LLVMValueRef mask)
     }
     return reverse(v, v->b, r);
   }
-  if (s.kind == K_RUNS && s.stride == 0 && !mask && !LLVMGetVolatile(in)) {
-    /* One address per row: a load each, broadcast over its row. */
+  if (s.kind == K_RUNS && s.stride == 0 && !LLVMGetVolatile(in)) {
+    /* One address per run: a load each, broadcast over its run; under a
+     * mask, a run's load only when one of its lanes is on (a masked load
+     * of one element), as a uniform load runs only when a lane does. */
     LLVMValueRef start[2] = {scalar_of(v, addr), hi_of(v, addr)}, part[2];
+    LLVMTypeRef it = LLVMIntTypeInContext(v->ctx, v->W), one = LLVMVectorType(t, 1);
+    LLVMValueRef bits = mask ? LLVMBuildBitCast(v->b, mask, it, "") : NULL;
     for (unsigned k = 0; k < 2; k++) {
-      part[k] = LLVMBuildLoad2(v->b, t, start[k], "");
-      LLVMSetAlignment(part[k], align);
-      copy_memory_metadata(v, in, part[k]);
+      if (!mask) {
+        part[k] = LLVMBuildLoad2(v->b, t, start[k], "");
+        LLVMSetAlignment(part[k], align);
+      } else {
+        LLVMValueRef run =
+            LLVMBuildAnd(v->b, bits, LLVMConstInt(it, ((1ull << v->H) - 1) << (k * v->H), 0), "");
+        LLVMValueRef any = LLVMBuildICmp(v->b, LLVMIntNE, run, LLVMConstNull(it), "");
+        LLVMValueRef m1 = LLVMBuildInsertElement(v->b, LLVMGetPoison(LLVMVectorType(v->i1, 1)), any,
+                                                 LLVMConstInt(v->i32, 0, 0), "");
+        LLVMTypeRef types[2] = {one, LLVMTypeOf(start[k])};
+        LLVMValueRef args[4] = {start[k], LLVMConstInt(v->i32, align, 0), m1, LLVMGetPoison(one)};
+        part[k] = LLVMBuildExtractElement(
+            v->b, call_intrinsic(v, v->b, "llvm.masked.load", types, 2, args, 4),
+            LLVMConstInt(v->i32, 0, 0), "");
+      }
+      if (LLVMIsAInstruction(part[k]) && LLVMIsALoadInst(part[k]))
+        copy_memory_metadata(v, in, part[k]);
     }
     return join_halves(v, v->b, splat(v, v->b, part[0]), splat(v, v->b, part[1]));
   }

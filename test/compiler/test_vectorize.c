@@ -440,7 +440,8 @@ static const struct vcase cases[] = {
      "    int2 q = p[i];\n"
      "    r = in[i] + in[i + 1] * 3 + q.x * 5 + q.y * 7;\n"
      "  }\n"
-     "  if (y & 1) r += in[(i & 127) + 3] * 11;\n"
+     "  if (y & 1) r += in[(i & 127) + 3] * 11 + in[(y * 3) & 63];\n"
+     "  if (x & 1) r += in[y & 63] * 13;\n"
      "  if (i >= 0 && (x & 3) != 1) out[i] = r;\n"
      "  if (i < 0 && (y & 1)) out[n + (x & 31)] = r * 2;\n"
      "}\n",
