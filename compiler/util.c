@@ -102,6 +102,12 @@ int fatbin_adopt_layout(struct aquila_fatbin *fb, const struct aquila_fatbin *bu
     k->kernarg_size = b->kernarg_size;
     k->kernarg_alignment = b->kernarg_alignment;
     k->hidden_kernarg_offset = b->hidden_kernarg_offset;
+    /* The first footprint stays: every build of a kernel finds the same,
+     * and the runtime may be reading this one (it is never freed before
+     * the fat binary). */
+    if (!k->footprint && b->footprint &&
+        !(k->footprint = aquila_fatbin_footprint_copy(b->footprint)))
+      return -1;
     if (replace_string(&k->vec_type_hint, b->vec_type_hint) ||
         replace_string(&k->attributes, b->attributes))
       return -1;

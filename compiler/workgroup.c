@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "aquila/cpu_abi.h"
+#include "footprint.h"
 #include "prefetch.h"
 #include "regions.h"
 #include "uniform.h"
@@ -1371,6 +1372,11 @@ static void vectorize_kernels(LLVMModuleRef m, struct kernel_build *kbs, unsigne
 }
 
 /* AQUILA_DEBUG=vectorize (or a list with it): what each kernel became. */
+static int footprint_report_wanted(void) {
+  const char *env = getenv("AQUILA_DEBUG");
+  return env && strstr(env, "footprint") != NULL;
+}
+
 static int report_wanted(void) {
   const char *env = getenv("AQUILA_DEBUG");
   return env && strstr(env, "vectorize") != NULL;
@@ -1838,6 +1844,11 @@ int workgroup_compile(LLVMModuleRef m, struct aquila_fatbin_kernel *kernels, uns
     goto fail;
   for (unsigned i = 0; i < n; i++)
     kbs[i].uses_barrier = calls_function(kbs[i].wi, "__aquila_barrier");
+  /* What each kernel writes where, for the runtime (footprint.c): on the
+   * simplified function, before anything makes it a work-group's. */
+  for (unsigned i = 0; i < n; i++)
+    if (kbs[i].meta)
+      footprint_analyse(kbs[i].wi, t.td, kbs[i].meta, footprint_report_wanted() ? log : NULL);
   if (vectorize) {
     vectorize_kernels(m, kbs, n, vt, use_fibers);
     vectorize_reciprocal_sqrt(m, vt);

@@ -281,6 +281,32 @@ static void text_list(const struct aquila_fatbin *fb) {
   if (fb->build_options) printf("options %s\n", fb->build_options);
 }
 
+/* One line: what the kernel writes (docs/FATBIN.md, "The footprint"). */
+static void text_footprint(const struct aquila_fatbin_kernel *k) {
+  const struct aquila_fatbin_footprint *f = k->footprint;
+  if (!f) {
+    printf("    footprint: none\n");
+    return;
+  }
+  printf("    footprint:%s%s", f->flags & AQUILA_FOOTPRINT_GLOBAL_ATOMICS ? " global atomics," : "",
+         f->flags & AQUILA_FOOTPRINT_PRINTF ? " printf," : "");
+  uint32_t checks = 0;
+  for (uint32_t i = 0; i < f->num_forms; i++)
+    checks += f->forms[i].kind != AQUILA_FOOTPRINT_WRITE;
+  for (uint32_t j = 0; j < k->num_args && j < f->num_args; j++) {
+    if (k->args[j].kind != AQUILA_ARG_GLOBAL_PTR) continue;
+    uint32_t forms = 0;
+    for (uint32_t i = 0; i < f->num_forms; i++)
+      forms += f->forms[i].kind == AQUILA_FOOTPRINT_WRITE && f->forms[i].arg == j;
+    if (f->arg_state[j] == AQUILA_FOOTPRINT_IN_FORMS)
+      printf(" %s written in %u range%s;", k->args[j].name, forms, forms == 1 ? "" : "s");
+    else
+      printf(" %s %s;", k->args[j].name,
+             f->arg_state[j] == AQUILA_FOOTPRINT_NOT_WRITTEN ? "not written" : "written anywhere");
+  }
+  printf(" %u check%s\n", checks, checks == 1 ? "" : "s");
+}
+
 static void text_triple(const char *label, const uint32_t v[3]) {
   if (v[0] || v[1] || v[2])
     printf("    %s: %u %u %u\n", label, v[0], v[1], v[2]);
@@ -325,6 +351,7 @@ static void text_info(const struct aquila_fatbin *fb) {
       printf("%s, size %u, alignment %u, offset %u\n", any ? "" : " none", a->size, a->alignment,
              a->offset);
     }
+    text_footprint(k);
   }
 }
 

@@ -33,7 +33,88 @@ struct aquila_fatbin *aquila_fatbin_create(uint32_t kind) {
   return fb;
 }
 
+void aquila_fatbin_footprint_free(struct aquila_fatbin_footprint *f) {
+  if (!f) return;
+  free(f->arg_state);
+  free(f->forms);
+  free(f);
+}
+
+struct aquila_fatbin_footprint *
+aquila_fatbin_footprint_copy(const struct aquila_fatbin_footprint *f) {
+  if (!f) return NULL;
+  struct aquila_fatbin_footprint *c = calloc(1, sizeof *c);
+  if (!c) return NULL;
+  *c = *f;
+  c->arg_state = calloc(f->num_args ? f->num_args : 1, sizeof *c->arg_state);
+  c->forms = calloc(f->num_forms ? f->num_forms : 1, sizeof *c->forms);
+  if (!c->arg_state || !c->forms) {
+    aquila_fatbin_footprint_free(c);
+    return NULL;
+  }
+  if (f->num_args) memcpy(c->arg_state, f->arg_state, f->num_args * sizeof *c->arg_state);
+  if (f->num_forms) memcpy(c->forms, f->forms, f->num_forms * sizeof *c->forms);
+  return c;
+}
+
+int aquila_fatbin_footprint_check(const struct aquila_fatbin_footprint *f, uint32_t num_args,
+                                  char *err, size_t errlen) {
+  if (f->flags & ~AQUILA_FOOTPRINT_FLAGS) {
+    set_err(err, errlen, "footprint: unknown flags 0x%x", f->flags);
+    return -1;
+  }
+  if (f->num_args != num_args || (num_args && !f->arg_state)) {
+    set_err(err, errlen, "footprint: %u argument states for %u arguments", f->num_args, num_args);
+    return -1;
+  }
+  for (uint32_t i = 0; i < num_args; i++)
+    if (f->arg_state[i] > AQUILA_FOOTPRINT_ANYWHERE) {
+      set_err(err, errlen, "footprint: argument %u has unknown state %u", i, f->arg_state[i]);
+      return -1;
+    }
+  if (f->num_forms > AQUILA_FOOTPRINT_MAX_FORMS || (f->num_forms && !f->forms)) {
+    set_err(err, errlen, "footprint: %u forms (at most %u)", f->num_forms,
+            AQUILA_FOOTPRINT_MAX_FORMS);
+    return -1;
+  }
+  for (uint32_t i = 0; i < f->num_forms; i++) {
+    const struct aquila_footprint_form *x = &f->forms[i];
+    const char *why = NULL;
+    if (x->kind > AQUILA_FOOTPRINT_FITS_SIGNED)
+      why = "unknown kind";
+    else if (x->kind == AQUILA_FOOTPRINT_WRITE &&
+             (x->arg >= num_args || f->arg_state[x->arg] != AQUILA_FOOTPRINT_IN_FORMS))
+      why = "writes an argument not written in forms";
+    else if (x->kind != AQUILA_FOOTPRINT_WRITE && (x->arg < 1 || x->arg > 64))
+      why = "checks a width outside 1..64";
+    else if (!x->work_dims || (x->work_dims & ~0xeu))
+      why = "holds for work dimensions outside 1..3";
+    else if (x->lo >= x->hi)
+      why = "has an empty byte range";
+    else if (x->num_terms > AQUILA_FOOTPRINT_MAX_TERMS)
+      why = "has too many terms";
+    for (uint32_t t = 0; !why && t < x->num_terms; t++) {
+      const struct aquila_footprint_term *term = &x->terms[t];
+      if (term->var >= AQUILA_FOOTPRINT_VARS) why = "has a term of an unknown variable";
+      for (int j = 0; j < 3 && !why; j++) {
+        uint32_t kind = term->factor[j] >> 8, index = term->factor[j] & 0xffu;
+        if (!term->factor[j]) continue;
+        if (kind == 0 || kind >= AQUILA_FOOTPRINT_FACTOR_KINDS || (term->factor[j] >> 16))
+          why = "has a factor of an unknown kind";
+        else if (kind <= AQUILA_FOOTPRINT_ARG_SEXT ? index >= num_args : index > 2)
+          why = "has a factor of an unknown argument or dimension";
+      }
+    }
+    if (why) {
+      set_err(err, errlen, "footprint form %u %s", i, why);
+      return -1;
+    }
+  }
+  return 0;
+}
+
 static void free_kernel(struct aquila_fatbin_kernel *k) {
+  aquila_fatbin_footprint_free(k->footprint);
   for (uint32_t i = 0; k->args && i < k->num_args; i++) {
     free(k->args[i].name);
     free(k->args[i].type_name);
@@ -148,9 +229,12 @@ int aquila_fatbin_add_kernel(struct aquila_fatbin *fb, const struct aquila_fatbi
   k.name = strdup(kernel->name);
   k.attributes = dup_or_empty(kernel->attributes);
   k.vec_type_hint = kernel->vec_type_hint ? strdup(kernel->vec_type_hint) : NULL;
+  k.footprint = NULL;
   /* free_kernel walks num_args entries of args; start from zero. */
   k.num_args = 0;
   if (!k.name || !k.attributes || (kernel->vec_type_hint && !k.vec_type_hint)) goto fail;
+  if (kernel->footprint && !(k.footprint = aquila_fatbin_footprint_copy(kernel->footprint)))
+    goto fail;
   if (kernel->num_args) {
     k.args = calloc(kernel->num_args, sizeof *k.args);
     if (!k.args) goto fail;
@@ -270,6 +354,13 @@ int fatbin_check_kernel(const struct aquila_fatbin_kernel *k, char *err, size_t 
     if ((uint64_t)a->offset + a->size > k->kernarg_size) {
       set_err(err, errlen, "kernel %s argument %u: bytes %u..%llu lie outside the kernarg size %u",
               k->name, i, a->offset, (unsigned long long)a->offset + a->size, k->kernarg_size);
+      return -1;
+    }
+  }
+  if (k->footprint) {
+    char why[200];
+    if (aquila_fatbin_footprint_check(k->footprint, k->num_args, why, sizeof why)) {
+      set_err(err, errlen, "kernel %s: %s", k->name, why);
       return -1;
     }
   }

@@ -197,8 +197,72 @@ static int parse_arg(struct reader *r, struct cursor *c, struct aquila_fatbin_ar
   return 0;
 }
 
+/* Version 2's footprint: counts checked against the bytes that remain
+ * before anything is allocated, then the rules of
+ * aquila_fatbin_footprint_check. */
+#define FOOTPRINT_MIN_FORM (4u * 3u + 8u * 2u + 4u)
+static int parse_footprint(struct reader *r, struct cursor *rec, struct aquila_fatbin_kernel *k) {
+  uint32_t present;
+  if (get_u32(r, rec, &present, "footprint flag")) return -1;
+  if (present > 1) return fail(r, "kernel %s: footprint flag %u is not 0 or 1", k->name, present);
+  if (!present) return 0;
+  struct aquila_fatbin_footprint *f = calloc(1, sizeof *f);
+  if (!f) return fail(r, "out of memory");
+  k->footprint = f;
+  uint32_t num_args, num_forms;
+  if (get_u32(r, rec, &f->flags, "footprint flags") ||
+      get_u32(r, rec, &num_args, "footprint argument count"))
+    return -1;
+  if (num_args != k->num_args)
+    return fail(r, "kernel %s: footprint for %u arguments, the kernel has %u", k->name, num_args,
+                k->num_args);
+  if (num_args > rec->left / 4)
+    return fail(r, "kernel %s: footprint runs past its record", k->name);
+  f->arg_state = calloc(num_args ? num_args : 1, sizeof *f->arg_state);
+  if (!f->arg_state) return fail(r, "out of memory");
+  f->num_args = num_args;
+  for (uint32_t i = 0; i < num_args; i++)
+    if (get_u32(r, rec, &f->arg_state[i], "footprint argument state")) return -1;
+  if (get_u32(r, rec, &num_forms, "footprint form count")) return -1;
+  if (num_forms > AQUILA_FOOTPRINT_MAX_FORMS || num_forms > rec->left / FOOTPRINT_MIN_FORM)
+    return fail(r, "kernel %s: footprint form count %u is too large", k->name, num_forms);
+  f->forms = calloc(num_forms ? num_forms : 1, sizeof *f->forms);
+  if (!f->forms) return fail(r, "out of memory");
+  f->num_forms = num_forms;
+  for (uint32_t i = 0; i < num_forms; i++) {
+    struct aquila_footprint_form *x = &f->forms[i];
+    uint64_t lo, hi;
+    if (get_u32(r, rec, &x->kind, "footprint form kind") ||
+        get_u32(r, rec, &x->arg, "footprint form argument") ||
+        get_u32(r, rec, &x->work_dims, "footprint form dimensions") ||
+        get_u64(r, rec, &lo, "footprint form start") ||
+        get_u64(r, rec, &hi, "footprint form end") ||
+        get_u32(r, rec, &x->num_terms, "footprint term count"))
+      return -1;
+    x->lo = (int64_t)lo;
+    x->hi = (int64_t)hi;
+    if (x->num_terms > AQUILA_FOOTPRINT_MAX_TERMS)
+      return fail(r, "kernel %s: footprint form %u has %u terms (at most %u)", k->name, i,
+                  x->num_terms, AQUILA_FOOTPRINT_MAX_TERMS);
+    for (uint32_t t = 0; t < x->num_terms; t++) {
+      uint64_t coef = 0;
+      if (get_u64(r, rec, &coef, "footprint term coefficient") ||
+          get_u32(r, rec, &x->terms[t].var, "footprint term variable") ||
+          get_u32(r, rec, &x->terms[t].factor[0], "footprint term factor") ||
+          get_u32(r, rec, &x->terms[t].factor[1], "footprint term factor") ||
+          get_u32(r, rec, &x->terms[t].factor[2], "footprint term factor"))
+        return -1;
+      x->terms[t].coef = (int64_t)coef;
+    }
+  }
+  char why[200];
+  if (aquila_fatbin_footprint_check(f, k->num_args, why, sizeof why))
+    return fail(r, "kernel %s: %s", k->name, why);
+  return 0;
+}
+
 static int parse_kernel(struct reader *r, struct cursor *c, struct aquila_fatbin_kernel *k,
-                        uint32_t index) {
+                        uint32_t index, uint32_t version) {
   char what[64];
   snprintf(what, sizeof what, "kernel %u record", index);
   struct cursor rec;
@@ -231,6 +295,7 @@ static int parse_kernel(struct reader *r, struct cursor *c, struct aquila_fatbin
     k->num_args = i + 1;
     if (parse_arg(r, &rec, &k->args[i], k->name, i)) return -1;
   }
+  if (version >= 2 && parse_footprint(r, &rec, k)) return -1;
   if (rec.left) return fail(r, "kernel %s record has %zu trailing bytes", k->name, rec.left);
   return 0;
 }
@@ -258,7 +323,7 @@ static int parse_meta(struct reader *r, const unsigned char *p, size_t size,
   }
   for (uint32_t i = 0; i < num_kernels; i++) {
     fb->num_kernels = i + 1;
-    if (parse_kernel(r, &c, &fb->kernels[i], i)) return -1;
+    if (parse_kernel(r, &c, &fb->kernels[i], i, version)) return -1;
   }
   if (c.left) return fail(r, "%s has %zu trailing bytes", FATBIN_SECTION_META, c.left);
   return 0;

@@ -124,6 +124,32 @@ static void put_kernel(struct bytes *b, const struct aquila_fatbin_kernel *k) {
     put_u32(b, a->offset);
     end_record(b, arec);
   }
+  /* Version 2: the footprint, after a presence flag. */
+  const struct aquila_fatbin_footprint *f = k->footprint;
+  put_u32(b, f ? 1 : 0);
+  if (f) {
+    put_u32(b, f->flags);
+    put_u32(b, f->num_args);
+    for (uint32_t i = 0; i < f->num_args; i++)
+      put_u32(b, f->arg_state[i]);
+    put_u32(b, f->num_forms);
+    for (uint32_t i = 0; i < f->num_forms; i++) {
+      const struct aquila_footprint_form *x = &f->forms[i];
+      put_u32(b, x->kind);
+      put_u32(b, x->arg);
+      put_u32(b, x->work_dims);
+      put_u64(b, (uint64_t)x->lo);
+      put_u64(b, (uint64_t)x->hi);
+      put_u32(b, x->num_terms);
+      for (uint32_t t = 0; t < x->num_terms; t++) {
+        put_u64(b, (uint64_t)x->terms[t].coef);
+        put_u32(b, x->terms[t].var);
+        put_u32(b, x->terms[t].factor[0]);
+        put_u32(b, x->terms[t].factor[1]);
+        put_u32(b, x->terms[t].factor[2]);
+      }
+    }
+  }
   end_record(b, rec);
 }
 

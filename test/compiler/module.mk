@@ -13,6 +13,13 @@ $(BUILD)/test/compiler/test_gpu_targets: test/compiler/test_gpu_targets.sh $(BUI
 
 TESTS += $(BUILD)/test/compiler/test_gpu_targets
 
+# The footprint analysis's report for kernels of each kind; a shell test.
+$(BUILD)/test/compiler/test_footprint: test/compiler/test_footprint.sh $(BUILD)/clfatbin
+	@mkdir -p $(dir $@)
+	cp $< $@ && chmod +x $@
+
+TESTS += $(BUILD)/test/compiler/test_footprint
+
 # The whole-function vectorizer against the scalar build of the same kernels.
 $(BUILD)/test/compiler/test_vectorize: test/compiler/test_vectorize.c test/api/api.h test/check.h \
                                        $(BUILD)/icd/aquila.icd | deps

@@ -115,7 +115,7 @@ case_build_and_list() {
   grep -qx 'kernel scale 2' "$work/out"
   grep -qx 'kernel reduce 2' "$work/out"
   expect_rc 0 "$clfatbin" verify "$work/all.fatbin"
-  grep -q ': ok, version 1, executable, 2 kernels, 6 targets' "$work/out"
+  grep -q ': ok, version 2, executable, 2 kernels, 6 targets' "$work/out"
 }
 
 # check_amd_object FILE GFX: an ELF64 for EM_AMDGPU (224) with a .text

@@ -49,6 +49,30 @@ static const struct aquila_fatbin_arg sample_scale_args[] = {
      CL_KERNEL_ARG_ACCESS_NONE, CL_KERNEL_ARG_TYPE_NONE, 8, 8, 40},
 };
 
+/* What "scale" writes: dst_arg at 4 * (group * size + local id), its
+ * factor fitting 32 bits; the coefficient 0x1234567890 marks the check's
+ * term in the image for the breakers. */
+static uint32_t sample_scale_states[6] = {AQUILA_FOOTPRINT_IN_FORMS};
+static struct aquila_footprint_form sample_scale_forms[2] = {
+    {AQUILA_FOOTPRINT_WRITE,
+     0,
+     0xe,
+     0,
+     4,
+     2,
+     {{4, AQUILA_FOOTPRINT_GROUP_ID, {AQUILA_FOOTPRINT_ENQUEUED_LOCAL_SIZE << 8, 0, 0}},
+      {4, AQUILA_FOOTPRINT_LOCAL_ID, {0, 0, 0}}}},
+    {AQUILA_FOOTPRINT_FITS_UNSIGNED,
+     32,
+     0x2,
+     -7,
+     -6,
+     1,
+     {{0x1234567890, AQUILA_FOOTPRINT_ONE, {AQUILA_FOOTPRINT_ARG_ZEXT << 8 | 3, 0, 0}}}},
+};
+static struct aquila_fatbin_footprint sample_scale_footprint = {
+    AQUILA_FOOTPRINT_PRINTF, 6, sample_scale_states, 2, sample_scale_forms};
+
 static struct aquila_fatbin_kernel sample_scale_kernel(void) {
   struct aquila_fatbin_kernel k = {0};
   k.name = "scale";
@@ -63,6 +87,7 @@ static struct aquila_fatbin_kernel sample_scale_kernel(void) {
   k.kernarg_size = 72;
   k.kernarg_alignment = 8;
   k.hidden_kernarg_offset = 48;
+  k.footprint = &sample_scale_footprint;
   return k;
 }
 
@@ -184,7 +209,31 @@ static int break_plain_elf(unsigned char *img, size_t *size) {
 static int break_newer_version(unsigned char *img, size_t *size) {
   unsigned char *m = sample_meta(img, *size, NULL);
   if (!m) return -1;
-  sample_put_le32(m, 2);
+  sample_put_le32(m, 3);
+  return 0;
+}
+static unsigned char *sample_footprint_term(unsigned char *img, size_t size) {
+  size_t msz;
+  unsigned char *m = sample_meta(img, size, &msz);
+  const unsigned char coef[8] = {0x90, 0x78, 0x56, 0x34, 0x12, 0, 0, 0};
+  return m ? memmem(m, msz, coef, 8) : NULL;
+}
+static int break_footprint_var(unsigned char *img, size_t *size) {
+  unsigned char *t = sample_footprint_term(img, *size);
+  if (!t) return -1;
+  sample_put_le32(t + 8, 99);
+  return 0;
+}
+static int break_footprint_factor(unsigned char *img, size_t *size) {
+  unsigned char *t = sample_footprint_term(img, *size);
+  if (!t) return -1;
+  sample_put_le32(t + 12, AQUILA_FOOTPRINT_ARG_ZEXT << 8 | 6); /* past the arguments */
+  return 0;
+}
+static int break_footprint_terms(unsigned char *img, size_t *size) {
+  unsigned char *t = sample_footprint_term(img, *size);
+  if (!t) return -1;
+  sample_put_le32(t - 4, 0x10000); /* the term count before it */
   return 0;
 }
 static int break_version0(unsigned char *img, size_t *size) {
@@ -319,8 +368,11 @@ static const struct sample_bad_case sample_bad_cases[] = {
     {"half", break_half, ""},
     {"class32", break_class32, "64-bit little-endian"},
     {"plain_elf", break_plain_elf, "not an Aquila fat binary"},
-    {"newer_version", break_newer_version, "fat binary version 2 is newer than this reader (1)"},
+    {"newer_version", break_newer_version, "fat binary version 3 is newer than this reader (2)"},
     {"version0", break_version0, "version 0"},
+    {"footprint_var", break_footprint_var, "term of an unknown variable"},
+    {"footprint_factor", break_footprint_factor, "factor of an unknown argument"},
+    {"footprint_terms", break_footprint_terms, "65536 terms"},
     {"kernel_count", break_kernel_count, "kernel count 4294967295 does not fit"},
     {"arg_count", break_arg_count, "argument count 268435456 does not fit"},
     {"section_offset", break_section_offset, "lies outside"},

@@ -54,6 +54,8 @@ case_info() {
   grep -q 'reqd_work_group_size: 16 1 1' "$work/out"
   grep -q 'vec_type_hint: float4' "$work/out"
   grep -q 'img: image2d_t, image, address global, access read_only' "$work/out"
+  grep -q 'footprint: printf, dst_arg written in 1 range; 1 check$' "$work/out"
+  grep -q 'footprint: none' "$work/out"
 }
 case_json() {
   expect_rc 0 "$clfatbin" info --json "$work/a.fatbin"
@@ -102,9 +104,9 @@ case_strip() {
 }
 case_verify() {
   expect_rc 0 "$clfatbin" verify "$work/a.fatbin" "$work/all.fatbin"
-  grep -q ': ok, version 1, executable, 2 kernels, 3 targets' "$work/out"
+  grep -q ': ok, version 2, executable, 2 kernels, 3 targets' "$work/out"
   expect_rc 1 "$clfatbin" verify "$work/corpus/bad-newer_version.fatbin"
-  grep -q 'fat binary version 2 is newer than this reader (1)' "$work/out"
+  grep -q 'fat binary version 3 is newer than this reader (2)' "$work/out"
   expect_rc 1 "$clfatbin" verify "$work/nonexistent"
 }
 case_corpus() {

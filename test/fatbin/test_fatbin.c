@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include "../check.h"
+#include "../../fatbin-tools/fatbin_format.h"
 #include "sample.h"
 
 static void check_same_kernel(const struct aquila_fatbin_kernel *a,
@@ -32,11 +33,27 @@ static void check_same_kernel(const struct aquila_fatbin_kernel *a,
     CHECK_EQ_INT(x->alignment, y->alignment);
     CHECK_EQ_INT(x->offset, y->offset);
   }
+  CHECK((a->footprint == NULL) == (b->footprint == NULL));
+  if (a->footprint && b->footprint) {
+    const struct aquila_fatbin_footprint *x = a->footprint, *y = b->footprint;
+    CHECK_EQ_INT(x->flags, y->flags);
+    CHECK_EQ_INT(x->num_args, y->num_args);
+    CHECK(x->num_args != y->num_args ||
+          !memcmp(x->arg_state, y->arg_state, x->num_args * sizeof *x->arg_state));
+    CHECK_EQ_INT(x->num_forms, y->num_forms);
+    for (uint32_t i = 0; i < x->num_forms && i < y->num_forms; i++) {
+      const struct aquila_footprint_form *f = &x->forms[i], *g = &y->forms[i];
+      CHECK(f->kind == g->kind && f->arg == g->arg && f->work_dims == g->work_dims &&
+            f->lo == g->lo && f->hi == g->hi && f->num_terms == g->num_terms);
+      CHECK(f->num_terms != g->num_terms ||
+            !memcmp(f->terms, g->terms, f->num_terms * sizeof *f->terms));
+    }
+  }
 }
 
 static void check_same(const struct aquila_fatbin *a, const struct aquila_fatbin *b) {
   CHECK_EQ_INT(a->kind, b->kind);
-  CHECK_EQ_INT(b->version, AQUILA_FATBIN_VERSION);
+  CHECK(b->version == AQUILA_FATBIN_VERSION || b->version == 1);
   CHECK_EQ_INT(a->num_kernels, b->num_kernels);
   for (uint32_t i = 0; i < a->num_kernels && i < b->num_kernels; i++)
     check_same_kernel(&a->kernels[i], &b->kernels[i]);
@@ -75,6 +92,71 @@ static void round_trip_every_field(void) {
   REQUIRE(fb->num_kernels == 2 && fb->num_codes == 3);
   check_round_trip(fb);
   aquila_fatbin_destroy(fb);
+}
+
+/* A version 1 image (no footprint after the arguments) is still read, its
+ * kernels without a footprint: the sample rewritten as version 1 would
+ * have written it (the kernel records shortened by their footprint flag,
+ * the meta section by as much, the digest anew). */
+static void version1_still_read(void) {
+  struct aquila_fatbin *fb = sample_program(NULL, 0, 0);
+  REQUIRE(fb);
+  aquila_fatbin_footprint_free(fb->kernels[0].footprint);
+  fb->kernels[0].footprint = NULL;
+  void *data = NULL;
+  size_t size = 0;
+  REQUIRE(aquila_fatbin_write(fb, &data, &size) == 0);
+  unsigned char *img = data;
+  size_t sh = sample_find_section(img, size, ".aquila.meta"), msz;
+  REQUIRE(sh);
+  unsigned char *m = sample_section_data(img, sh, &msz);
+  unsigned char *v1 = malloc(msz);
+  REQUIRE(v1);
+  size_t at = 12, out = 12;
+  memcpy(v1, m, 12);
+  sample_put_le32(v1, 1);
+  for (uint32_t k = 0; k < sample_le32(m + 8); k++) {
+    uint32_t len = sample_le32(m + at);
+    REQUIRE(len >= 4 && sample_le32(m + at + len) == 0); /* its flag: no footprint */
+    sample_put_le32(v1 + out, len - 4);
+    memcpy(v1 + out + 4, m + at + 4, len - 4);
+    at += 4 + len;
+    out += len;
+  }
+  REQUIRE(at == msz);
+  memcpy(m, v1, out);
+  sample_put_le64(img + sh + 32, out);
+  free(v1);
+  /* The digest over the .aquila.* sections in section order. */
+  uint64_t shoff = sample_le64(img + 40);
+  unsigned shnum = img[60] | img[61] << 8, shstrndx = img[62] | img[63] << 8;
+  const char *strtab = (const char *)img + sample_le64(img + shoff + 64 * shstrndx + 24);
+  uint64_t digest = FATBIN_DIGEST_INIT;
+  unsigned char *stored = NULL;
+  for (unsigned i = 1; i < shnum; i++) {
+    unsigned char *h = img + shoff + 64 * i;
+    const char *name = strtab + sample_le32(h);
+    if (strncmp(name, ".aquila.", 8)) continue;
+    if (!strcmp(name, ".aquila.digest")) {
+      stored = img + sample_le64(h + 24);
+      continue;
+    }
+    digest = fatbin_digest_section(digest, name, img + sample_le64(h + 24), sample_le64(h + 32));
+  }
+  REQUIRE(stored);
+  sample_put_le64(stored, digest);
+  struct aquila_fatbin *back = NULL;
+  char err[256] = "";
+  int rc = aquila_fatbin_read(img, size, &back, err, sizeof err);
+  if (rc) printf("  read: %s\n", err);
+  CHECK_EQ_INT(rc, 0);
+  if (back) {
+    CHECK_EQ_INT(back->version, 1);
+    check_same(fb, back);
+  }
+  aquila_fatbin_destroy(back);
+  aquila_fatbin_destroy(fb);
+  free(data);
 }
 
 static void round_trip_empty(void) {
@@ -219,10 +301,18 @@ static void set_source(void) {
 static void write_refuses_what_reader_refuses(void) {
   char err[256];
   struct aquila_fatbin_arg args[6];
-  for (int c = 0; c < 8; c++) {
+  uint32_t states[6];
+  struct aquila_footprint_form forms[2];
+  for (int c = 0; c < 12; c++) {
     memcpy(args, sample_scale_args, sizeof args);
     struct aquila_fatbin_kernel k = sample_scale_kernel();
     k.args = args;
+    struct aquila_fatbin_footprint fp = *k.footprint;
+    memcpy(states, fp.arg_state, sizeof states);
+    memcpy(forms, fp.forms, sizeof forms);
+    fp.arg_state = states;
+    fp.forms = forms;
+    k.footprint = &fp;
     const char *expect = "";
     switch (c) {
     case 0:
@@ -256,6 +346,22 @@ static void write_refuses_what_reader_refuses(void) {
     case 7:
       k.hidden_kernarg_offset = 100;
       expect = "hidden kernarg offset";
+      break;
+    case 8:
+      states[2] = 3;
+      expect = "unknown state";
+      break;
+    case 9:
+      states[0] = AQUILA_FOOTPRINT_ANYWHERE; /* its write form then names it wrongly */
+      expect = "not written in forms";
+      break;
+    case 10:
+      forms[1].arg = 65;
+      expect = "width outside";
+      break;
+    case 11:
+      forms[0].work_dims = 0x1;
+      expect = "work dimensions";
       break;
     }
     struct aquila_fatbin *fb = aquila_fatbin_create(AQUILA_FATBIN_EXECUTABLE);
@@ -393,6 +499,7 @@ static void bad_arguments(void) {
 
 int main(void) {
   RUN(round_trip_every_field);
+  RUN(version1_still_read);
   RUN(round_trip_empty);
   RUN(round_trip_many_code_objects);
   RUN(kinds);

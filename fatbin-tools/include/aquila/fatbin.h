@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define AQUILA_FATBIN_VERSION 1
+#define AQUILA_FATBIN_VERSION 2
 
 /* What the binary holds, as CL_PROGRAM_BINARY_TYPE reports it. */
 enum aquila_fatbin_kind {
@@ -42,6 +42,77 @@ struct aquila_fatbin_arg {
   uint32_t offset;            /* byte offset in the kernarg segment */
 };
 
+/* What a kernel's work-items write to global memory (version 2; the
+ * compiler's footprint analysis, compiler/footprint.c): enough for the
+ * runtime to know, before a launch, which bytes of each buffer argument a
+ * box of work-groups may write (runtime/footprint.c), and which buffer
+ * arguments the kernel never writes. docs/FATBIN.md describes the encoding.
+ *
+ * A write form is a byte range relative to the address its argument holds:
+ * [v + lo, v + hi), v = the sum of its terms, each coef * factors * var; the
+ * forms of an argument together cover every byte it may be written at. A
+ * check form says that the forms hold only when its value, over the whole
+ * grid, fits an integer of `width` bits (signed or not): the compiler's
+ * arithmetic on narrower integers equals the forms' exact arithmetic only
+ * then. */
+#define AQUILA_FOOTPRINT_MAX_TERMS 12
+/* The variable of a term: 1, or a work-group or local id in dimension d. */
+enum aquila_footprint_var {
+  AQUILA_FOOTPRINT_ONE = 0,
+  AQUILA_FOOTPRINT_GROUP_ID = 1, /* + d: 1..3 */
+  AQUILA_FOOTPRINT_LOCAL_ID = 4, /* + d: 4..6 */
+  AQUILA_FOOTPRINT_VARS = 7,
+};
+/* A factor: kind << 8 | index (an argument's index, or a dimension 0..2);
+ * 0 means none. Arguments are integers in the kernarg segment of their own
+ * size, zero- or sign-extended. */
+enum aquila_footprint_factor_kind {
+  AQUILA_FOOTPRINT_ARG_ZEXT = 1,
+  AQUILA_FOOTPRINT_ARG_SEXT = 2,
+  AQUILA_FOOTPRINT_ENQUEUED_LOCAL_SIZE = 3,
+  AQUILA_FOOTPRINT_LOCAL_SIZE = 4, /* the group's own: only for uniform ranges */
+  AQUILA_FOOTPRINT_GLOBAL_SIZE = 5,
+  AQUILA_FOOTPRINT_NUM_GROUPS = 6,
+  AQUILA_FOOTPRINT_GLOBAL_OFFSET = 7,
+  AQUILA_FOOTPRINT_FACTOR_KINDS = 8,
+};
+struct aquila_footprint_term {
+  int64_t coef;
+  uint32_t var;       /* enum aquila_footprint_var */
+  uint32_t factor[3]; /* kind << 8 | index, or 0 */
+};
+enum aquila_footprint_form_kind {
+  AQUILA_FOOTPRINT_WRITE = 0,         /* arg: the argument written */
+  AQUILA_FOOTPRINT_FITS_UNSIGNED = 1, /* arg: the width, 1..64 */
+  AQUILA_FOOTPRINT_FITS_SIGNED = 2,
+};
+struct aquila_footprint_form {
+  uint32_t kind;
+  uint32_t arg;       /* the argument (WRITE) or the width (FITS_*) */
+  uint32_t work_dims; /* bit d (1..3) set: the form holds when work_dim is d */
+  int64_t lo, hi;     /* WRITE: the bytes [v + lo, v + hi), lo < hi; FITS: v + lo (hi = lo + 1) */
+  uint32_t num_terms; /* at most AQUILA_FOOTPRINT_MAX_TERMS */
+  struct aquila_footprint_term terms[AQUILA_FOOTPRINT_MAX_TERMS];
+};
+/* What a kernel does with each argument. */
+enum aquila_footprint_arg_state {
+  AQUILA_FOOTPRINT_NOT_WRITTEN = 0, /* never written through it (every non-global argument) */
+  AQUILA_FOOTPRINT_IN_FORMS = 1,    /* written only within its write forms */
+  AQUILA_FOOTPRINT_ANYWHERE = 2,    /* written where the compiler cannot say */
+};
+/* Kernel-wide facts: work-groups that may communicate, or output in order. */
+#define AQUILA_FOOTPRINT_GLOBAL_ATOMICS 0x1u /* atomics on memory that may be global */
+#define AQUILA_FOOTPRINT_PRINTF 0x2u
+#define AQUILA_FOOTPRINT_FLAGS 0x3u
+#define AQUILA_FOOTPRINT_MAX_FORMS 256u
+struct aquila_fatbin_footprint {
+  uint32_t flags;
+  uint32_t num_args;   /* the kernel's num_args */
+  uint32_t *arg_state; /* enum aquila_footprint_arg_state per argument */
+  uint32_t num_forms;  /* at most AQUILA_FOOTPRINT_MAX_FORMS */
+  struct aquila_footprint_form *forms;
+};
+
 struct aquila_fatbin_kernel {
   char *name;
   uint32_t num_args;
@@ -54,6 +125,8 @@ struct aquila_fatbin_kernel {
   uint32_t kernarg_size;            /* explicit + hidden */
   uint32_t kernarg_alignment;
   uint32_t hidden_kernarg_offset;
+  /* NULL when not analysed (a version 1 binary, or no code made yet). */
+  struct aquila_fatbin_footprint *footprint;
 };
 
 /* Target names: "x86_64-native:<cpu>" (built for one host CPU, e.g.
@@ -76,6 +149,15 @@ struct aquila_fatbin {
   char *source;        /* NULL when stripped */
   char *build_options; /* NULL when none */
 };
+
+/* Footprints: a deep copy (NULL on no memory or for NULL), freeing, and the
+ * rules the reader enforces (against a kernel of num_args arguments):
+ * 0, or -1 with the reason in err. */
+struct aquila_fatbin_footprint *
+aquila_fatbin_footprint_copy(const struct aquila_fatbin_footprint *f);
+void aquila_fatbin_footprint_free(struct aquila_fatbin_footprint *f);
+int aquila_fatbin_footprint_check(const struct aquila_fatbin_footprint *f, uint32_t num_args,
+                                  char *err, size_t errlen);
 
 /* Returns a new, empty fat binary of the given kind, or NULL on no memory. */
 struct aquila_fatbin *aquila_fatbin_create(uint32_t kind);
