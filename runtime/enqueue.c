@@ -644,8 +644,10 @@ AQUILA_API cl_int clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel kernel, c
       /* On a remote device, the address of the buffer's copy there. */
       if (m && device_root(dev)->remote && !err) err = mem_device_address(m, dev, &addr);
       memcpy(kernarg + a->offset, &addr, sizeof addr);
-      /* A read-only buffer or a __constant one is not written by a correct kernel. */
-      int writes = a->kind == AQUILA_ARG_GLOBAL_PTR && m && !(m->flags & CL_MEM_READ_ONLY);
+      /* A read-only buffer or a __constant one is not written by a correct
+       * kernel, nor one the compiler saw no write through (footprint.c). */
+      int writes = a->kind == AQUILA_ARG_GLOBAL_PTR && m && !(m->flags & CL_MEM_READ_ONLY) &&
+                   footprint_arg_written(meta, i);
       if (m && retain_mem_access(ev, m, writes)) err = CL_OUT_OF_HOST_MEMORY;
       /* Where each buffer's address is, for a spread NDRange (spread.c):
        * only in contexts with a remote device, the only ones spread. */

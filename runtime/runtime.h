@@ -555,6 +555,31 @@ hsa_kernel_dispatch_packet_t *ndrange_packet(hsa_queue_t *hq, cl_event ev, uint6
 void ndrange_publish(hsa_queue_t *hq, hsa_kernel_dispatch_packet_t *pkt, uint64_t index,
                      int barrier, uint32_t dims);
 
+/* ---- footprint.c: what a launch's work-groups write --------------------- */
+struct footprint_launch {
+  const struct aquila_fatbin_kernel *meta;
+  const unsigned char *kernarg;
+  uint32_t work_dim;
+  uint64_t grid[3], local[3], offset[3], groups[3];
+  int uniform; /* every work-group whole */
+  int usable;  /* the footprint's checks hold: its write forms may be used */
+};
+/* Prepares the evaluation of meta's footprint for one launch (kernarg its
+ * segment with the hidden arguments); 1 when its write forms can be used. */
+int footprint_launch_init(struct footprint_launch *l, const struct aquila_fatbin_kernel *meta,
+                          const void *kernarg, uint32_t work_dim, const uint64_t grid[3],
+                          const uint32_t local[3]);
+/* The bytes [*lo, *hi), from the address buffer argument arg holds, that
+ * the work-groups first..last (inclusive, per dimension) may write: 1; 0
+ * when they write none; -1 when unknown. */
+int footprint_range(const struct footprint_launch *l, uint32_t arg, const uint64_t first[3],
+                    const uint64_t last[3], int64_t *lo, int64_t *hi);
+/* 0 when the compiler proved the kernel never writes through argument arg. */
+int footprint_arg_written(const struct aquila_fatbin_kernel *meta, uint32_t arg);
+/* Whether the kernel's work-groups can run on several devices: analysed,
+ * no atomics on global memory, no printf. */
+int footprint_spreadable(const struct aquila_fatbin_kernel *meta);
+
 /* ---- spread.c: one NDRange over several devices (AQUILA_SPREAD=1) ---- */
 /* Whether kernel k's launch of that many work-groups on q is spread. */
 int spread_eligible(cl_command_queue q, cl_kernel k, uint64_t groups);

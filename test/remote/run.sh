@@ -70,12 +70,26 @@ fi
 
 # One NDRange spread over the local device and both daemons (AQUILA_SPREAD=1).
 AQUILA_SPREAD=1 AQUILA_DEBUG=1 AQUILA_REMOTE=$a,$b timeout 120 "$BIN/test_remote" spread \
-  2>"$dir/spread"
+  2>"$dir/spread" | tee "$dir/spread.out"
 if grep "kernel 'mix' spread" "$dir/spread" | grep -q "remote, $a" &&
   grep "kernel 'mix' spread" "$dir/spread" | grep -q "remote, $b"; then
   echo "ok ndrange_spread_over_three_devices"
 else
   echo "not ok ndrange_spread_over_three_devices: $(grep -i spread "$dir/spread" | head -3)"
+fi
+# Which written buffers came back by their footprint's ranges (spread.c).
+footprint_ok=1
+for want in "mix:3 of 3" "offset_rows:1 of 1" "wraps:0 of 1" "columns:0 of 1" "in_loop:0 of 1"; do
+  kernel=${want%%:*}
+  if ! grep "kernel '$kernel' spread" "$dir/spread" | grep -q "reading back ${want#*:} written"; then
+    echo "  $kernel: $(grep "kernel '$kernel' spread" "$dir/spread" | head -1), expected ${want#*:}"
+    footprint_ok=0
+  fi
+done
+if [ $footprint_ok = 1 ] && grep -q "^ok spread_by_footprint" "$dir/spread.out"; then
+  echo "ok spread_reads_back_footprints"
+else
+  echo "not ok spread_reads_back_footprints: $(grep -v '^ok' "$dir/spread.out" | head -3)"
 fi
 
 # A client with the wrong key: the daemon is left out, quickly.

@@ -477,6 +477,124 @@ static void spread_matches_one_device(void) {
   clReleaseContext(c);
 }
 
+/* Spread kernels whose written ranges the footprint gives, and kernels
+ * where it must not be trusted, each against the host's answer (run.sh
+ * checks the AQUILA_DEBUG lines for which way each buffer came back):
+ * - offset_rows: a 2D grid with a global work offset, its rows written
+ *   into a sub-buffer of a buffer whose other part it reads (ranges, in
+ *   the root buffer past the sub-buffer's origin);
+ * - wraps: an unsigned 32-bit index that wraps for most work-items (its
+ *   check fails: compared instead; trusting the forms would lose them);
+ * - columns: a transpose-like write of columns (chunks' ranges overlap:
+ *   compared);
+ * - in_loop: each work-item writes a run in a loop (written anywhere). */
+static void spread_by_footprint(void) {
+  REQUIRE(local_device && remote_a && remote_b);
+  const char *src =
+      "__kernel void offset_rows(__global const float *in, __global float *out, uint w) {\n"
+      "  size_t x = get_global_id(0) - get_global_offset(0);\n"
+      "  size_t y = get_global_id(1) - get_global_offset(1);\n"
+      "  out[y * w + x] = in[y * w + x] + (float)(y * 1000 + x);\n"
+      "}\n"
+      "__kernel void wraps(__global float *out, uint off, uint n) {\n"
+      "  uint i = (uint)get_global_id(0) + off;\n"
+      "  if (i < n) out[i] = (float)get_global_id(0);\n"
+      "}\n"
+      "__kernel void columns(__global float *out, uint h) {\n"
+      "  size_t x = get_global_id(0), y = get_global_id(1);\n"
+      "  out[x * h + y] = (float)(x * 7 + y);\n"
+      "}\n"
+      "__kernel void in_loop(__global int *out) {\n"
+      "  for (int k = 0; k < 4; k++) out[get_global_id(0) * 4 + (k ^ 1)] = (int)get_global_id(0) "
+      "+ k;\n"
+      "}\n";
+  cl_int err;
+  cl_device_id all[3] = {local_device, remote_a, remote_b};
+  cl_context c = clCreateContext(NULL, 3, all, NULL, NULL, &err);
+  REQUIRE(c);
+  cl_program p = clCreateProgramWithSource(c, 1, &src, NULL, &err);
+  REQUIRE(clBuildProgram(p, 0, NULL, "", NULL, NULL) == CL_SUCCESS);
+  cl_command_queue q = clCreateCommandQueue(c, local_device, 0, &err);
+  REQUIRE(q);
+  int bad = 0;
+
+  /* offset_rows: W x H work-items at offset (5, 3); the root buffer holds
+   * the input (the first half) and the output (the second). */
+  enum { W = 96, H = 64, N = W * H };
+  static float root[2 * N];
+  for (int i = 0; i < 2 * N; i++)
+    root[i] = (float)(i % 13);
+  cl_mem mr = clCreateBuffer(c, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof root, root, &err);
+  cl_buffer_region rin = {0, N * sizeof(float)}, rout = {N * sizeof(float), N * sizeof(float)};
+  cl_mem min = clCreateSubBuffer(mr, 0, CL_BUFFER_CREATE_TYPE_REGION, &rin, &err);
+  cl_mem mout = clCreateSubBuffer(mr, 0, CL_BUFFER_CREATE_TYPE_REGION, &rout, &err);
+  REQUIRE(min && mout);
+  cl_kernel k = clCreateKernel(p, "offset_rows", &err);
+  cl_uint w = W;
+  clSetKernelArg(k, 0, sizeof min, &min);
+  clSetKernelArg(k, 1, sizeof mout, &mout);
+  clSetKernelArg(k, 2, sizeof w, &w);
+  size_t offset[2] = {5, 3}, global[2] = {W, H}, local[2] = {16, 4};
+  CHECK_EQ_INT(clEnqueueNDRangeKernel(q, k, 2, offset, global, local, 0, NULL, NULL), CL_SUCCESS);
+  CHECK_EQ_INT(clEnqueueReadBuffer(q, mr, CL_TRUE, 0, sizeof root, root, 0, NULL, NULL),
+               CL_SUCCESS);
+  for (int i = 0; i < 2 * N; i++) {
+    float want = (float)(i % 13);
+    if (i >= N) want = (float)((i - N) % 13) + (float)(((i - N) / W) * 1000 + (i - N) % W);
+    bad += root[i] != want;
+  }
+  clReleaseKernel(k);
+  clReleaseMemObject(min);
+  clReleaseMemObject(mout);
+  clReleaseMemObject(mr);
+
+  /* wraps: 4096 + 256 work-items, the first 256 writing nothing. */
+  enum { M = 4096 };
+  static float out[M];
+  for (int i = 0; i < M; i++)
+    out[i] = -1.0f;
+  cl_mem mo = clCreateBuffer(c, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof out, out, &err);
+  k = clCreateKernel(p, "wraps", &err);
+  cl_uint off = 0xffffff00u, n = M;
+  clSetKernelArg(k, 0, sizeof mo, &mo);
+  clSetKernelArg(k, 1, sizeof off, &off);
+  clSetKernelArg(k, 2, sizeof n, &n);
+  size_t g1 = M + 256, l1 = 64;
+  CHECK_EQ_INT(clEnqueueNDRangeKernel(q, k, 1, NULL, &g1, &l1, 0, NULL, NULL), CL_SUCCESS);
+  clEnqueueReadBuffer(q, mo, CL_TRUE, 0, sizeof out, out, 0, NULL, NULL);
+  for (int i = 0; i < M; i++)
+    bad += out[i] != (float)(i + 256);
+  clReleaseKernel(k);
+
+  /* columns: a 64 x 64 grid writing out[x * 64 + y]. */
+  k = clCreateKernel(p, "columns", &err);
+  cl_uint h = 64;
+  clSetKernelArg(k, 0, sizeof mo, &mo);
+  clSetKernelArg(k, 1, sizeof h, &h);
+  size_t g2[2] = {64, 64}, l2[2] = {8, 8};
+  CHECK_EQ_INT(clEnqueueNDRangeKernel(q, k, 2, NULL, g2, l2, 0, NULL, NULL), CL_SUCCESS);
+  clEnqueueReadBuffer(q, mo, CL_TRUE, 0, sizeof out, out, 0, NULL, NULL);
+  for (int i = 0; i < M; i++)
+    bad += out[i] != (float)((i / 64) * 7 + i % 64);
+  clReleaseKernel(k);
+
+  /* in_loop: runs of 4 ints per work-item. */
+  k = clCreateKernel(p, "in_loop", &err);
+  clSetKernelArg(k, 0, sizeof mo, &mo);
+  size_t g3 = M / 4, l3 = 32;
+  CHECK_EQ_INT(clEnqueueNDRangeKernel(q, k, 1, NULL, &g3, &l3, 0, NULL, NULL), CL_SUCCESS);
+  static int ints[M];
+  clEnqueueReadBuffer(q, mo, CL_TRUE, 0, sizeof ints, ints, 0, NULL, NULL);
+  for (int i = 0; i < M; i++)
+    bad += ints[i] != i / 4 + ((i % 4) ^ 1);
+  clReleaseKernel(k);
+  clReleaseMemObject(mo);
+  CHECK_EQ_INT(bad, 0);
+  clReleaseProgram(p);
+  clReleaseCommandQueue(q);
+  clReleaseContext(c);
+}
+
 /* The daemon of remote_a dies while a long kernel runs there. */
 /* A lost device turns available again within seconds, and a program
  * built then runs there. */
@@ -623,6 +741,7 @@ int main(int argc, char **argv) {
     RUN(network_silent_mid_kernel);
   } else if (argc > 1 && !strcmp(argv[1], "spread")) {
     RUN(spread_matches_one_device);
+    RUN(spread_by_footprint);
   } else if (argc > 1 && !strcmp(argv[1], "count")) {
     /* Prints the number of devices (the wrong-key case). */
     printf("devices %u\n", num_devices);
