@@ -72,11 +72,20 @@ unset UCX_TLS
 
 # One NDRange over the local device and one daemon (AQUILA_SPREAD=1), each
 # with one compute unit, against the local device alone with one unit:
-# alternating, medians of 3.
+# alternating, medians of 3. Each agent on a core of its own, as on two
+# machines (the application's process on core 0, the daemon on core 1;
+# taskset): unpinned, "one unit" alone takes both cores of a 2-core
+# machine, its waiting thread running work-groups beside the unit.
 echo
-printf '%-24s %14s %14s %8s\n' "spread (1 unit each)" "one agent ms" "two agents ms" speed-up
+printf '%-24s %14s %14s %8s\n' "spread (1 core each)" "one agent ms" "two agents ms" speed-up
+pin0=""
+pin1=""
+if command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; then
+  pin0="taskset -c 0"
+  pin1="taskset -c 1"
+fi
 p=$(port)
-"$build/aquilad" --listen "127.0.0.1:$p" --key-file "$tmp/key" --units 1 >"$tmp/daemon2" 2>&1 &
+$pin1 "$build/aquilad" --listen "127.0.0.1:$p" --key-file "$tmp/key" --units 1 >"$tmp/daemon2" 2>&1 &
 dpid=$!
 pids="$pids $dpid"
 i=0
@@ -89,10 +98,10 @@ for s in "nbody --size 16384 --iterations 3" "matrixmul --size 1024 --iterations
   : >"$tmp/one"
   : >"$tmp/two"
   for round in 1 2 3; do
-    OCL_ICD_VENDORS=$icd AQUILA_CPU_UNITS=1 timeout 300 "$build/samples/"$s --json |
+    OCL_ICD_VENDORS=$icd AQUILA_CPU_UNITS=1 timeout 300 $pin0 "$build/samples/"$s --json |
       field time_ms >>"$tmp/one"
     OCL_ICD_VENDORS=$icd AQUILA_CPU_UNITS=1 AQUILA_SPREAD=1 AQUILA_REMOTE=127.0.0.1:$p \
-      AQUILA_REMOTE_KEY_FILE=$tmp/key timeout 300 "$build/samples/"$s --all-devices --json |
+      AQUILA_REMOTE_KEY_FILE=$tmp/key timeout 300 $pin0 "$build/samples/"$s --all-devices --json |
       field time_ms >>"$tmp/two"
   done
   one=$(median <"$tmp/one")

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cfg.h"
 #include "ptrmap.h"
 
 #define MAX_SET 4              /* forms in one value's union */
@@ -67,6 +68,12 @@ struct analysis {
   uint32_t forms_cap;
   int anywhere_all; /* a write whose pointer's origin is unknown */
   int too_many;     /* more forms than the format holds */
+  /* For "overwritten": per argument, whether it is read (or passed on),
+   * its stores and the last of them; reads from an unknown pointer. */
+  unsigned char *read;
+  unsigned *stores;
+  LLVMValueRef *store;
+  int read_unknown;
 };
 
 static struct fset unknown_set; /* known == 0 */
@@ -753,7 +760,8 @@ static void pointer_info(struct analysis *a, LLVMValueRef p, struct pinfo *out, 
       ++a->pointer_steps > MAX_POINTER_STEPS)
     return;
   unsigned as = LLVMGetPointerAddressSpace(t);
-  if (as == 2 || as == 3) { /* __constant, __local */
+  /* __constant, __local; the kernarg segment and the work-group's record. */
+  if (as == 2 || as == 3 || p == a->kernarg || p == LLVMGetParam(a->wi, 1)) {
     out->kind = P_NONGLOBAL;
     return;
   }
@@ -833,6 +841,16 @@ static void pointer_info(struct analysis *a, LLVMValueRef p, struct pinfo *out, 
   }
 }
 
+/* A read through p (or p handed on). */
+static void note_read(struct analysis *a, LLVMValueRef p) {
+  struct pinfo pi;
+  pointer_info(a, p, &pi, 0);
+  if (pi.kind == P_ARG)
+    a->read[pi.arg] = 1;
+  else if (pi.kind == P_UNKNOWN)
+    a->read_unknown = 1;
+}
+
 /* ---- writes --------------------------------------------------------------- */
 
 static void write_anywhere(struct analysis *a, uint32_t arg) {
@@ -910,6 +928,10 @@ static void scan_call(struct analysis *a, LLVMValueRef in) {
     LLVMValueRef len = LLVMGetOperand(in, 2);
     int64_t size = LLVMIsAConstantInt(len) ? LLVMConstIntGetSExtValue(len) : -1;
     if (size != 0) record_write(a, LLVMGetOperand(in, 0), size);
+    struct pinfo pi;
+    pointer_info(a, LLVMGetOperand(in, 0), &pi, 0);
+    if (pi.kind == P_ARG) a->stores[pi.arg] += 2; /* not one plain store */
+    if (strncmp(name, "llvm.memset.", 12)) note_read(a, LLVMGetOperand(in, 1));
     return;
   }
   /* Defined functions kept out of line: their atomics and printf count. */
@@ -935,6 +957,7 @@ static void scan_call(struct analysis *a, LLVMValueRef in) {
       write_anywhere(a, pi.arg);
     else if (pi.kind == P_UNKNOWN)
       a->anywhere_all = 1;
+    note_read(a, x);
   }
 }
 
@@ -973,6 +996,18 @@ static void scan_function(struct analysis *a, LLVMValueRef f, int depth) {
         LLVMValueRef value = LLVMGetOperand(in, 0);
         record_write(a, LLVMGetOperand(in, 1),
                      (int64_t)LLVMStoreSizeOfType(a->td, LLVMTypeOf(value)));
+        struct pinfo pi;
+        pointer_info(a, LLVMGetOperand(in, 1), &pi, 0);
+        if (pi.kind == P_ARG) {
+          a->stores[pi.arg]++;
+          a->store[pi.arg] = in;
+        }
+        /* A global pointer stored is read back where the analysis cannot see. */
+        if (LLVMGetTypeKind(LLVMTypeOf(value)) == LLVMPointerTypeKind) note_read(a, value);
+        continue;
+      }
+      if (op == LLVMLoad && depth == 0) {
+        note_read(a, LLVMGetOperand(in, 0));
         continue;
       }
       if (op == LLVMCall) {
@@ -1049,7 +1084,10 @@ static void report(const struct aquila_fatbin_kernel *meta, struct strbuf *sb) {
     strbuf_printf(sb, " %s:", meta->args[i].name ? meta->args[i].name : "?");
     if (fp->arg_state[i] == AQUILA_FOOTPRINT_NOT_WRITTEN) strbuf_printf(sb, " not written;");
     if (fp->arg_state[i] == AQUILA_FOOTPRINT_ANYWHERE) strbuf_printf(sb, " written anywhere;");
-    if (fp->arg_state[i] != AQUILA_FOOTPRINT_IN_FORMS) continue;
+    if (fp->arg_state[i] != AQUILA_FOOTPRINT_IN_FORMS &&
+        fp->arg_state[i] != AQUILA_FOOTPRINT_OVERWRITTEN)
+      continue;
+    if (fp->arg_state[i] == AQUILA_FOOTPRINT_OVERWRITTEN) strbuf_printf(sb, " overwritten,");
     int first = 1;
     for (uint32_t j = 0; j < fp->num_forms; j++) {
       const struct aquila_footprint_form *x = &fp->forms[j];
@@ -1067,6 +1105,39 @@ static void report(const struct aquila_fatbin_kernel *meta, struct strbuf *sb) {
   strbuf_printf(sb, " %u checks\n", checks);
 }
 
+/* Whether store runs in every work-item: its block post-dominates the
+ * entry. */
+static int runs_always(LLVMValueRef wi, LLVMValueRef store) {
+  struct cfg g;
+  if (cfg_build(&g, wi)) return 0;
+  int b = cfg_number(&g, LLVMGetInstructionParent(store)), on = 0;
+  for (int x = 0, steps = 0; x >= 0 && steps <= (int)g.n && !on; x = g.ipdom[x], steps++)
+    on = x == b;
+  cfg_free(&g);
+  return on;
+}
+
+/* IN_FORMS arguments that are never read and written by one store that
+ * runs in every work-item, one form per work dimension: overwritten. */
+static void find_overwritten(struct analysis *a) {
+  struct aquila_fatbin_footprint *fp = a->fp;
+  for (uint32_t i = 0; i < fp->num_args; i++) {
+    if (fp->arg_state[i] != AQUILA_FOOTPRINT_IN_FORMS || a->read[i] || a->read_unknown ||
+        a->stores[i] != 1)
+      continue;
+    uint32_t dims = 0;
+    int overlap = 0;
+    for (uint32_t j = 0; j < fp->num_forms; j++) {
+      const struct aquila_footprint_form *x = &fp->forms[j];
+      if (x->kind != AQUILA_FOOTPRINT_WRITE || x->arg != i) continue;
+      overlap |= (dims & x->work_dims) != 0;
+      dims |= x->work_dims;
+    }
+    if (!overlap && runs_always(a->wi, a->store[i]))
+      fp->arg_state[i] = AQUILA_FOOTPRINT_OVERWRITTEN;
+  }
+}
+
 void footprint_analyse(LLVMValueRef wi, LLVMTargetDataRef td, struct aquila_fatbin_kernel *meta,
                        struct strbuf *log) {
   struct aquila_fatbin_footprint *fp = calloc(1, sizeof *fp);
@@ -1075,6 +1146,11 @@ void footprint_analyse(LLVMValueRef wi, LLVMTargetDataRef td, struct aquila_fatb
   fp->arg_state = calloc(meta->num_args ? meta->num_args : 1, sizeof *fp->arg_state);
   if (!fp->arg_state) abort();
   struct analysis a = {.wi = wi, .kernarg = LLVMGetParam(wi, 0), .td = td, .meta = meta, .fp = fp};
+  uint32_t slots = meta->num_args ? meta->num_args : 1;
+  a.read = calloc(slots, 1);
+  a.stores = calloc(slots, sizeof *a.stores);
+  a.store = calloc(slots, sizeof *a.store);
+  if (!a.read || !a.stores || !a.store) abort();
   scan_function(&a, wi, 0);
 
   /* Unknown pointers or too many forms: every global argument anywhere. */
@@ -1096,6 +1172,10 @@ void footprint_analyse(LLVMValueRef wi, LLVMTargetDataRef td, struct aquila_fatb
     if (keep) fp->forms[kept++] = *x;
   }
   fp->num_forms = kept;
+  find_overwritten(&a);
+  free(a.read);
+  free(a.stores);
+  free(a.store);
 
   for (size_t i = 0; i < a.values.cap; i++)
     if (a.values.keys[i] && a.values.values[i] != &in_progress) free(a.values.values[i]);

@@ -300,6 +300,8 @@ static void text_footprint(const struct aquila_fatbin_kernel *k) {
       forms += f->forms[i].kind == AQUILA_FOOTPRINT_WRITE && f->forms[i].arg == j;
     if (f->arg_state[j] == AQUILA_FOOTPRINT_IN_FORMS)
       printf(" %s written in %u range%s;", k->args[j].name, forms, forms == 1 ? "" : "s");
+    else if (f->arg_state[j] == AQUILA_FOOTPRINT_OVERWRITTEN)
+      printf(" %s overwritten in %u range%s;", k->args[j].name, forms, forms == 1 ? "" : "s");
     else
       printf(" %s %s;", k->args[j].name,
              f->arg_state[j] == AQUILA_FOOTPRINT_NOT_WRITTEN ? "not written" : "written anywhere");

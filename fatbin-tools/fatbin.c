@@ -68,7 +68,7 @@ int aquila_fatbin_footprint_check(const struct aquila_fatbin_footprint *f, uint3
     return -1;
   }
   for (uint32_t i = 0; i < num_args; i++)
-    if (f->arg_state[i] > AQUILA_FOOTPRINT_ANYWHERE) {
+    if (f->arg_state[i] > AQUILA_FOOTPRINT_OVERWRITTEN) {
       set_err(err, errlen, "footprint: argument %u has unknown state %u", i, f->arg_state[i]);
       return -1;
     }
@@ -83,7 +83,8 @@ int aquila_fatbin_footprint_check(const struct aquila_fatbin_footprint *f, uint3
     if (x->kind > AQUILA_FOOTPRINT_FITS_SIGNED)
       why = "unknown kind";
     else if (x->kind == AQUILA_FOOTPRINT_WRITE &&
-             (x->arg >= num_args || f->arg_state[x->arg] != AQUILA_FOOTPRINT_IN_FORMS))
+             (x->arg >= num_args || (f->arg_state[x->arg] != AQUILA_FOOTPRINT_IN_FORMS &&
+                                     f->arg_state[x->arg] != AQUILA_FOOTPRINT_OVERWRITTEN)))
       why = "writes an argument not written in forms";
     else if (x->kind != AQUILA_FOOTPRINT_WRITE && (x->arg < 1 || x->arg > 64))
       why = "checks a width outside 1..64";

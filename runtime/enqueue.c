@@ -34,6 +34,38 @@ cl_int retain_mem(cl_event ev, cl_mem m) {
   return retain_mem_access(ev, m, 1);
 }
 
+/* Root buffers that the kernel's footprint says it overwrites whole
+ * without reading them (footprint.c), passed once: their old bytes need
+ * not reach the device (mem_writes 2, residency.c). */
+static void mark_overwritten(cl_event ev, const struct aquila_fatbin_kernel *meta) {
+  struct footprint_launch fl;
+  if (!ev->u.ndrange.mem_arg_offset ||
+      !footprint_launch_init(&fl, meta, ev->u.ndrange.kernarg, ev->u.ndrange.dims,
+                             ev->u.ndrange.grid, ev->u.ndrange.workgroup))
+    return;
+  const uint64_t first[3] = {0, 0, 0};
+  const uint64_t last[3] = {fl.groups[0] - 1, fl.groups[1] - 1, fl.groups[2] - 1};
+  for (size_t j = 0; j < ev->num_retained_mems; j++) {
+    cl_mem m = ev->retained_mems[j];
+    if (ev->mem_writes[j] != 1 || m->parent || m->image_handle) continue;
+    int shared = 0;
+    for (size_t k = 0; k < ev->num_retained_mems && !shared; k++) {
+      cl_mem r = ev->retained_mems[k];
+      while (r->parent)
+        r = r->parent;
+      shared = k != j && r == m;
+    }
+    uint32_t arg = 0;
+    while (arg < meta->num_args && !(meta->args[arg].kind == AQUILA_ARG_GLOBAL_PTR &&
+                                     meta->args[arg].offset == ev->u.ndrange.mem_arg_offset[j]))
+      arg++;
+    int64_t lo, hi;
+    if (!shared && arg < meta->num_args && footprint_dense(&fl, arg, first, last, &lo, &hi) &&
+        lo == 0 && hi == (int64_t)m->size)
+      ev->mem_writes[j] = 2;
+  }
+}
+
 /* Submits ev and, for blocking calls, waits for it. */
 cl_int finish_enqueue(cl_event ev, cl_uint num_wait, const cl_event *wait_list, cl_bool blocking,
                       cl_event *event) {
@@ -713,6 +745,7 @@ AQUILA_API cl_int clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel kernel, c
   ev->kernel = kernel;
   object_retain(&kernel->header);
   ev->u.ndrange.kernel_object = kernel_object_now(kernel, (cl_uint)slot);
+  if (q->context->has_remote) mark_overwritten(ev, meta);
   uint64_t groups = 1;
   for (int d = 0; d < 3; d++) groups *= (global[d] + local[d] - 1) / local[d];
   ev->u.ndrange.spread = spread_eligible(q, kernel, groups) && ev->u.ndrange.mem_arg_offset != NULL;

@@ -164,7 +164,9 @@ int footprint_range(const struct footprint_launch *l, uint32_t arg, const uint64
   if (!f || arg >= f->num_args) return -1;
   if (!l->usable) return -1;
   if (f->arg_state[arg] == AQUILA_FOOTPRINT_NOT_WRITTEN) return 0;
-  if (f->arg_state[arg] != AQUILA_FOOTPRINT_IN_FORMS) return -1;
+  if (f->arg_state[arg] != AQUILA_FOOTPRINT_IN_FORMS &&
+      f->arg_state[arg] != AQUILA_FOOTPRINT_OVERWRITTEN)
+    return -1;
   int any = 0;
   wide rlo = 0, rhi = 0;
   for (uint32_t i = 0; i < f->num_forms; i++) {
@@ -185,6 +187,76 @@ int footprint_range(const struct footprint_launch *l, uint32_t arg, const uint64
   if (rlo < INT64_MIN || rhi > INT64_MAX) return -1;
   *lo = (int64_t)rlo;
   *hi = (int64_t)rhi;
+  return 1;
+}
+
+int footprint_dense(const struct footprint_launch *l, uint32_t arg, const uint64_t first[3],
+                    const uint64_t last[3], int64_t *lo, int64_t *hi) {
+  const struct aquila_fatbin_footprint *f = l->meta->footprint;
+  if (!f || !l->usable || !l->uniform || arg >= f->num_args ||
+      f->arg_state[arg] != AQUILA_FOOTPRINT_OVERWRITTEN)
+    return 0;
+  const struct aquila_footprint_form *x = NULL;
+  for (uint32_t i = 0; i < f->num_forms; i++) {
+    const struct aquila_footprint_form *y = &f->forms[i];
+    if (y->kind != AQUILA_FOOTPRINT_WRITE || y->arg != arg || !(y->work_dims & (1u << l->work_dim)))
+      continue;
+    if (x) return 0;
+    x = y;
+  }
+  if (!x) return 0;
+  /* Each variable's step and count over the box, and the lowest value. */
+  wide step[AQUILA_FOOTPRINT_VARS] = {0}, base = x->lo;
+  uint64_t count[AQUILA_FOOTPRINT_VARS] = {0};
+  for (uint32_t i = 0; i < x->num_terms && i < AQUILA_FOOTPRINT_MAX_TERMS; i++) {
+    const struct aquila_footprint_term *t = &x->terms[i];
+    wide c = t->coef;
+    for (int j = 0; j < 3; j++) {
+      wide v;
+      if (t->factor[j] && (factor_value(l, t->factor[j], &v) || __builtin_mul_overflow(c, v, &c)))
+        return 0;
+    }
+    if (t->var >= AQUILA_FOOTPRINT_VARS) return 0;
+    if (__builtin_add_overflow(step[t->var], c, &step[t->var])) return 0;
+  }
+  for (uint32_t v = 0; v < AQUILA_FOOTPRINT_VARS; v++) {
+    uint64_t from = 0;
+    if (v == AQUILA_FOOTPRINT_ONE) {
+      count[v] = 1;
+      from = 1;
+    } else if (v < AQUILA_FOOTPRINT_LOCAL_ID) {
+      from = first[v - AQUILA_FOOTPRINT_GROUP_ID];
+      count[v] = last[v - AQUILA_FOOTPRINT_GROUP_ID] - from + 1;
+    } else {
+      count[v] = l->local[v - AQUILA_FOOTPRINT_LOCAL_ID];
+    }
+    wide at, span;
+    if (__builtin_mul_overflow(step[v], (wide)from, &at) || __builtin_add_overflow(base, at, &base))
+      return 0;
+    if (step[v] < 0) { /* walked downward: the lowest value at the last */
+      if (__builtin_mul_overflow(step[v], (wide)(count[v] - 1), &span) ||
+          __builtin_add_overflow(base, span, &base))
+        return 0;
+      step[v] = -step[v];
+    }
+    if (count[v] == 1 || v == AQUILA_FOOTPRINT_ONE) step[v] = 0; /* a constant */
+  }
+  /* Dense when the steps, in increasing order, are each the size of all
+   * that the smaller ones cover (a mixed radix over the work-items). */
+  wide covered = (wide)x->hi - x->lo;
+  for (;;) {
+    int next = -1;
+    for (int v = 0; v < AQUILA_FOOTPRINT_VARS; v++)
+      if (step[v] && (next < 0 || step[v] < step[next])) next = v;
+    if (next < 0) break;
+    if (step[next] != covered || __builtin_mul_overflow(covered, (wide)count[next], &covered))
+      return 0;
+    step[next] = 0;
+  }
+  wide end;
+  if (__builtin_add_overflow(base, covered, &end) || base < INT64_MIN || end > INT64_MAX) return 0;
+  *lo = (int64_t)base;
+  *hi = (int64_t)end;
   return 1;
 }
 

@@ -166,7 +166,16 @@ cl_int mem_prepare_for_device(cl_mem m, cl_device_id d, int writes) {
   pthread_mutex_lock(&r->lock);
   forget_stale(r);
   cl_int err = CL_SUCCESS;
-  if (!d->remote) {
+  if (writes == 2 && m == root) {
+    /* Overwritten whole, never read: where the bytes were does not matter. */
+    if (!d->remote) {
+      r->valid = VALID_HOST;
+    } else {
+      uint64_t bit = device_bit(d);
+      if (!(r->valid & bit)) err = allocate_on(root, r, d);
+      if (!err) r->valid = bit;
+    }
+  } else if (!d->remote) {
     err = fetch_to_host(root, r);
     if (!err && writes) r->valid = VALID_HOST;
   } else {

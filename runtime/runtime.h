@@ -245,7 +245,9 @@ cl_int mem_make_host_valid(cl_mem m);
 void mem_host_wrote(cl_mem m);
 /* The buffer's address on remote device d (allocated on first use). */
 cl_int mem_device_address(cl_mem m, cl_device_id d, uint64_t *address);
-/* Before a kernel on device d that reads (and writes, when writes) m. */
+/* Before a kernel on device d that reads (and writes, when writes) m;
+ * writes == 2: a kernel that overwrites every byte of root buffer m
+ * without reading it (its old bytes are not moved). */
 cl_int mem_prepare_for_device(cl_mem m, cl_device_id d, int writes);
 /* clEnqueueReadBuffer's bytes straight from a remote copy when the host's
  * is stale: 1 when done, 0 when the host storage holds them, or an error. */
@@ -573,6 +575,12 @@ int footprint_launch_init(struct footprint_launch *l, const struct aquila_fatbin
  * the work-groups first..last (inclusive, per dimension) may write: 1; 0
  * when they write none; -1 when unknown. */
 int footprint_range(const struct footprint_launch *l, uint32_t arg, const uint64_t first[3],
+                    const uint64_t last[3], int64_t *lo, int64_t *hi);
+/* 1 when the work-items of the box write every byte of [*lo, *hi) through
+ * argument arg, and nothing else, without reading it (the argument is
+ * "overwritten": a store in every work-item, its forms dense over the box):
+ * the bytes there before the kernel are not needed. Else 0. */
+int footprint_dense(const struct footprint_launch *l, uint32_t arg, const uint64_t first[3],
                     const uint64_t last[3], int64_t *lo, int64_t *hi);
 /* 0 when the compiler proved the kernel never writes through argument arg. */
 int footprint_arg_written(const struct aquila_fatbin_kernel *meta, uint32_t arg);

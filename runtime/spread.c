@@ -231,6 +231,15 @@ static cl_int read_back_chunk(struct written *w, size_t nw, cl_device_id d, uint
   return CL_SUCCESS;
 }
 
+/* Whether retained buffer j is one the kernel overwrites whole, read back
+ * chunk by chunk (its copies need not be current before the kernel). */
+static int overwritten(cl_event ev, const struct written *w, size_t nw, size_t j) {
+  if (ev->mem_writes[j] != 2) return 0;
+  for (size_t x = 0; x < nw; x++)
+    if (w[x].root == ev->retained_mems[j]) return w[x].ranges != NULL;
+  return 0;
+}
+
 static void *spread_run(void *arg) {
   cl_event ev = arg;
   uint64_t t_begin = now_ns();
@@ -274,12 +283,14 @@ static void *spread_run(void *arg) {
   footprint_launch_init(&fl, k->meta, ev->u.ndrange.kernarg, ev->u.ndrange.dims, ev->u.ndrange.grid,
                         ev->u.ndrange.workgroup);
 
-  /* Every buffer current on the host; for each written one, its chunks'
-   * ranges, else its bytes as they were. */
+  /* For each written buffer, its chunks' ranges, else its bytes as they
+   * were (the host's current first); every other buffer current on the
+   * host. A buffer the kernel overwrites whole (mem_writes 2, its chunks'
+   * ranges disjoint, so each chunk writes all of its range) moves nowhere
+   * before the kernel. */
   for (size_t j = 0; !err && j < ev->num_retained_mems; j++) {
     cl_mem m = ev->retained_mems[j];
-    err = mem_make_host_valid(m);
-    if (err || !ev->mem_writes[j]) continue;
+    if (!ev->mem_writes[j]) continue;
     cl_mem r = root_of(m);
     size_t x = 0;
     while (x < nwritten && written[x].root != r)
@@ -302,13 +313,13 @@ static void *spread_run(void *arg) {
     }
     free(w->ranges);
     w->ranges = NULL;
-    w->orig = malloc(r->size);
-    if (!w->orig) {
-      err = CL_OUT_OF_HOST_MEMORY;
-      break;
-    }
-    memcpy(w->orig, r->data, r->size);
+    err = mem_make_host_valid(r);
+    w->orig = err ? NULL : malloc(r->size);
+    if (!err && !w->orig) err = CL_OUT_OF_HOST_MEMORY;
+    if (!err) memcpy(w->orig, r->data, r->size);
   }
+  for (size_t j = 0; !err && j < ev->num_retained_mems; j++)
+    if (!overwritten(ev, written, nwritten, j)) err = mem_make_host_valid(ev->retained_mems[j]);
   /* Each device's kernarg segment (its own buffer addresses), and its
    * copies current. */
   for (uint32_t i = 0; !err && i < ndev; i++) {
@@ -324,7 +335,7 @@ static void *spread_run(void *arg) {
       uint32_t offset = ev->u.ndrange.mem_arg_offset[j];
       uint64_t address = (uint64_t)(uintptr_t)m->data;
       if (device_root(sd->device)->remote) {
-        err = mem_prepare_for_device(m, sd->device, 0);
+        if (!overwritten(ev, written, nwritten, j)) err = mem_prepare_for_device(m, sd->device, 0);
         if (!err) err = mem_device_address(m, sd->device, &address);
       }
       if (!err && offset != UINT32_MAX) memcpy(sd->kernarg + offset, &address, sizeof address);

@@ -57,6 +57,13 @@ __kernel void chosen(__global int *a, __global int *b, int which) {
   __global int *p = which ? a : b;
   p[get_global_id(0)] = 1;
 }
+__kernel void updates(__global float *a) {
+  a[get_global_id(0)] += 1.0f;
+}
+__kernel void two_stores(__global float *a) {
+  a[2 * get_global_id(0)] = 1.0f;
+  a[2 * get_global_id(0) + 1] = 2.0f;
+}
 __kernel void reads_only(__global const int *a, __global int *b) {
   int s = a[get_global_id(0)];
   (void)s;
@@ -85,8 +92,9 @@ result one_dimension $?
 has rows2d "4*n*get_local_id(1) + [0, 4) (work_dim 2 3)" &&
   has rows2d "4*get_local_id(0) + [0, 4) (work_dim 1)"
 result rows_by_work_dimension $?
-# A signed int index: a check that it fits 32 bits; two stores into one form.
-has wide_int "out: bytes -16*shift + 16*get_global_offset(0)" &&
+# A signed int index: a check that it fits 32 bits; the two stores are one
+# after LLVM's simplification.
+has wide_int "out: overwritten, bytes -16*shift + 16*get_global_offset(0)" &&
   has wide_int "+ [0, 16); 1 checks"
 result narrow_index_checked $?
 has in_loop "out: written anywhere;"
@@ -95,7 +103,7 @@ has through_memory "out: written anywhere; idx: not written;"
 result index_from_memory_anywhere $?
 has counted "global atomics;" && has counted "count: written anywhere;"
 result global_atomics $?
-has local_atomics "footprint: out: bytes 4*get_group_id(0) + [0, 4);"
+has local_atomics "footprint: out: overwritten, bytes 4*get_group_id(0) + [0, 4);"
 result local_atomics_not_global $?
 has prints "printf;"
 result printf_flagged $?
@@ -103,6 +111,10 @@ has chosen "a: written anywhere; b: written anywhere;"
 result pointer_choice_anywhere $?
 has reads_only "a: not written; b: not written;"
 result reads_only $?
+# Overwritten: one store that every work-item makes, never read.
+has rows2d "c: overwritten, bytes" && has copy1d "out: bytes" && has updates "a: bytes" &&
+  has two_stores "a: bytes 8*get_global_offset(0)"
+result overwritten_only_by_one_unconditional_store $?
 
 # The footprint is in the fat binary: its reader checks and keeps it.
 "$clfatbin" verify "$work/k.fatbin" >"$work/verify" 2>&1

@@ -348,7 +348,7 @@ static void write_refuses_what_reader_refuses(void) {
       expect = "hidden kernarg offset";
       break;
     case 8:
-      states[2] = 3;
+      states[2] = 4;
       expect = "unknown state";
       break;
     case 9:

@@ -595,6 +595,72 @@ static void spread_by_footprint(void) {
   clReleaseContext(c);
 }
 
+/* Buffers a kernel overwrites whole without reading them (the
+ * footprint's "overwritten") are not moved to where it runs: each device's
+ * result must still be what the host reads, whichever device held the
+ * buffer's only copy before; a kernel that writes only part of a buffer
+ * keeps the rest. */
+static void overwritten_buffers(void) {
+  REQUIRE(remote_a && remote_b && local_device);
+  const char *src = "__kernel void put(__global float *out, float f) {\n"
+                    "  out[get_global_id(0)] = f * (float)get_global_id(0);\n"
+                    "}\n";
+  cl_int err;
+  cl_device_id all[3] = {local_device, remote_a, remote_b};
+  cl_context c = clCreateContext(NULL, 3, all, NULL, NULL, &err);
+  REQUIRE(c);
+  cl_program p = clCreateProgramWithSource(c, 1, &src, NULL, &err);
+  REQUIRE(clBuildProgram(p, 0, NULL, "", NULL, NULL) == CL_SUCCESS);
+  cl_kernel k = clCreateKernel(p, "put", &err);
+  cl_command_queue q[3];
+  for (int i = 0; i < 3; i++)
+    q[i] = clCreateCommandQueue(c, all[i], 0, &err);
+  enum { N = 8192 };
+  static float data[N];
+  for (int i = 0; i < N; i++)
+    data[i] = -1.0f;
+  cl_mem m = clCreateBuffer(c, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof data, data, &err);
+  clSetKernelArg(k, 0, sizeof m, &m);
+  int bad = 0;
+  /* Whole: on A, then B (A had the only copy), then the local device (B
+   * had it), then A again (the host had it); each read back. */
+  int order[4] = {1, 2, 0, 1};
+  for (int step = 0; step < 4; step++) {
+    float f = (float)(step + 2);
+    size_t n = N;
+    clSetKernelArg(k, 1, sizeof f, &f);
+    CHECK_EQ_INT(clEnqueueNDRangeKernel(q[order[step]], k, 1, NULL, &n, NULL, 0, NULL, NULL),
+                 CL_SUCCESS);
+    clFinish(q[order[step]]);
+    if (step == 1) continue; /* the next kernel runs with the only copy on B */
+    CHECK_EQ_INT(clEnqueueReadBuffer(q[0], m, CL_TRUE, 0, sizeof data, data, 0, NULL, NULL),
+                 CL_SUCCESS);
+    for (int i = 0; i < N; i++)
+      bad += data[i] != f * (float)i;
+  }
+  /* Part: the first half on B, after A wrote it all; the second half must
+   * stay A's. */
+  float fa = 3.0f, fb = 9.0f;
+  size_t n = N, half = N / 2;
+  clSetKernelArg(k, 1, sizeof fa, &fa);
+  clEnqueueNDRangeKernel(q[1], k, 1, NULL, &n, NULL, 0, NULL, NULL);
+  clFinish(q[1]);
+  clSetKernelArg(k, 1, sizeof fb, &fb);
+  clEnqueueNDRangeKernel(q[2], k, 1, NULL, &half, NULL, 0, NULL, NULL);
+  clFinish(q[2]);
+  CHECK_EQ_INT(clEnqueueReadBuffer(q[0], m, CL_TRUE, 0, sizeof data, data, 0, NULL, NULL),
+               CL_SUCCESS);
+  for (int i = 0; i < N; i++)
+    bad += data[i] != (i < N / 2 ? fb : fa) * (float)i;
+  CHECK_EQ_INT(bad, 0);
+  clReleaseMemObject(m);
+  for (int i = 0; i < 3; i++)
+    clReleaseCommandQueue(q[i]);
+  clReleaseKernel(k);
+  clReleaseProgram(p);
+  clReleaseContext(c);
+}
+
 /* The daemon of remote_a dies while a long kernel runs there. */
 /* A lost device turns available again within seconds, and a program
  * built then runs there. */
@@ -756,6 +822,7 @@ int main(int argc, char **argv) {
     RUN(native_kernel_refused);
     RUN(image_support_macro);
     RUN(image_across_devices);
+    RUN(overwritten_buffers);
   }
   if (program) clReleaseProgram(program);
   if (ctx) clReleaseContext(ctx);

@@ -99,6 +99,11 @@ enum aquila_footprint_arg_state {
   AQUILA_FOOTPRINT_NOT_WRITTEN = 0, /* never written through it (every non-global argument) */
   AQUILA_FOOTPRINT_IN_FORMS = 1,    /* written only within its write forms */
   AQUILA_FOOTPRINT_ANYWHERE = 2,    /* written where the compiler cannot say */
+  /* As IN_FORMS, and more: never read through, and every work-item writes
+   * every byte of its form (one store, on every path; one form per work
+   * dimension): where the forms cover a range densely, its old bytes are
+   * never needed. */
+  AQUILA_FOOTPRINT_OVERWRITTEN = 3,
 };
 /* Kernel-wide facts: work-groups that may communicate, or output in order. */
 #define AQUILA_FOOTPRINT_GLOBAL_ATOMICS 0x1u /* atomics on memory that may be global */
