@@ -231,6 +231,24 @@ static cl_int read_back_chunk(struct written *w, size_t nw, cl_device_id d, uint
   return CL_SUCCESS;
 }
 
+/* Gives each idle slot the next chunk of the pool; returns how many. */
+static uint32_t fill_slots(cl_event ev, struct slot *slots, const hsa_signal_t *signals,
+                           uint32_t nslots, uint64_t chunk, uint64_t total, uint64_t *next) {
+  uint32_t filled = 0;
+  for (uint32_t s = 0; s < nslots && *next < total; s++) {
+    if (slots[s].busy) continue;
+    uint64_t end = *next + chunk < total ? *next + chunk : total;
+    slots[s].busy = 1;
+    slots[s].begin = *next;
+    slots[s].end = end;
+    hsa_signal_store_relaxed(signals[s], 1);
+    write_packet(slots[s].dev, ev, signals[s], *next, end);
+    *next = end;
+    filled++;
+  }
+  return filled;
+}
+
 /* Whether retained buffer j is one the kernel overwrites whole, read back
  * chunk by chunk (its copies need not be current before the kernel). */
 static int overwritten(cl_event ev, const struct written *w, size_t nw, size_t j) {
@@ -369,17 +387,7 @@ static void *spread_run(void *arg) {
     zeros[s] = 0;
   }
   while (!err && (next < total || busy)) {
-    for (uint32_t s = 0; s < nslots && next < total; s++) {
-      if (slots[s].busy) continue;
-      uint64_t end = next + chunk < total ? next + chunk : total;
-      slots[s].busy = 1;
-      slots[s].begin = next;
-      slots[s].end = end;
-      hsa_signal_store_relaxed(signals[s], 1);
-      write_packet(slots[s].dev, ev, signals[s], next, end);
-      next = end;
-      busy++;
-    }
+    busy += fill_slots(ev, slots, signals, nslots, chunk, total, &next);
     hsa_signal_t done;
     hsa_signal_value_t value;
     if (hsa_signal_group_wait_any_scacquire(group, conditions, zeros, HSA_WAIT_STATE_BLOCKED, &done,
@@ -405,17 +413,7 @@ static void *spread_run(void *arg) {
       ended[nended++] = slots[s];
     }
     /* The next chunk out first: the device works while its bytes come. */
-    for (uint32_t s = 0; !err && s < nslots && next < total; s++) {
-      if (slots[s].busy) continue;
-      uint64_t end = next + chunk < total ? next + chunk : total;
-      slots[s].busy = 1;
-      slots[s].begin = next;
-      slots[s].end = end;
-      hsa_signal_store_relaxed(signals[s], 1);
-      write_packet(slots[s].dev, ev, signals[s], next, end);
-      next = end;
-      busy++;
-    }
+    if (!err) busy += fill_slots(ev, slots, signals, nslots, chunk, total, &next);
     uint64_t t0 = now_ns();
     for (uint32_t e = 0; !err && nranged && e < nended; e++)
       if (device_root(ended[e].dev->device)->remote)
