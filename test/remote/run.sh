@@ -79,7 +79,8 @@ else
 fi
 # Which written buffers came back by their footprint's ranges (spread.c).
 footprint_ok=1
-for want in "mix:3 of 3" "offset_rows:1 of 1" "wraps:0 of 1" "columns:0 of 1" "in_loop:0 of 1"; do
+for want in "mix:3 of 3" "offset_rows:1 of 1" "wraps:0 of 1" "columns:0 of 1" "in_loop:0 of 1" \
+  "put:1 of 1"; do
   kernel=${want%%:*}
   if ! grep "kernel '$kernel' spread" "$dir/spread" | grep -q "reading back ${want#*:} written"; then
     echo "  $kernel: $(grep "kernel '$kernel' spread" "$dir/spread" | head -1), expected ${want#*:}"

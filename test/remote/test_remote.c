@@ -504,6 +504,9 @@ static void spread_by_footprint(void) {
       "  size_t x = get_global_id(0), y = get_global_id(1);\n"
       "  out[x * h + y] = (float)(x * 7 + y);\n"
       "}\n"
+      "__kernel void put(__global float *out, float f) {\n"
+      "  out[get_global_id(0)] = f * (float)get_global_id(0);\n"
+      "}\n"
       "__kernel void in_loop(__global int *out) {\n"
       "  for (int k = 0; k < 4; k++) out[get_global_id(0) * 4 + (k ^ 1)] = (int)get_global_id(0) "
       "+ k;\n"
@@ -589,6 +592,27 @@ static void spread_by_footprint(void) {
     bad += ints[i] != i / 4 + ((i % 4) ^ 1);
   clReleaseKernel(k);
   clReleaseMemObject(mo);
+
+  /* put: overwrites a buffer whose only copy is on a daemon (written
+   * through its queue): nothing moves before the kernel, and every chunk's
+   * range comes back. */
+  cl_command_queue qa = clCreateCommandQueue(c, remote_a, 0, &err);
+  cl_mem mp = clCreateBuffer(c, CL_MEM_READ_WRITE, sizeof out, NULL, &err);
+  for (int i = 0; i < M; i++)
+    out[i] = -3.0f;
+  clEnqueueWriteBuffer(qa, mp, CL_TRUE, 0, sizeof out, out, 0, NULL, NULL);
+  k = clCreateKernel(p, "put", &err);
+  float f = 5.0f;
+  clSetKernelArg(k, 0, sizeof mp, &mp);
+  clSetKernelArg(k, 1, sizeof f, &f);
+  size_t g4 = M, l4 = 64;
+  CHECK_EQ_INT(clEnqueueNDRangeKernel(q, k, 1, NULL, &g4, &l4, 0, NULL, NULL), CL_SUCCESS);
+  clEnqueueReadBuffer(q, mp, CL_TRUE, 0, sizeof out, out, 0, NULL, NULL);
+  for (int i = 0; i < M; i++)
+    bad += out[i] != 5.0f * (float)i;
+  clReleaseKernel(k);
+  clReleaseMemObject(mp);
+  clReleaseCommandQueue(qa);
   CHECK_EQ_INT(bad, 0);
   clReleaseProgram(p);
   clReleaseCommandQueue(q);
