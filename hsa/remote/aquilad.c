@@ -102,6 +102,7 @@ struct client {
   atomic_uint refs; /* the link's, and one per completer thread */
   /* Handshake (loop thread). */
   bool hello_seen;
+  uint32_t tcp_segments; /* its hello's */
   atomic_bool admitted; /* read by the main thread's handshake timeout */
   uint8_t client_nonce[AQ_WIRE_NONCE_BYTES], daemon_nonce[AQ_WIRE_NONCE_BYTES];
   pthread_mutex_t lock;
@@ -739,12 +740,19 @@ static bool peer_message(void *owner, struct aq_link *link, const struct aq_wire
     aq_link_send(link, AQ_MSG_AUTH, 0, proof, sizeof proof, NULL, 0, NULL, NULL);
     return true;
   }
-  case AQ_MSG_WELCOME:
+  case AQ_MSG_WELCOME: {
     if (peer->state != PEER_CHALLENGED) return false;
+    struct aq_wire_welcome w;
+    memcpy(&w, payload, sizeof w);
+    if (!aq_link_tcp_segments_agree(description.tcp_segments, w.tcp_segments)) {
+      say("peer %s: its UCX TCP segment sizes differ from this daemon's", peer->address);
+      return false;
+    }
     peer->state = PEER_ADMITTED;
     aq_link_set_authenticated(link);
     peer_send_pulls(peer);
     return true;
+  }
   case AQ_MSG_REPLY:
     for (struct pull **pp = &peer->pulls; *pp; pp = &(*pp)->next) {
       struct pull *p = *pp;
@@ -797,7 +805,9 @@ static struct peer *peer_for(const char *address) {
     free(p);
     return NULL;
   }
-  struct aq_wire_hello hello = {.version = AQ_WIRE_VERSION, .client_time_ns = now_ns()};
+  struct aq_wire_hello hello = {.version = AQ_WIRE_VERSION,
+                                .tcp_segments = aq_link_tcp_segments(),
+                                .client_time_ns = now_ns()};
   memcpy(hello.nonce, p->nonce, sizeof hello.nonce);
   aq_link_send(p->link, AQ_MSG_HELLO, 0, &hello, sizeof hello, NULL, 0, NULL, NULL);
   p->next = peers;
@@ -1086,6 +1096,7 @@ static bool on_message(void *owner, struct aq_link *link, const struct aq_wire_h
       struct aq_wire_hello hello;
       memcpy(&hello, payload, sizeof hello);
       memcpy(c->client_nonce, hello.nonce, sizeof c->client_nonce);
+      c->tcp_segments = hello.tcp_segments;
       aq_nonce_make(c->daemon_nonce);
       struct aq_wire_challenge ch = {.daemon_time_ns = now_ns()};
       memcpy(ch.nonce, c->daemon_nonce, sizeof ch.nonce);
@@ -1097,6 +1108,13 @@ static bool on_message(void *owner, struct aq_link *link, const struct aq_wire_h
     if (h->type == AQ_MSG_AUTH && c->hello_seen) {
       if (!aq_proof_check(key, 'c', c->client_nonce, c->daemon_nonce, payload)) {
         say("refused %s: it does not hold the key", aq_link_peer(link));
+        return false;
+      }
+      /* Before anything large goes either way (the welcome is small). */
+      if (!aq_link_tcp_segments_agree(description.tcp_segments, c->tcp_segments)) {
+        say("refused %s: its UCX TCP segment sizes (UCX_TCP_TX_SEG_SIZE, UCX_TCP_RX_SEG_SIZE) "
+            "differ from this daemon's: UCX would abort one of the two on a large message",
+            aq_link_peer(link));
         return false;
       }
       c->admitted = true;
@@ -1288,6 +1306,7 @@ int main(int argc, char **argv) {
   uint64_t physical = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 1ull << 32;
   memory_limit = max_mib ? (uint64_t)max_mib << 20 : physical / 4 * 3;
   description.compute_units = cus;
+  description.tcp_segments = aq_link_tcp_segments();
   description.max_workgroup_size = wg;
   description.memory_size = memory_limit;
   snprintf(description.name, sizeof description.name, "%s", name);

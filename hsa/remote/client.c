@@ -135,6 +135,13 @@ static bool on_message(void *owner, struct aq_link *link, const struct aq_wire_h
     }
     struct aq_wire_welcome w;
     memcpy(&w, payload, sizeof w);
+    if (!aq_link_tcp_segments_agree(aq_link_tcp_segments(), w.tcp_segments)) {
+      snprintf(c->why, sizeof c->why,
+               "its UCX TCP segment sizes (UCX_TCP_TX_SEG_SIZE, UCX_TCP_RX_SEG_SIZE) differ from "
+               "this process's: UCX would abort one of the two on a large message");
+      ok = false;
+      break;
+    }
     struct aq_remote_description *d = &c->description;
     if (c->admitted_once) {
       /* Back: the same device, if it still runs the same code. */
@@ -295,7 +302,7 @@ static bool conn_open(struct conn *c, char *why, size_t why_size) {
     snprintf(c->why, sizeof c->why, "%s", why);
     return false;
   }
-  struct aq_wire_hello hello = {.version = AQ_WIRE_VERSION};
+  struct aq_wire_hello hello = {.version = AQ_WIRE_VERSION, .tcp_segments = aq_link_tcp_segments()};
   c->hello_ns = hello.client_time_ns = services->now_ns();
   memcpy(hello.nonce, c->client_nonce, sizeof hello.nonce);
   aq_link_send(c->link, AQ_MSG_HELLO, 0, &hello, sizeof hello, NULL, 0, NULL, NULL);

@@ -518,6 +518,41 @@ static void accept_pending(struct aq_loop *loop) {
   loop->num_accepted = 0;
 }
 
+/* A UCX memory size: a number, then k, m or g (either case), then b, or
+ * none; 0 when it is not one. */
+static uint64_t ucx_memunits(const char *s) {
+  char *end;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (end == s) return 0;
+  uint64_t scale = 1;
+  if (*end == 'k' || *end == 'K')
+    scale = 1ull << 10, end++;
+  else if (*end == 'm' || *end == 'M')
+    scale = 1ull << 20, end++;
+  else if (*end == 'g' || *end == 'G')
+    scale = 1ull << 30, end++;
+  if (*end == 'b' || *end == 'B') end++;
+  return *end || v > UINT64_MAX / scale ? 0 : v * scale;
+}
+
+uint32_t aq_link_tcp_segments(void) {
+  const char *tx = getenv("UCX_TCP_TX_SEG_SIZE"), *rx = getenv("UCX_TCP_RX_SEG_SIZE");
+  uint64_t t = tx && *tx ? ucx_memunits(tx) : 8u << 10,
+           r = rx && *rx ? ucx_memunits(rx) : 64u << 10;
+  if (!t || !r) return 0;
+  /* FNV-1a over both; never 0. */
+  uint64_t v[2] = {t, r};
+  uint32_t h = 2166136261u;
+  const unsigned char *p = (const unsigned char *)v;
+  for (size_t i = 0; i < sizeof v; i++)
+    h = (h ^ p[i]) * 16777619u;
+  return h ? h : 1;
+}
+
+bool aq_link_tcp_segments_agree(uint32_t mine, uint32_t theirs) {
+  return !mine || !theirs || mine == theirs;
+}
+
 /* How long the loop keeps polling after its last activity before it
  * sleeps: a reply that comes within it costs no wake-up
  * (AQUILA_REMOTE_SPIN_US). 0 by default: on a machine with few cores the

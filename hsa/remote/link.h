@@ -69,4 +69,14 @@ void aq_link_release(struct aq_link *link);
 /* The peer's address, for messages. */
 const char *aq_link_peer(const struct aq_link *link);
 
+/* UCX's TCP segment sizes in this process (UCX_TCP_TX_SEG_SIZE and
+ * UCX_TCP_RX_SEG_SIZE, UCX 1.13's defaults when unset) as one number for
+ * the handshake, or 0 when a setting cannot be read. Peers whose numbers
+ * differ must not talk: a message in a segment larger than the receiver's
+ * makes UCX abort the receiving process (an assertion in its TCP
+ * transport). */
+uint32_t aq_link_tcp_segments(void);
+/* Whether two handshakes' numbers let the peers talk. */
+bool aq_link_tcp_segments_agree(uint32_t mine, uint32_t theirs);
+
 #endif

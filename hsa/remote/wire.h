@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #define AQ_WIRE_MAGIC 0x52575141u /* "AQWR" */
-#define AQ_WIRE_VERSION 1u
+#define AQ_WIRE_VERSION 2u
 #define AQ_WIRE_NONCE_BYTES 32u
 #define AQ_WIRE_PROOF_BYTES 32u
 /* Before a client has proven it holds the key, no message may be longer. */
@@ -71,7 +71,7 @@ enum aq_wire_type {
 
 struct aq_wire_hello {
   uint32_t version;
-  uint32_t reserved;
+  uint32_t tcp_segments;   /* the sender's aq_link_tcp_segments() */
   uint64_t client_time_ns; /* the client's clock when sent */
   uint8_t nonce[AQ_WIRE_NONCE_BYTES];
 };
@@ -89,6 +89,8 @@ struct aq_wire_welcome {
   char name[64];        /* the CPU's model */
   char target[128];     /* the fat binary target of its code */
   char host[64];        /* the daemon machine's host name */
+  uint32_t tcp_segments; /* the daemon's aq_link_tcp_segments() */
+  uint32_t reserved;
 };
 
 struct aq_wire_range {
@@ -180,7 +182,7 @@ struct aq_wire_done {
 _Static_assert(sizeof(struct aq_wire_header) == 24, "wire header");
 _Static_assert(sizeof(struct aq_wire_dispatch) == 56, "wire dispatch");
 _Static_assert(sizeof(struct aq_wire_done) == 48, "wire done");
-_Static_assert(sizeof(struct aq_wire_welcome) == 272, "wire welcome");
+_Static_assert(sizeof(struct aq_wire_welcome) == 280, "wire welcome");
 _Static_assert(sizeof(struct aq_wire_image) == 72, "wire image");
 
 /* Whether a message of this type and payload length may come from the peer

@@ -103,6 +103,26 @@ else
   echo "not ok wrong_key_refused: '$out' after ${took}s"
 fi
 
+# A daemon whose UCX TCP segment sizes differ from the client's: refused at
+# the handshake, before UCX would abort the receiver of a segment larger
+# than its own (it did, in both directions); the client lives on, and one
+# with the same sizes is served.
+export UCX_TCP_RX_SEG_SIZE=1M UCX_TCP_TX_SEG_SIZE=64K
+start_daemon segments tcp
+unset UCX_TCP_RX_SEG_SIZE UCX_TCP_TX_SEG_SIZE
+seg=$addr
+segpid=$pid
+differ=$(UCX_TLS=tcp AQUILA_REMOTE=$seg AQUILA_DEBUG=1 timeout 30 "$BIN/test_remote" count \
+  2>"$dir/segments.log")
+same=$(UCX_TLS=tcp UCX_TCP_RX_SEG_SIZE=1024k UCX_TCP_TX_SEG_SIZE=64K AQUILA_REMOTE=$seg \
+  timeout 30 "$BIN/test_remote" count 2>/dev/null)
+if [ "$differ" = "devices 1" ] && [ "$same" = "devices 2" ] &&
+  grep -q "UCX TCP segment sizes" "$dir/segments.log" && kill -0 "$segpid" 2>/dev/null; then
+  echo "ok tcp_segment_sizes_must_agree"
+else
+  echo "not ok tcp_segment_sizes_must_agree: '$differ' '$same' $(grep -i segment "$dir/segments.log" | head -2)"
+fi
+
 # The settings from a configuration file: a key file named relative to it,
 # the environment over the file, lines that are no setting left out.
 mkdir -p "$dir/conf"
