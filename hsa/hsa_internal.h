@@ -255,6 +255,12 @@ hsa_status_t aq_remote_image_create(uint32_t index, const struct hsa_ext_image_d
 void aq_remote_image_destroy(uint32_t index, uint64_t handle);
 /* A doorbell of a remote agent's queue was rung: forwards its packets. */
 void aq_remote_ring(struct aq_queue *queue);
+/* Receives the remote agents' messages on the calling thread until s meets
+ * the condition or none came for max_ns: the wait of a thread whose
+ * dispatch's end comes from a daemon, without a wake-up of another thread
+ * on the way. false when another thread receives them now. */
+bool aq_remote_receive_while_waiting(struct aq_signal *s, hsa_signal_condition_t condition,
+                                     hsa_signal_value_t compare_value, uint64_t max_ns);
 
 /* ---- image.c ---- */
 /* Answers the HSA_EXT_AGENT_INFO_* image attributes; false for others. */

@@ -337,10 +337,17 @@ hsa_signal_value_t hsa_ven_aquila_signal_wait_helping(hsa_signal_t signal,
                                                       hsa_queue_t *queue, uint64_t packet_id) {
   SIGNAL_OR_RETURN(s, signal, 0);
   struct aq_queue *q = queue ? aq_queue_from_public(queue) : NULL;
-  if (q && !q->soft && (unsigned)condition <= HSA_SIGNAL_CONDITION_GTE &&
+  if (q && (unsigned)condition <= HSA_SIGNAL_CONDITION_GTE &&
       !aq_signal_condition_holds(atomic_load_explicit(&s->value, memory_order_acquire), condition,
-                                 compare_value))
-    aq_cpu_agent_help(q, packet_id, s, condition, compare_value);
+                                 compare_value)) {
+    if (q->remote) {
+      uint64_t receive =
+          wait_state_hint == HSA_WAIT_STATE_ACTIVE ? AQ_SPIN_NS_ACTIVE : AQ_SPIN_NS_BLOCKED;
+      aq_remote_receive_while_waiting(s, condition, compare_value,
+                                      receive < timeout_hint ? receive : timeout_hint);
+    } else if (!q->soft)
+      aq_cpu_agent_help(q, packet_id, s, condition, compare_value);
+  }
   return signal_wait(signal, condition, compare_value, timeout_hint, wait_state_hint,
                      memory_order_acquire);
 }

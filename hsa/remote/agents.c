@@ -325,6 +325,25 @@ void aq_remote_ring(struct aq_queue *q) {
   int var = aq_remote_agent_index(agent);                                                          \
   if (var < 0) return HSA_STATUS_ERROR_INVALID_AGENT
 
+struct awaited {
+  struct aq_signal *signal;
+  hsa_signal_condition_t condition;
+  hsa_signal_value_t compare_value;
+};
+
+static bool still_waiting(void *arg) {
+  const struct awaited *w = arg;
+  return !aq_signal_condition_holds(atomic_load_explicit(&w->signal->value, memory_order_acquire),
+                                    w->condition, w->compare_value);
+}
+
+bool aq_remote_receive_while_waiting(struct aq_signal *s, hsa_signal_condition_t condition,
+                                     hsa_signal_value_t compare_value, uint64_t max_ns) {
+  if (!plugin) return false;
+  struct awaited w = {s, condition, compare_value};
+  return plugin->work_while(still_waiting, &w, max_ns);
+}
+
 hsa_status_t hsa_ven_aquila_agent_memory_allocate(hsa_agent_t agent, size_t size,
                                                   uint64_t *address) {
   REMOTE_AGENT_OR_RETURN(i, agent);

@@ -378,6 +378,29 @@ static struct conn *conn_of(uint32_t agent) {
   return agent < num_conns ? conns[agent] : NULL;
 }
 
+/* How long a waiting thread receives its connections' messages itself
+ * while none comes, before it sleeps and leaves them to the loop thread. */
+#define RECEIVE_IDLE_NS 50000u
+
+/* Waits until waiting(arg) is false, with lock held (it guards what
+ * waiting reads, and cond is broadcast under it when that changes): the
+ * thread receives the replies itself (aq_loop_work_while) while they keep
+ * coming, and sleeps on cond otherwise. */
+static void wait_receiving(pthread_mutex_t *lock, pthread_cond_t *cond, bool (*waiting)(void *),
+                           void *arg) {
+  while (waiting(arg)) {
+    pthread_mutex_unlock(lock);
+    bool received = loop && aq_loop_work_while(loop, waiting, arg, RECEIVE_IDLE_NS);
+    pthread_mutex_lock(lock);
+    if (!waiting(arg)) break;
+    if (!received) pthread_cond_wait(cond, lock);
+  }
+}
+
+static bool call_waiting(void *arg) {
+  return !((const struct call *)arg)->done;
+}
+
 /* Sends a request and waits for its reply; the reply's payload (malloc'ed)
  * goes to *payload when asked for. HSA_STATUS_ERROR when the daemon is
  * lost. */
@@ -394,8 +417,7 @@ static hsa_status_t call(struct conn *c, uint16_t type, const void *p1, size_t n
   call.next = c->calls;
   c->calls = &call;
   aq_link_send(c->link, type, call.id, p1, n1, p2, n2, NULL, NULL);
-  while (!call.done)
-    pthread_cond_wait(&c->cond, &c->lock);
+  wait_receiving(&c->lock, &c->cond, call_waiting, &call);
   pthread_mutex_unlock(&c->lock);
   if (call.failed) {
     free(call.payload);
@@ -466,6 +488,10 @@ static void chunk_sent(void *arg, bool sent) {
   pthread_mutex_unlock(&s->lock);
 }
 
+static bool sends_waiting(void *arg) {
+  return ((const struct sent_count *)arg)->left != 0;
+}
+
 static hsa_status_t write_bytes(uint32_t agent, uint64_t address, const void *src, uint64_t size) {
   struct conn *c = conn_of(agent);
   if (!c) return HSA_STATUS_ERROR_INVALID_AGENT;
@@ -490,8 +516,7 @@ static hsa_status_t write_bytes(uint32_t agent, uint64_t address, const void *sr
     }
   }
   pthread_mutex_lock(&s.lock);
-  while (s.left)
-    pthread_cond_wait(&s.cond, &s.lock);
+  wait_receiving(&s.lock, &s.cond, sends_waiting, &s);
   pthread_mutex_unlock(&s.lock);
   free(addresses);
   return ok && !s.failed ? HSA_STATUS_SUCCESS : HSA_STATUS_ERROR;
@@ -539,8 +564,7 @@ static hsa_status_t read_bytes(uint32_t agent, void *dst, uint64_t address, uint
   }
   hsa_status_t st = up ? HSA_STATUS_SUCCESS : HSA_STATUS_ERROR;
   for (uint64_t i = 0; up && i < n; i++) {
-    while (!calls[i].done)
-      pthread_cond_wait(&c->cond, &c->lock);
+    wait_receiving(&c->lock, &c->cond, call_waiting, &calls[i]);
     if (calls[i].failed)
       st = HSA_STATUS_ERROR;
     else if (calls[i].reply.status != HSA_STATUS_SUCCESS)
@@ -725,6 +749,10 @@ static void stop(void) {
   loop = NULL;
 }
 
+static bool work_while(bool (*waiting)(void *arg), void *arg, uint64_t max_ns) {
+  return loop && aq_loop_work_while(loop, waiting, arg, max_ns);
+}
+
 static const struct aq_remote_plugin plugin_template = {
     .version = AQ_REMOTE_PLUGIN_VERSION,
     .describe = describe,
@@ -743,6 +771,7 @@ static const struct aq_remote_plugin plugin_template = {
     .dispatch = dispatch,
     .image_create = image_create,
     .image_destroy = image_destroy,
+    .work_while = work_while,
     .stop = stop,
 };
 static struct aq_remote_plugin plugin;

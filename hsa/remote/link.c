@@ -8,7 +8,12 @@
  * hand-over to the loop thread on the path of every command. Each link receives
  * one message at a time: the header (checked by aq_wire_check), then the
  * payload straight into its final buffer. UCX callbacks only record what
- * completed; handlers run afterwards, outside ucp_worker_progress. */
+ * completed; handlers run afterwards, outside ucp_worker_progress.
+ *
+ * The loop's work (jobs, progress, handlers) is done by whichever thread
+ * holds its turn: the loop thread, or a thread waiting for a reply
+ * (aq_loop_work_while), which then receives the reply itself instead of
+ * waiting for the loop thread to be woken and to wake it in turn. */
 #include "link.h"
 
 #include <arpa/inet.h>
@@ -86,6 +91,9 @@ struct aq_loop {
   int epoll_fd;
   pthread_t thread;
   atomic_bool stopping;
+  /* Held by the thread doing the loop's work; everything below but jobs
+   * and idle belongs to it. */
+  pthread_mutex_t turn;
   pthread_mutex_t lock; /* jobs */
   struct job *jobs_head, *jobs_tail;
   struct aq_link *ready;        /* links whose receive completed (loop thread) */
@@ -205,6 +213,12 @@ static void recv_done(void *request, ucs_status_t status, size_t length, void *u
   link->request = NULL;
   mark_ready(link, status);
   aq_link_release(link); /* the receive's reference */
+}
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
 }
 
 static uint64_t monotonic_ns(void) {
@@ -569,49 +583,65 @@ static uint64_t spin_ns(void) {
   return 0;
 }
 
+/* One pass over the loop's work: jobs, UCX's progress, connection
+ * requests, finished receives, failed links. Whether it did anything.
+ * With the turn held. */
+static bool loop_pass(struct aq_loop *loop) {
+  pthread_mutex_lock(&loop->lock);
+  struct job *jobs = loop->jobs_head;
+  loop->jobs_head = loop->jobs_tail = NULL;
+  pthread_mutex_unlock(&loop->lock);
+  bool active = jobs != NULL;
+  while (jobs) {
+    struct job *next = jobs->next;
+    run_job(loop, jobs);
+    jobs = next;
+  }
+  while (ucp_worker_progress(loop->worker))
+    active = true;
+  accept_pending(loop);
+  if (loop->ready) active = true;
+  /* Receives that finished, then links the transport failed. */
+  while (loop->ready) {
+    struct aq_link *link = loop->ready;
+    loop->ready = link->next_ready;
+    link->next_ready = NULL;
+    link_received(link);
+    aq_link_release(link);
+  }
+  for (struct aq_link *link = loop->live, *next; link; link = next) {
+    next = link->next_live;
+    if (atomic_load(&link->send_failed)) {
+      link->transport_error = true;
+      link_fail(link, "send failed");
+    }
+    if (link->failed) link_shutdown(link);
+  }
+  return active;
+}
+
+/* Whether a pass has work now; else the idle function runs. With the turn
+ * held. */
+static bool loop_settle(struct aq_loop *loop) {
+  pthread_mutex_lock(&loop->lock);
+  bool busy = loop->jobs_head != NULL;
+  pthread_mutex_unlock(&loop->lock);
+  if (busy || loop->ready || loop->num_accepted) return true;
+  void (*idle)(void *) = atomic_load(&loop->idle);
+  if (idle) idle(atomic_load(&loop->idle_arg));
+  return false;
+}
+
 static void *loop_main(void *arg) {
   struct aq_loop *loop = arg;
   current_loop = loop;
-  int efd = -1;
-  ucp_worker_get_efd(loop->worker, &efd);
   uint64_t spin = spin_ns(), last_activity = 0;
   while (!atomic_load(&loop->stopping)) {
-    pthread_mutex_lock(&loop->lock);
-    struct job *jobs = loop->jobs_head;
-    loop->jobs_head = loop->jobs_tail = NULL;
-    pthread_mutex_unlock(&loop->lock);
-    bool active = jobs != NULL;
-    while (jobs) {
-      struct job *next = jobs->next;
-      run_job(loop, jobs);
-      jobs = next;
-    }
-    while (ucp_worker_progress(loop->worker))
-      active = true;
-    accept_pending(loop);
-    if (loop->ready) active = true;
-    /* Receives that finished, then links the transport failed. */
-    while (loop->ready) {
-      struct aq_link *link = loop->ready;
-      loop->ready = link->next_ready;
-      link->next_ready = NULL;
-      link_received(link);
-      aq_link_release(link);
-    }
-    for (struct aq_link *link = loop->live, *next; link; link = next) {
-      next = link->next_live;
-      if (atomic_load(&link->send_failed)) {
-        link->transport_error = true;
-        link_fail(link, "send failed");
-      }
-      if (link->failed) link_shutdown(link);
-    }
-    pthread_mutex_lock(&loop->lock);
-    bool busy = loop->jobs_head != NULL;
-    pthread_mutex_unlock(&loop->lock);
-    if (busy || loop->ready || loop->num_accepted) continue;
-    void (*idle)(void *) = atomic_load(&loop->idle);
-    if (idle) idle(atomic_load(&loop->idle_arg));
+    pthread_mutex_lock(&loop->turn);
+    bool active = loop_pass(loop);
+    bool busy = loop_settle(loop);
+    pthread_mutex_unlock(&loop->turn);
+    if (busy) continue;
     if (spin) {
       uint64_t now = monotonic_ns();
       if (active) last_activity = now;
@@ -623,9 +653,35 @@ static void *loop_main(void *arg) {
     /* Bounded: a failure UCX reports only through progress is seen. */
     epoll_wait(loop->epoll_fd, &event, 1, 200);
   }
+  pthread_mutex_lock(&loop->turn);
   while (loop->live)
     link_shutdown(loop->live);
+  pthread_mutex_unlock(&loop->turn);
   return NULL;
+}
+
+bool aq_loop_work_while(struct aq_loop *loop, bool (*waiting)(void *arg), void *arg,
+                        uint64_t max_ns) {
+  if (current_loop == loop || pthread_mutex_trylock(&loop->turn) != 0) return false;
+  const struct aq_loop *was = current_loop;
+  current_loop = loop;
+  uint64_t last_activity = monotonic_ns();
+  while (waiting(arg) && !atomic_load(&loop->stopping)) {
+    if (loop_pass(loop)) {
+      last_activity = monotonic_ns();
+    } else {
+      if (monotonic_ns() - last_activity >= max_ns) break;
+      cpu_relax();
+    }
+  }
+  loop_settle(loop);
+  current_loop = was;
+  /* What this thread took from the worker's event descriptor may have been
+   * the loop thread's reason to wake: it looks again. (Before the unlock:
+   * after it, aq_loop_destroy may free the loop.) */
+  ucp_worker_signal(loop->worker);
+  pthread_mutex_unlock(&loop->turn);
+  return true;
 }
 
 static bool listen_on(struct aq_loop *loop, const char *address,
@@ -657,6 +713,7 @@ struct aq_loop *aq_loop_create(const char *listen_address, const struct aq_link_
     return NULL;
   }
   pthread_mutex_init(&loop->lock, NULL);
+  pthread_mutex_init(&loop->turn, NULL);
   loop->epoll_fd = -1;
   ucp_config_t *config = NULL;
   ucs_status_t st = ucp_config_read(NULL, NULL, &config);

@@ -12,7 +12,7 @@
 
 #include "wire.h"
 
-#define AQ_REMOTE_PLUGIN_VERSION 3u
+#define AQ_REMOTE_PLUGIN_VERSION 4u
 #define AQ_REMOTE_PLUGIN_ENTRY "aquila_remote_plugin_start"
 #define AQ_REMOTE_MAX_AGENTS 32u
 
@@ -91,6 +91,11 @@ struct aq_remote_plugin {
    * handle its kernels take. Destroyed only once no kernel uses it. */
   hsa_status_t (*image_create)(uint32_t agent, const struct aq_wire_image *image, uint64_t *handle);
   void (*image_destroy)(uint32_t agent, uint64_t handle);
+  /* Does the connections' work on the calling thread while waiting(arg)
+   * and while some comes at least every max_ns: a reply the caller waits
+   * for then arrives without a wake-up of another thread. false at once
+   * when another thread does that work now. */
+  bool (*work_while)(bool (*waiting)(void *arg), void *arg, uint64_t max_ns);
   /* Closes every connection (commands in flight fail). */
   void (*stop)(void);
 };
