@@ -106,15 +106,16 @@ fi
 # A daemon whose UCX TCP segment sizes differ from the client's: refused at
 # the handshake, before UCX would abort the receiver of a segment larger
 # than its own (it did, in both directions); the client lives on, and one
-# with the same sizes is served.
-export UCX_TCP_RX_SEG_SIZE=1M UCX_TCP_TX_SEG_SIZE=64K
+# with the same sizes is served. The daemon has UCX's own sizes, the client
+# Aquila's (64K sent, 1M received) unless it says UCX's too.
+export UCX_TCP_RX_SEG_SIZE=64K UCX_TCP_TX_SEG_SIZE=8K
 start_daemon segments tcp
 unset UCX_TCP_RX_SEG_SIZE UCX_TCP_TX_SEG_SIZE
 seg=$addr
 segpid=$pid
 differ=$(UCX_TLS=tcp AQUILA_REMOTE=$seg AQUILA_DEBUG=1 timeout 30 "$BIN/test_remote" count \
   2>"$dir/segments.log")
-same=$(UCX_TLS=tcp UCX_TCP_RX_SEG_SIZE=1024k UCX_TCP_TX_SEG_SIZE=64K AQUILA_REMOTE=$seg \
+same=$(UCX_TLS=tcp UCX_TCP_RX_SEG_SIZE=65536 UCX_TCP_TX_SEG_SIZE=8k AQUILA_REMOTE=$seg \
   timeout 30 "$BIN/test_remote" count 2>/dev/null)
 if [ "$differ" = "devices 1" ] && [ "$same" = "devices 2" ] &&
   grep -q "UCX TCP segment sizes" "$dir/segments.log" && kill -0 "$segpid" 2>/dev/null; then
