@@ -258,7 +258,7 @@ void aq_remote_ring(struct aq_queue *queue);
 /* Receives the remote agents' messages on the calling thread until s meets
  * the condition or none came for max_ns: the wait of a thread whose
  * dispatch's end comes from a daemon, without a wake-up of another thread
- * on the way. false when another thread receives them now. */
+ * on the way. false when another thread received them meanwhile. */
 bool aq_remote_receive_while_waiting(struct aq_signal *s, hsa_signal_condition_t condition,
                                      hsa_signal_value_t compare_value, uint64_t max_ns);
 

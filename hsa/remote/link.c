@@ -675,10 +675,16 @@ static void *loop_main(void *arg) {
 
 bool aq_loop_work_while(struct aq_loop *loop, bool (*waiting)(void *arg), void *arg,
                         uint64_t max_ns) {
-  if (current_loop == loop || pthread_mutex_trylock(&loop->turn) != 0) return false;
+  if (current_loop == loop) return false;
+  /* The loop thread holds the turn for a pass at a time; another waiter may
+   * hold it longer, and may receive what this one waits for meanwhile. */
+  uint64_t last_activity = monotonic_ns();
+  while (pthread_mutex_trylock(&loop->turn) != 0) {
+    if (!waiting(arg) || monotonic_ns() - last_activity >= max_ns) return false;
+    cpu_relax();
+  }
   const struct aq_loop *was = current_loop;
   current_loop = loop;
-  uint64_t last_activity = monotonic_ns();
   while (waiting(arg) && !atomic_load(&loop->stopping)) {
     if (loop_pass(loop)) {
       last_activity = monotonic_ns();

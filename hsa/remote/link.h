@@ -42,9 +42,9 @@ bool aq_loop_is_current(const struct aq_loop *loop);
 /* Does the loop's work on the calling thread while waiting(arg) and while
  * work comes at least every max_ns, so that a reply the caller waits for
  * is received by the caller itself, with no other thread to wake on the
- * way (and a long transfer by the thread that waits for it).
- * false at once when another thread does the loop's work now (the caller
- * waits as it would have). Not from the loop thread or a handler. */
+ * way (and a long transfer by the thread that waits for it). While
+ * another waiter does that work, polls waiting(arg) for max_ns; false when
+ * this thread did none of it. Not from the loop thread or a handler. */
 bool aq_loop_work_while(struct aq_loop *loop, bool (*waiting)(void *arg), void *arg,
                         uint64_t max_ns);
 /* fn(arg) runs on the loop thread each time it has handled everything that

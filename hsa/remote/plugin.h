@@ -93,8 +93,8 @@ struct aq_remote_plugin {
   void (*image_destroy)(uint32_t agent, uint64_t handle);
   /* Does the connections' work on the calling thread while waiting(arg)
    * and while some comes at least every max_ns: a reply the caller waits
-   * for then arrives without a wake-up of another thread. false at once
-   * when another thread does that work now. */
+   * for then arrives without a wake-up of another thread. false when
+   * another thread did that work meanwhile. */
   bool (*work_while)(bool (*waiting)(void *arg), void *arg, uint64_t max_ns);
   /* Closes every connection (commands in flight fail). */
   void (*stop)(void);
