@@ -27,7 +27,10 @@ enum conn_state { CONN_CONNECTING, CONN_CHALLENGED, CONN_ADMITTED, CONN_LOST };
 /* A request waiting for its reply. */
 struct call {
   uint64_t id;
-  bool done, failed;
+  /* Set under the connection's lock; atomic because a waiting thread polls
+   * it without the lock (wait_receiving). */
+  atomic_bool done;
+  bool failed;
   void *dst; /* a READ's: the bytes land here */
   uint64_t dst_size;
   struct aq_wire_reply reply;
@@ -406,7 +409,7 @@ static void wait_receiving(pthread_mutex_t *lock, pthread_cond_t *cond, bool (*w
 }
 
 static bool call_waiting(void *arg) {
-  return !((const struct call *)arg)->done;
+  return !atomic_load(&((struct call *)arg)->done);
 }
 
 /* Sends a request and waits for its reply; the reply's payload (malloc'ed)
@@ -484,7 +487,7 @@ static void release(uint32_t agent, uint64_t address) {
 struct sent_count {
   pthread_mutex_t lock;
   pthread_cond_t cond;
-  uint32_t left;
+  _Atomic uint32_t left; /* polled without the lock, as a call's done */
   bool failed;
 };
 
@@ -497,7 +500,7 @@ static void chunk_sent(void *arg, bool sent) {
 }
 
 static bool sends_waiting(void *arg) {
-  return ((const struct sent_count *)arg)->left != 0;
+  return atomic_load(&((struct sent_count *)arg)->left) != 0;
 }
 
 static hsa_status_t write_bytes(uint32_t agent, uint64_t address, const void *src, uint64_t size) {
