@@ -51,6 +51,12 @@ SAN_TSAN_FLAGS := -fsanitize=thread
 # samples or the benchmarks.
 SAN_TESTS := $(API_TESTS) $(HSA_TESTS)
 SAN_WRAPPERS := $(patsubst $(BUILD)/test/%,$(BUILD)/san-run/%,$(SAN_TESTS))
+# check-tsan also runs these API tests with a remote device alone, against
+# an aquilad of the same build on loopback (test/remote/sanitized.sh): the
+# remote client's threads and the daemon's run under TSan too.
+SAN_REMOTE_API := test_buffers test_events test_ndrange test_threads test_misuse test_context_queue
+SAN_REMOTE ?=
+SAN_REMOTE_RUN := $(if $(SAN_REMOTE),$(BUILD)/san-run/remote-api)
 
 # Options: ASan reports leaks (detect_leaks=1) except those listed in
 # test/lsan.supp, all of them inside third-party libraries; TSan reports every
@@ -75,6 +81,13 @@ $(BUILD)/san-run/%: $(BUILD)/test/% test/sanitize.mk
 	  "$(abspath $<)" > $@
 	@chmod +x $@
 
+$(BUILD)/san-run/remote-api: test/remote/sanitized.sh test/sanitize.mk
+	@mkdir -p $(dir $@)
+	@printf '#!/bin/sh\nexec sh %s %s "%s" %s\n' "$(abspath test/remote/sanitized.sh)" \
+	  "$(abspath $(BUILD))" "$(SAN_LAUNCH)" \
+	  "$(foreach t,$(SAN_REMOTE_API),$(abspath $(BUILD)/san-run/api/$(t)))" > $@
+	@chmod +x $@
+
 .PHONY: check-asan check-tsan san-check
 # check-asan runs the tests three times: with ASan's defaults, with every new
 # allocation filled with 0xbe, and with allocations left as the heap had them
@@ -95,14 +108,14 @@ check-asan:
 	  || exit 1; done
 check-tsan:
 	+@$(MAKE) --no-print-directory BUILD=build-tsan SANITIZE="$(SAN_TSAN_FLAGS)" \
-	  SAN_PROGRAM_FLAGS="$(SAN_TSAN_FLAGS)" \
+	  SAN_PROGRAM_FLAGS="$(SAN_TSAN_FLAGS)" SAN_REMOTE=1 \
 	  SAN_PRELOAD="$$($(CC) -print-file-name=libtsan.so)" SAN_LAUNCH="setarch $$(uname -m) -R" \
 	  SAN_ENV='TSAN_OPTIONS=$(SAN_TSAN_OPTIONS)' san-check
 
 # Run only from check-asan / check-tsan (it needs their variables).
-san-check: deps $(LIBS) $(SAN_TESTS) $(SAN_WRAPPERS)
+san-check: deps $(LIBS) $(SAN_TESTS) $(SAN_WRAPPERS) $(if $(SAN_REMOTE),$(AQUILAD) $(REMOTE_PLUGIN) $(SAN_REMOTE_RUN))
 	@$(LOADER_ENV) BUILD=$(BUILD) AQUILA_CACHE_DIR=$(abspath $(BUILD))/kernel-cache $(SAN_ENV) \
-	  sh test/run-tests.sh $(SAN_WRAPPERS)
+	  sh test/run-tests.sh $(SAN_WRAPPERS) $(SAN_REMOTE_RUN)
 
 # ---- make check-valgrind --------------------------------------------------
 # The API and HSA test programs, the compiler's end-to-end tests, the image
