@@ -51,9 +51,10 @@ SAN_TSAN_FLAGS := -fsanitize=thread
 # samples or the benchmarks.
 SAN_TESTS := $(API_TESTS) $(HSA_TESTS)
 SAN_WRAPPERS := $(patsubst $(BUILD)/test/%,$(BUILD)/san-run/%,$(SAN_TESTS))
-# check-tsan also runs these API tests with a remote device alone, against
-# an aquilad of the same build on loopback (test/remote/sanitized.sh): the
-# remote client's threads and the daemon's run under TSan too.
+# check-tsan and check-asan also run these API tests with a remote device
+# alone, against an aquilad of the same build on loopback
+# (test/remote/sanitized.sh): the remote client and the daemon run under
+# the sanitizer too.
 SAN_REMOTE_API := test_buffers test_events test_ndrange test_threads test_misuse test_context_queue
 SAN_REMOTE ?=
 SAN_REMOTE_RUN := $(if $(SAN_REMOTE),$(BUILD)/san-run/remote-api)
@@ -84,7 +85,7 @@ $(BUILD)/san-run/%: $(BUILD)/test/% test/sanitize.mk
 $(BUILD)/san-run/remote-api: test/remote/sanitized.sh test/sanitize.mk
 	@mkdir -p $(dir $@)
 	@printf '#!/bin/sh\nexec sh %s %s "%s" %s\n' "$(abspath test/remote/sanitized.sh)" \
-	  "$(abspath $(BUILD))" "$(SAN_LAUNCH)" \
+	  "$(abspath $(BUILD))" "$(SAN_LAUNCH) env LD_PRELOAD=$(SAN_PRELOAD)" \
 	  "$(foreach t,$(SAN_REMOTE_API),$(abspath $(BUILD)/san-run/api/$(t)))" > $@
 	@chmod +x $@
 
@@ -102,7 +103,7 @@ check-asan:
 	+@for fill in $(SAN_ASAN_FILLS); do \
 	  case $$fill in default) extra= ;; *) extra=:$$fill ;; esac; \
 	  echo "check-asan: ASAN_OPTIONS ...$$extra"; \
-	  $(MAKE) --no-print-directory BUILD=build-asan CC=$(SAN_ASAN_CC) SANITIZE="$(SAN_ASAN_FLAGS)" \
+	  $(MAKE) --no-print-directory BUILD=build-asan CC=$(SAN_ASAN_CC) SANITIZE="$(SAN_ASAN_FLAGS)" SAN_REMOTE=1 \
 	  SAN_PRELOAD="$$($(SAN_ASAN_CC) -print-file-name=libclang_rt.asan-x86_64.so)" SAN_LAUNCH= \
 	  SAN_ENV="ASAN_OPTIONS=$(SAN_ASAN_OPTIONS)$$extra LSAN_OPTIONS=$(SAN_LSAN_OPTIONS) UBSAN_OPTIONS=$(SAN_UBSAN_OPTIONS)" san-check \
 	  || exit 1; done
