@@ -21,13 +21,9 @@ if ! ip netns add "$cns" 2>/dev/null; then
 fi
 dir=$(mktemp -d)
 pid=""
+. "$(dirname "$0")/daemon.sh"
 cleanup() {
-  if [ -n "$pid" ]; then
-    kill "$pid" 2>/dev/null
-    i=0
-    while kill -0 "$pid" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
-    kill -9 "$pid" 2>/dev/null
-  fi
+  [ -n "$pid" ] && stop_pid "$pid"
   ip netns del "$cns" 2>/dev/null
   ip netns del "$dns" 2>/dev/null
   rm -rf "$dir"

@@ -10,13 +10,10 @@ BUILD=${BUILD:-build}
 BIN=$BUILD/test/remote
 dir=$(mktemp -d)
 pids=""
+. "$(dirname "$0")/daemon.sh"
 cleanup() {
   for p in $pids; do kill "$p" 2>/dev/null; done
-  for p in $pids; do
-    i=0
-    while kill -0 "$p" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
-    kill -9 "$p" 2>/dev/null
-  done
+  for p in $pids; do stop_pid "$p"; done
   rm -rf "$dir"
 }
 trap cleanup EXIT
@@ -29,25 +26,10 @@ chmod 600 "$dir/key" "$dir/wrong"
 
 # start_daemon NAME UCX_TLS: sets $addr and $pid; tries a few ports.
 start_daemon() {
-  tries=0
-  while [ $tries -lt 8 ]; do
-    port=$((20000 + ($$ * 7 + tries * 613 + $(od -An -N2 -tu2 /dev/urandom)) % 40000))
-    UCX_TLS=$2 "$BUILD/aquilad" --listen "127.0.0.1:$port" --key-file "$dir/key" --units 1 \
-      >"$dir/$1.log" 2>&1 &
-    pid=$!
-    i=0
-    while [ $i -lt 100 ] && kill -0 "$pid" 2>/dev/null && ! grep -q serving "$dir/$1.log"; do
-      sleep 0.1
-      i=$((i + 1))
-    done
-    if grep -q serving "$dir/$1.log" && kill -0 "$pid" 2>/dev/null; then
-      pids="$pids $pid"
-      addr=127.0.0.1:$port
-      return 0
-    fi
-    kill "$pid" 2>/dev/null
-    tries=$((tries + 1))
-  done
+  if start_local_daemon "$BUILD/aquilad" "$dir/key" "$dir/$1.log" 1 env UCX_TLS="$2"; then
+    pids="$pids $pid"
+    return 0
+  fi
   echo "not ok start_daemon_$1: $(cat "$dir/$1.log")"
   exit 1
 }

@@ -16,13 +16,9 @@ launch=$2
 shift 2
 dir=$(mktemp -d)
 pid=""
+. "$(dirname "$0")/daemon.sh"
 cleanup() {
-  if [ -n "$pid" ]; then
-    kill "$pid" 2>/dev/null
-    i=0
-    while kill -0 "$pid" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-    kill -9 "$pid" 2>/dev/null
-  fi
+  [ -n "$pid" ] && stop_pid "$pid"
   rm -rf "$dir"
 }
 trap cleanup EXIT
@@ -34,29 +30,10 @@ export UCX_MEM_EVENTS=no UCX_MEM_MALLOC_HOOKS=no UCX_MEM_MMAP_HOOK_MODE=none
 head -c 32 /dev/urandom >"$dir/key"
 chmod 600 "$dir/key"
 
-tries=0
-addr=""
-while [ $tries -lt 8 ] && [ -z "$addr" ]; do
-  port=$((20000 + ($$ * 11 + tries * 509 + $(od -An -N2 -tu2 /dev/urandom)) % 40000))
-  # shellcheck disable=SC2086 # LAUNCH is words
-  $launch "$build/aquilad" --listen "127.0.0.1:$port" --key-file "$dir/key" --units 2 \
-    >"$dir/daemon.log" 2>&1 &
-  pid=$!
-  i=0
-  while [ $i -lt 300 ] && kill -0 "$pid" 2>/dev/null && ! grep -q serving "$dir/daemon.log"; do
-    sleep 0.1
-    i=$((i + 1))
-  done
-  if grep -q serving "$dir/daemon.log" && kill -0 "$pid" 2>/dev/null; then
-    addr=127.0.0.1:$port
-  else
-    kill "$pid" 2>/dev/null
-    pid=""
-    tries=$((tries + 1))
-  fi
-done
-if [ -z "$addr" ]; then
+# shellcheck disable=SC2086 # LAUNCH is words
+if ! start_local_daemon "$build/aquilad" "$dir/key" "$dir/daemon.log" 2 $launch; then
   echo "not ok remote_daemon_starts: $(cat "$dir/daemon.log")"
+  pid=""
   exit 0
 fi
 
