@@ -33,6 +33,7 @@ struct regions_report {
   unsigned context_arrays;  /* private values kept per work-item (or per vector) across barriers */
   unsigned context_bytes;   /* their size per work-item */
   unsigned uniform_slots;   /* values kept once for the whole group */
+  unsigned rows_jammed;     /* rows whose accumulating loops run side by side (0: none) */
 };
 
 int regions_transform(LLVMContextRef ctx, LLVMValueRef fn, LLVMTypeRef wg_type, LLVMValueRef wg,

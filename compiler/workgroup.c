@@ -1399,6 +1399,8 @@ static void report_kernel(const struct kernel_build *kb, const struct vectorize_
                     "work-item), %u kept once per group",
                     kb->regions.regions, kb->regions.context_arrays, kb->regions.context_bytes,
                     kb->regions.uniform_slots);
+    if (kb->uses_barrier && kb->regions.rows_jammed)
+      strbuf_printf(&sb, ", %u rows' accumulating loops jammed", kb->regions.rows_jammed);
     if (kb->prefetches) strbuf_printf(&sb, ", %u prefetches ahead", kb->prefetches);
     if (kb->scalar_used)
       strbuf_printf(&sb,

@@ -1833,6 +1833,45 @@ static void tiled_loops_prefetch_the_next_tile(void) {
   }
 }
 
+/* A 16 x 16 tile's dot products (tiled_const: one accumulator per row, a
+ * short loop between barriers) run with the rows' loops jammed
+ * (compiler/regions.c), so that their FMA chains overlap; a loop that only
+ * copies (tile_by_size, clFFT's transpose) and a 1D group (tiled_query)
+ * are not jammed so. With AQUILA_REGION_JAM=0 nothing is. The child checks
+ * every result against the host's either way. */
+static void accumulating_rows_run_jammed(void) {
+  for (int off = 0; off < 2; off++) {
+    char dir[300], path[340], cmd[1000];
+    snprintf(dir, sizeof dir, "%s/jam%d", cache_dir, off);
+    snprintf(path, sizeof path, "%s/stderr.txt", dir);
+    mkdir(dir, 0700);
+    snprintf(cmd, sizeof cmd,
+             "AQUILA_DEBUG=vectorize %s AQUILA_CACHE_DIR=%s "
+             "%s/test/compiler/test_compiler --prefetch-child 2>%s",
+             off ? "AQUILA_REGION_JAM=0" : "", dir, build_dir, path);
+    CHECK_EQ_INT(system(cmd), 0);
+    size_t size = 0;
+    char *text = (char *)read_whole(path, &size);
+    CHECK(text != NULL);
+    static const char *names[] = {"tiled_const", "tile_by_size", "tiled_query"};
+    for (int i = 0; text && i < 3; i++) {
+      char key[64];
+      snprintf(key, sizeof key, "kernel '%s': vectorized", names[i]);
+      const char *line = strstr(text, key), *end = line ? strchr(line, '\n') : NULL;
+      const char *jam = line ? strstr(line, "16 rows' accumulating loops jammed") : NULL;
+      int has = jam && (!end || jam < end);
+      int want = i == 0 && !off;
+      if (!line || has != want)
+        printf("  %s: %s: %s\n", off ? "AQUILA_REGION_JAM=0" : "default", names[i],
+               !line ? "not vectorized"
+               : has ? "rows jammed"
+                     : "not jammed");
+      CHECK(line && has == want);
+    }
+    free(text);
+  }
+}
+
 int main(int argc, char **argv) {
   build_dir = getenv("BUILD") ? getenv("BUILD") : "build";
   if (argc > 1 &&
@@ -1886,6 +1925,7 @@ int main(int argc, char **argv) {
   RUN(loops_kept_whole);
   RUN(aliasing_is_not_strict_by_default);
   RUN(tiled_loops_prefetch_the_next_tile);
+  RUN(accumulating_rows_run_jammed);
   api_teardown();
   char cmd[400];
   snprintf(cmd, sizeof cmd, "rm -rf %s", cache_dir);
