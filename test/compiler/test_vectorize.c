@@ -387,6 +387,66 @@ static const struct vcase cases[] = {
      * flattened id, then a loop that reads A's tile by x (the same in both
      * rows: one half-width load for both) and B's by y (one address per
      * row: a broadcast each), with int4 elements of each. */
+    /* Rows that are one vector each, with a loop accumulating floats per
+     * row between barriers: the rows' loops run jammed (regions.c), which
+     * must not change a row's order of operations. A tile's dot products
+     * (16 rows), a loop whose count depends on the data, with fma() and
+     * a second chain (8 rows), and float4 / double accumulators (4 rows);
+     * each sum returned bit for bit. */
+    {"accumulating_rows_tile",
+     "__kernel __attribute__((reqd_work_group_size(16, 16, 1)))\n"
+     "void k(__global const int *in, __global int *out, int n) {\n"
+     "  __local float ta[16][16], tb[16][16];\n"
+     "  int lx = get_local_id(0), ly = get_local_id(1);\n"
+     "  int x = get_global_id(0), y = get_global_id(1), w = get_global_size(0);\n"
+     "  float sum = 0.1f * ly;\n"
+     "  for (int t = 0; t < 3; t++) {\n"
+     "    ta[ly][lx] = in[(y * 5 + lx + t * 16) % n] * 0.37f;\n"
+     "    tb[ly][lx] = in[(x * 3 + ly * 7 + t) % n] * 1.13f;\n"
+     "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+     "    for (int k = 0; k < 16; k++) sum += ta[ly][k] * tb[k][lx];\n"
+     "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+     "  }\n"
+     "  out[y * w + x] = as_int(sum);\n"
+     "}\n",
+     2, 16, 16},
+    {"accumulating_rows_varying",
+     "__kernel __attribute__((reqd_work_group_size(16, 8, 1)))\n"
+     "void k(__global const int *in, __global int *out, int n) {\n"
+     "  __local float tile[8][16];\n"
+     "  int lx = get_local_id(0), ly = get_local_id(1);\n"
+     "  int x = get_global_id(0), y = get_global_id(1), w = get_global_size(0);\n"
+     "  tile[ly][lx] = in[(x + y * 3) % n] * 0.25f - 1.0f;\n"
+     "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+     "  float s = (float)lx, p = 1.0f;\n"
+     "  int count = (in[(y * 11) % n] & 7) + 3;\n"
+     "  for (int k = 0; k < count; k++) {\n"
+     "    s = fma(tile[(ly + k) & 7][lx], p, s);\n"
+     "    p *= 0.9f;\n"
+     "  }\n"
+     "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+     "  out[y * w + x] = as_int(s) ^ count;\n"
+     "}\n",
+     2, 16, 8},
+    {"accumulating_rows_wide",
+     "__kernel __attribute__((reqd_work_group_size(16, 4, 1)))\n"
+     "void k(__global const int *in, __global int *out, int n) {\n"
+     "  __local float4 tile[4][16];\n"
+     "  int lx = get_local_id(0), ly = get_local_id(1);\n"
+     "  int x = get_global_id(0), y = get_global_id(1), w = get_global_size(0);\n"
+     "  tile[ly][lx] = (float4)(in[x % n], in[(x + y) % n], lx, ly) * 0.5f;\n"
+     "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+     "  float4 acc = (float4)(0.0f);\n"
+     "  double d = 0.0;\n"
+     "  for (int k = 0; k < 16; k++) {\n"
+     "    acc += tile[ly][k] * tile[(ly + 1) & 3][k];\n"
+     "    d += (double)tile[ly][k].x * 1.0000001;\n"
+     "  }\n"
+     "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+     "  out[y * w + x] = as_int(acc.x) ^ as_int(acc.y) ^ as_int(acc.z) ^ as_int(acc.w) ^\n"
+     "                   (int)as_long(d);\n"
+     "}\n",
+     2, 16, 4},
     {"two_rows_gemm",
      "__kernel __attribute__((reqd_work_group_size(8, 8, 1)))\n"
      "void k(__global const int *in, __global int *out, int n) {\n"
