@@ -1912,6 +1912,12 @@ int workgroup_compile(LLVMModuleRef m, struct aquila_fatbin_kernel *kernels, uns
       if (!kbs[i].split_at_barriers) continue;
       if (kbs[i].wi) regions_prepare(t.ctx, kbs[i].wi);
       if (kbs[i].wi_vec) regions_prepare(t.ctx, kbs[i].wi_vec);
+      /* Again: a barrier in the middle of a block has split it, and a cheap
+       * value (a local id, an index) computed before the barrier and used
+       * after it would otherwise be kept in a context array, where LLVM can
+       * no longer see what it is (x % 8 of a vector's first work-item is 0). */
+      if (kbs[i].wi) regions_rematerialize(t.ctx, kbs[i].wi);
+      if (kbs[i].wi_vec) regions_rematerialize(t.ctx, kbs[i].wi_vec);
     }
     if (run_passes(m, "function(reg2mem)", log)) goto fail;
     for (unsigned i = 0; i < n && !status; i++) {
