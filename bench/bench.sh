@@ -126,16 +126,17 @@ for round in 1 2 3; do
   done
 done
 printf '%-40s %12s %12s %9s\n' measure Aquila pocl pocl/Aq
-for row in 0:launch_us 0:launch_p99_us 0:kernels_per_s 0:saxpy_us "$busy:launch_us" \
-  "$busy:launch_p99_us" "$busy:kernels_per_s" "$busy:saxpy_us" 0:write_GBs 0:read_GBs 0:copy_GBs \
-  0:map_GBs; do
+for row in 0:launch_us 0:launch_p99_us 0:poll_us 0:poll_p99_us 0:kernels_per_s 0:saxpy_us \
+  "$busy:launch_us" "$busy:launch_p99_us" "$busy:poll_us" "$busy:poll_p99_us" "$busy:kernels_per_s" \
+  "$busy:saxpy_us" 0:write_GBs 0:read_GBs 0:copy_GBs 0:map_GBs; do
   b=${row%%:*}
   key=${row#*:}
   a=$(field $key <"$tmp/micro$b.aquila" | median)
   p=$(field $key <"$tmp/micro$b.pocl" | median)
   case $key in
   launch_us) label="empty kernel enqueue+finish (us)" ;;
-  launch_p99_us) label="  99th percentile (us)" ;;
+  launch_p99_us | poll_p99_us) label="  99th percentile (us)" ;;
+  poll_us) label="empty kernel, status polled (us)" ;;
   kernels_per_s) label="back-to-back kernels/s" ;;
   saxpy_us) label="saxpy 64 Ki enqueue+finish (us)" ;;
   *) label="$(echo $key | sed 's/_GBs//') 256 MiB (GB/s)" ;;
