@@ -713,10 +713,39 @@ static struct int_facts facts_of(struct vec *v, LLVMValueRef val, int depth) {
   return f;
 }
 
+/* Whether val is __aquila_<name>(d) for a constant d; *dim gets d. */
+static int is_workitem_call(LLVMValueRef val, const char *name, unsigned *dim) {
+  if (!LLVMIsACallInst(val) || LLVMGetNumArgOperands(val) != 1) return 0;
+  const char *callee = callee_name(val);
+  LLVMValueRef d = LLVMGetOperand(val, 0);
+  if (!callee || strcmp(callee, name) || !LLVMIsAConstantInt(d)) return 0;
+  *dim = (unsigned)LLVMConstIntGetZExtValue(d);
+  return *dim < 3;
+}
+
+/* local_size(d) * group_id(d), either way round: a group's first global id
+ * (VECTORIZE_GLOBAL_SIZE_LIMIT says why it is bounded). */
+static int is_group_start(LLVMValueRef val) {
+  if (!LLVMIsAInstruction(val) || LLVMGetInstructionOpcode(val) != LLVMMul) return 0;
+  for (unsigned k = 0; k < 2; k++) {
+    unsigned ds, dg;
+    LLVMValueRef size = LLVMGetOperand(val, k), group = LLVMGetOperand(val, 1 - k);
+    if ((is_workitem_call(size, "__aquila_local_size", &ds) ||
+         is_workitem_call(size, "__aquila_enqueued_local_size", &ds)) &&
+        is_workitem_call(group, "__aquila_group_id", &dg) && ds == dg)
+      return 1;
+  }
+  return 0;
+}
+
 static struct int_facts compute_facts(struct vec *v, LLVMValueRef val, int depth) {
   struct int_facts f = facts_unknown();
   LLVMTypeRef t = LLVMTypeOf(val);
   if (LLVMGetTypeKind(t) != LLVMIntegerTypeKind || LLVMGetIntTypeWidth(t) > 64) return f;
+  if (!v->reqd[0] && LLVMGetIntTypeWidth(t) == 64 && is_group_start(val)) {
+    f.known = 1, f.lo = 0, f.hi = VECTORIZE_GLOBAL_SIZE_LIMIT - 1, f.align = 1;
+    return f;
+  }
   if (LLVMIsAConstantInt(val)) {
     int64_t c = LLVMConstIntGetSExtValue(val);
     if (c < -FACTS_LIMIT || c > FACTS_LIMIT) return f;
@@ -850,6 +879,20 @@ static int lanes_within_one_block(struct vec *v, LLVMValueRef x, struct shape sx
   if (d & (d - 1)) return f.align % d == 0 && span < d;
   if (d < block) block = d;
   return span < block;
+}
+
+/* Whether the W lanes of the affine x (lane 0's value known by its facts,
+ * the others stride apart) all lie within the range of a bits-wide
+ * integer, signed or not: extending x from those bits is then exact in
+ * every lane, and x stays affine without an assumption. */
+static int lanes_fit(struct vec *v, LLVMValueRef x, struct shape sx, unsigned bits, int is_signed) {
+  if (sx.kind != K_AFFINE || sx.assumed || sx.stride <= 0 || bits < 8 || bits > 62) return 0;
+  struct int_facts f = facts_of(v, x, 0);
+  if (!f.known) return 0;
+  int64_t span = (int64_t)(v->W - 1) * sx.stride;
+  int64_t lo = is_signed ? -((int64_t)1 << (bits - 1)) : 0;
+  int64_t hi = is_signed ? ((int64_t)1 << (bits - 1)) - 1 : ((int64_t)1 << bits) - 1;
+  return f.lo >= lo && f.hi <= hi - span;
 }
 
 /* The same for x / d and x % d where the W lanes straddle a multiple of d
@@ -1064,8 +1107,11 @@ static struct shape transfer(struct vec *v, LLVMValueRef in) {
       uint64_t a1 = LLVMConstIntGetZExtValue(LLVMGetOperand(shl, 1)),
                a2 = LLVMConstIntGetZExtValue(c2);
       struct shape x = shape_of_value(v, LLVMGetOperand(shl, 0));
+      unsigned width = LLVMGetIntTypeWidth(LLVMTypeOf(in));
       if (a1 >= a2 && a1 - a2 < 16 && x.kind == K_AFFINE)
-        return affine(x.stride * ((int64_t)1 << (a1 - a2)), 1);
+        return affine(x.stride * ((int64_t)1 << (a1 - a2)),
+                      a1 >= width || !lanes_fit(v, LLVMGetOperand(shl, 0), x, width - (unsigned)a1,
+                                                op == LLVMAShr));
       if (a1 >= a2 && a1 - a2 < 16 && x.kind == K_RUNS) {
         int64_t f = (int64_t)1 << (a1 - a2);
         return runs(v, x.stride * f, 1, x.gap_known, x.gap * f, scale_align(x.gap_align, f));
@@ -1099,6 +1145,10 @@ static struct shape transfer(struct vec *v, LLVMValueRef in) {
       return runs(v, a.stride, a.assumed || op == LLVMZExt || op == LLVMSExt, a.gap_known, a.gap,
                   a.gap_align);
     if (a.kind != K_AFFINE) return a.kind == K_UNDEF ? varying() : a;
+    if ((op == LLVMZExt || op == LLVMSExt) &&
+        lanes_fit(v, LLVMGetOperand(in, 0), a,
+                  LLVMGetIntTypeWidth(LLVMTypeOf(LLVMGetOperand(in, 0))), op == LLVMSExt))
+      return affine(a.stride, 0);
     return affine(a.stride, a.assumed || op == LLVMZExt || op == LLVMSExt);
   }
   case LLVMBitCast: {

@@ -18,6 +18,15 @@ struct vectorize_target {
   unsigned rows;
 };
 
+/* A kernel without a required local size along x keeps its scalar version,
+ * and its work-group function runs that version for a range whose global
+ * size reaches this in any dimension (workgroup.c). Below it, the vector
+ * version takes local_size(d) * group_id(d), a group's first global id,
+ * to stay below it: ids computed in int from it and a local id (pyopencl's
+ * `int work_group_start = get_local_size(0) * get_group_id(0)`) then
+ * never wrap, and extending them to 64 bits keeps their lanes consecutive. */
+#define VECTORIZE_GLOBAL_SIZE_LIMIT (((int64_t)1 << 31) - ((int64_t)1 << 17))
+
 enum vectorize_status {
   VECTORIZE_OK,
   VECTORIZE_UNSUPPORTED,     /* something the vectorizer does not handle: keep the scalar path */

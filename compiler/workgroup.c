@@ -885,6 +885,25 @@ static int run_passes(LLVMModuleRef m, const char *passes, struct strbuf *log) {
 /* K.wg for a kernel split at barriers: the split function already runs the
  * whole group. With both a vectorized and a scalar one, the vectorized one
  * runs the groups whose size along x is a multiple of its width. */
+/* Whether every global size of the range is below
+ * VECTORIZE_GLOBAL_SIZE_LIMIT, where the vector version of a kernel
+ * without a required size along x may run (vectorize.h says why); the
+ * scalar version runs larger ranges. NULL when the kernel has a required
+ * size along x: its vector version assumes nothing of the kind. */
+static LLVMValueRef vector_range_ok(struct wg_types *t, LLVMBuilderRef b, struct kernel_build *kb,
+                                    LLVMValueRef wg) {
+  if (kb->reqd[0] || !kb->wi_vec || !kb->wi) return NULL;
+  LLVMValueRef ok = NULL;
+  for (unsigned d = 0; d < 3; d++) {
+    LLVMValueRef size = load_wg_field(t, b, wg, WG_GLOBAL_SIZE, LLVMConstInt(t->i64, d, 0), t->i64);
+    LLVMValueRef below =
+        LLVMBuildICmp(b, LLVMIntULT, size,
+                      LLVMConstInt(t->i64, (unsigned long long)VECTORIZE_GLOBAL_SIZE_LIMIT, 0), "");
+    ok = ok ? LLVMBuildAnd(b, ok, below, "") : below;
+  }
+  return ok;
+}
+
 static void build_region_workgroup(struct wg_types *t, LLVMBuilderRef b, struct kernel_build *kb,
                                    unsigned width) {
   LLVMValueRef fn = kb->wg, wg = LLVMGetParam(fn, 1);
@@ -900,7 +919,10 @@ static void build_region_workgroup(struct wg_types *t, LLVMBuilderRef b, struct 
   LLVMBasicBlockRef scalar = LLVMAppendBasicBlockInContext(t->ctx, fn, "scalar");
   LLVMValueRef sx = load_wg_field(t, b, wg, WG_LOCAL_SIZE, LLVMConstInt(t->i64, 0, 0), t->i32);
   LLVMValueRef rest = LLVMBuildAnd(b, sx, LLVMConstInt(t->i32, width - 1, 0), "");
-  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntEQ, rest, zero, ""), vec, scalar);
+  LLVMValueRef use_vector = LLVMBuildICmp(b, LLVMIntEQ, rest, zero, "");
+  LLVMValueRef range_ok = vector_range_ok(t, b, kb, wg);
+  if (range_ok) use_vector = LLVMBuildAnd(b, use_vector, range_ok, "");
+  LLVMBuildCondBr(b, use_vector, vec, scalar);
   LLVMPositionBuilderAtEnd(b, vec);
   LLVMBuildCall2(b, t->wi_fn, kb->wi_vec, args, 5, "");
   LLVMBuildRetVoid(b);
@@ -1020,6 +1042,9 @@ static void build_vector_loop_workgroup(struct wg_types *t, LLVMBuilderRef b,
   unsigned rows = kb->rows > 1 ? kb->rows : 1;
   if (rows > 1) size[0] = LLVMConstInt(t->i32, width, 0);
   LLVMValueRef vec_end = LLVMBuildAnd(b, size[0], LLVMConstInt(t->i32, ~(width - 1), 0), "vec.end");
+  /* A range too large for the vector version: every row the scalar way. */
+  LLVMValueRef range_ok = kb->scalar_used ? vector_range_ok(t, b, kb, wg) : NULL;
+  if (range_ok) vec_end = LLVMBuildSelect(b, range_ok, vec_end, zero, "vec.end");
   LLVMBuildBr(b, zh);
 
   LLVMPositionBuilderAtEnd(b, zh);

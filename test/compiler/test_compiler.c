@@ -1951,6 +1951,89 @@ static void ids_after_barrier_are_recomputed(void) {
   clReleaseProgram(p);
 }
 
+/* A grid-stride loop with int ids (pyopencl's elementwise kernels: `int
+ * work_group_start = get_local_size(0) * get_group_id(0)`, a long i): i
+ * stays lane 0's scalar, so the loop's accesses are plain vectors and its
+ * walk by the global size gets prefetches. That holds because a range of
+ * 2^31 - 2^17 work-items or more runs the scalar version: the work-group
+ * function compares the global sizes with that bound. Results checked
+ * against the host on a length that is no multiple of the global size. */
+static const char *grid_stride_source =
+    "__kernel void axpbyz(__global float *z, float a, __global const float *x, float b,\n"
+    "                     __global const float *y, long n) {\n"
+    "  int lid = get_local_id(0);\n"
+    "  int gsize = get_global_size(0);\n"
+    "  int work_group_start = get_local_size(0) * get_group_id(0);\n"
+    "  long i;\n"
+    "  for (i = work_group_start + lid; i < n; i += gsize) z[i] = a * x[i] + b * y[i];\n"
+    "}\n";
+
+static void grid_stride_loops_stay_affine(void) {
+  char src_path[300], bin_path[300], log_path[300], ir_path[300], cmd[1600];
+  snprintf(src_path, sizeof src_path, "%s/grid.cl", cache_dir);
+  snprintf(bin_path, sizeof bin_path, "%s/grid.bin", cache_dir);
+  snprintf(log_path, sizeof log_path, "%s/grid.log", cache_dir);
+  snprintf(ir_path, sizeof ir_path, "%s/grid.ll", cache_dir);
+  FILE *f = fopen(src_path, "w");
+  REQUIRE(f);
+  fputs(grid_stride_source, f);
+  fclose(f);
+  snprintf(cmd, sizeof cmd,
+           "AQUILA_CACHE=0 AQUILA_DEBUG=vectorize AQUILA_DUMP_IR=%s %s/clfatbin build -o %s %s "
+           "2>%s",
+           ir_path, build_dir, bin_path, src_path, log_path);
+  CHECK_EQ_INT(system(cmd), 0);
+  size_t size = 0;
+  char *log = (char *)read_whole(log_path, &size);
+  REQUIRE(log);
+  const char *line = strstr(log, "kernel 'axpbyz': vectorized");
+  const char *end = line ? strchr(line, '\n') : NULL;
+  const char *pf = line ? strstr(line, "prefetches ahead") : NULL;
+  if (!pf || (end && pf > end)) printf("  %.300s\n", line ? line : log);
+  CHECK(pf && (!end || pf < end));
+  free(log);
+  char *ir = (char *)read_whole(ir_path, &size);
+  REQUIRE(ir);
+  /* VECTORIZE_GLOBAL_SIZE_LIMIT, compared with the global sizes. */
+  CHECK(strstr(ir, "icmp ult i64") && strstr(ir, ", 2147352576"));
+  free(ir);
+
+  enum { N = 100003 };
+  cl_int err;
+  cl_program p = build_source(grid_stride_source, "", &err);
+  REQUIRE(err == CL_SUCCESS);
+  cl_kernel k = clCreateKernel(p, "axpbyz", &err);
+  REQUIRE(k);
+  static float x[N], y[N], z[N];
+  for (int i = 0; i < N; i++) {
+    x[i] = (float)(i % 251);
+    y[i] = (float)(i % 13) - 6.0f;
+  }
+  cl_mem dz = clCreateBuffer(context, CL_MEM_READ_WRITE, sizeof z, NULL, &err);
+  cl_mem dx = clCreateBuffer(context, CL_MEM_COPY_HOST_PTR, sizeof x, x, &err);
+  cl_mem dy = clCreateBuffer(context, CL_MEM_COPY_HOST_PTR, sizeof y, y, &err);
+  float a = 2.0f, b = 3.0f;
+  cl_long n = N;
+  clSetKernelArg(k, 0, sizeof dz, &dz);
+  clSetKernelArg(k, 1, sizeof a, &a);
+  clSetKernelArg(k, 2, sizeof dx, &dx);
+  clSetKernelArg(k, 3, sizeof b, &b);
+  clSetKernelArg(k, 4, sizeof dy, &dy);
+  clSetKernelArg(k, 5, sizeof n, &n);
+  size_t g = 8192, l = 128;
+  CHECK_EQ_INT(clEnqueueNDRangeKernel(queue, k, 1, NULL, &g, &l, 0, NULL, NULL), CL_SUCCESS);
+  CHECK_EQ_INT(clEnqueueReadBuffer(queue, dz, CL_TRUE, 0, sizeof z, z, 0, NULL, NULL), CL_SUCCESS);
+  int wrong = 0;
+  for (int i = 0; i < N; i++)
+    wrong += z[i] != a * x[i] + b * y[i]; /* small integers: exact */
+  CHECK_EQ_INT(wrong, 0);
+  clReleaseMemObject(dz);
+  clReleaseMemObject(dx);
+  clReleaseMemObject(dy);
+  clReleaseKernel(k);
+  clReleaseProgram(p);
+}
+
 int main(int argc, char **argv) {
   build_dir = getenv("BUILD") ? getenv("BUILD") : "build";
   if (argc > 1 &&
@@ -2006,6 +2089,7 @@ int main(int argc, char **argv) {
   RUN(tiled_loops_prefetch_the_next_tile);
   RUN(accumulating_rows_run_jammed);
   RUN(ids_after_barrier_are_recomputed);
+  RUN(grid_stride_loops_stay_affine);
   api_teardown();
   char cmd[400];
   snprintf(cmd, sizeof cmd, "rm -rf %s", cache_dir);
