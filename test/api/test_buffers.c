@@ -1,7 +1,9 @@
 /* Buffers and sub-buffers: creation flags and their errors, host pointers,
  * host access flags, read/write/copy (plain and rectangular), fill, map,
- * migrate and destructor callbacks. */
+ * migrate and destructor callbacks; released storage reused. */
 #include "api.h"
+
+#include <sys/mman.h>
 
 static const cl_mem_flags flag_bits[] = {
     CL_MEM_READ_WRITE,      CL_MEM_WRITE_ONLY,     CL_MEM_READ_ONLY,
@@ -768,6 +770,61 @@ static void overrun_spares_the_heap(void) {
   clReleaseKernel(k);
 }
 
+/* Storage of 2 MiB or more that a released buffer held is taken again by
+ * the next buffer of the same length (its pages are resident already);
+ * a buffer of another length gets storage of its own, and reused storage
+ * works like fresh. Mapping returns a pointer into the storage, which
+ * shows where it is. */
+static void released_storage_is_reused(void) {
+  enum { SIZE = 4 << 20 };
+  cl_int err;
+  cl_mem a = clCreateBuffer(context, CL_MEM_READ_WRITE, SIZE, NULL, &err);
+  REQUIRE(a);
+  unsigned char *pa = clEnqueueMapBuffer(queue, a, CL_TRUE, CL_MAP_WRITE_INVALIDATE_REGION, 0, SIZE,
+                                         0, NULL, NULL, &err);
+  REQUIRE(pa && err == CL_SUCCESS);
+  memset(pa, 0x5a, SIZE);
+  CHECK_EQ_INT(clEnqueueUnmapMemObject(queue, a, pa, 0, NULL, NULL), CL_SUCCESS);
+  CHECK_EQ_INT(clFinish(queue), CL_SUCCESS);
+  CHECK_EQ_INT(clReleaseMemObject(a), CL_SUCCESS);
+
+  cl_mem b = clCreateBuffer(context, CL_MEM_READ_WRITE, SIZE, NULL, &err);
+  REQUIRE(b);
+  unsigned char *pb =
+      clEnqueueMapBuffer(queue, b, CL_TRUE, CL_MAP_READ, 0, SIZE, 0, NULL, NULL, &err);
+  REQUIRE(pb && err == CL_SUCCESS);
+  CHECK(pb == pa);
+  /* Resident before anything touched this buffer: A's pages, not fresh
+   * ones (a fresh mapping at the same address would have none). */
+  static unsigned char resident[SIZE / 4096];
+  CHECK_EQ_INT(mincore(pb, SIZE, resident), 0);
+  int missing = 0;
+  for (size_t i = 0; i < sizeof resident; i++)
+    missing += !(resident[i] & 1);
+  CHECK_EQ_INT(missing, 0);
+  CHECK_EQ_INT(clEnqueueUnmapMemObject(queue, b, pb, 0, NULL, NULL), CL_SUCCESS);
+  cl_int pattern = 0x01020304;
+  CHECK_EQ_INT(clEnqueueFillBuffer(queue, b, &pattern, sizeof pattern, 0, SIZE, 0, NULL, NULL),
+               CL_SUCCESS);
+  cl_int back[4] = {0};
+  CHECK_EQ_INT(
+      clEnqueueReadBuffer(queue, b, CL_TRUE, SIZE - sizeof back, sizeof back, back, 0, NULL, NULL),
+      CL_SUCCESS);
+  CHECK_EQ_INT(back[0], pattern);
+  CHECK_EQ_INT(back[3], pattern);
+
+  cl_mem c = clCreateBuffer(context, CL_MEM_READ_WRITE, SIZE + 4096, NULL, &err);
+  REQUIRE(c);
+  unsigned char *pc =
+      clEnqueueMapBuffer(queue, c, CL_TRUE, CL_MAP_READ, 0, SIZE, 0, NULL, NULL, &err);
+  REQUIRE(pc && err == CL_SUCCESS);
+  CHECK(pc != pb);
+  CHECK_EQ_INT(clEnqueueUnmapMemObject(queue, c, pc, 0, NULL, NULL), CL_SUCCESS);
+  CHECK_EQ_INT(clFinish(queue), CL_SUCCESS);
+  clReleaseMemObject(c);
+  clReleaseMemObject(b);
+}
+
 int main(void) {
   api_setup();
   RUN(create_every_flag_combination);
@@ -784,6 +841,7 @@ int main(void) {
   RUN(migrate);
   RUN(destructor_callbacks);
   RUN(overrun_spares_the_heap);
+  RUN(released_storage_is_reused);
   api_teardown();
   CHECK_EXIT();
 }
