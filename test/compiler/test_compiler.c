@@ -1872,6 +1872,27 @@ static void accumulating_rows_run_jammed(void) {
   }
 }
 
+/* Builds source with clfatbin under AQUILA_DEBUG=vectorize (the kernel
+ * cache off; with ir_path, AQUILA_DUMP_IR there too) and returns what it
+ * printed, or NULL. name names the files in the cache directory. */
+static char *vectorize_report(const char *name, const char *source, const char *ir_path) {
+  char src_path[300], bin_path[300], log_path[300], dump[340] = "", cmd[1600];
+  snprintf(src_path, sizeof src_path, "%s/%s.cl", cache_dir, name);
+  snprintf(bin_path, sizeof bin_path, "%s/%s.bin", cache_dir, name);
+  snprintf(log_path, sizeof log_path, "%s/%s.log", cache_dir, name);
+  if (ir_path) snprintf(dump, sizeof dump, "AQUILA_DUMP_IR=%s", ir_path);
+  FILE *f = fopen(src_path, "w");
+  if (!f) return NULL;
+  fputs(source, f);
+  fclose(f);
+  snprintf(cmd, sizeof cmd,
+           "AQUILA_CACHE=0 AQUILA_DEBUG=vectorize %s %s/clfatbin build -o %s %s 2>%s", dump,
+           build_dir, bin_path, src_path, log_path);
+  if (system(cmd) != 0) return NULL;
+  size_t size = 0;
+  return (char *)read_whole(log_path, &size);
+}
+
 /* A local id read before a barrier in the same block and used after it is
  * recomputed in each region, not kept in a context array: kept there, its
  * value would hide that x % 8 of a vector's first work-item is 0 (clFFT's
@@ -1898,19 +1919,7 @@ static const char *ids_after_barrier_source =
     "}\n";
 
 static void ids_after_barrier_are_recomputed(void) {
-  char src_path[300], bin_path[300], log_path[300], cmd[1400];
-  snprintf(src_path, sizeof src_path, "%s/ids.cl", cache_dir);
-  snprintf(bin_path, sizeof bin_path, "%s/ids.bin", cache_dir);
-  snprintf(log_path, sizeof log_path, "%s/ids.log", cache_dir);
-  FILE *f = fopen(src_path, "w");
-  REQUIRE(f);
-  fputs(ids_after_barrier_source, f);
-  fclose(f);
-  snprintf(cmd, sizeof cmd, "AQUILA_CACHE=0 AQUILA_DEBUG=vectorize %s/clfatbin build -o %s %s 2>%s",
-           build_dir, bin_path, src_path, log_path);
-  CHECK_EQ_INT(system(cmd), 0);
-  size_t size = 0;
-  char *log = (char *)read_whole(log_path, &size);
+  char *log = vectorize_report("ids", ids_after_barrier_source, NULL);
   REQUIRE(log);
   const char *line = strstr(log, "kernel 'ids_after_barrier': vectorized");
   if (!line || !strstr(line, "2 values in context arrays (8 bytes per work-item), 0 kept once"))
@@ -1969,22 +1978,9 @@ static const char *grid_stride_source =
     "}\n";
 
 static void grid_stride_loops_stay_affine(void) {
-  char src_path[300], bin_path[300], log_path[300], ir_path[300], cmd[1600];
-  snprintf(src_path, sizeof src_path, "%s/grid.cl", cache_dir);
-  snprintf(bin_path, sizeof bin_path, "%s/grid.bin", cache_dir);
-  snprintf(log_path, sizeof log_path, "%s/grid.log", cache_dir);
+  char ir_path[300];
   snprintf(ir_path, sizeof ir_path, "%s/grid.ll", cache_dir);
-  FILE *f = fopen(src_path, "w");
-  REQUIRE(f);
-  fputs(grid_stride_source, f);
-  fclose(f);
-  snprintf(cmd, sizeof cmd,
-           "AQUILA_CACHE=0 AQUILA_DEBUG=vectorize AQUILA_DUMP_IR=%s %s/clfatbin build -o %s %s "
-           "2>%s",
-           ir_path, build_dir, bin_path, src_path, log_path);
-  CHECK_EQ_INT(system(cmd), 0);
-  size_t size = 0;
-  char *log = (char *)read_whole(log_path, &size);
+  char *log = vectorize_report("grid", grid_stride_source, ir_path);
   REQUIRE(log);
   const char *line = strstr(log, "kernel 'axpbyz': vectorized");
   const char *end = line ? strchr(line, '\n') : NULL;
@@ -1992,6 +1988,7 @@ static void grid_stride_loops_stay_affine(void) {
   if (!pf || (end && pf > end)) printf("  %.300s\n", line ? line : log);
   CHECK(pf && (!end || pf < end));
   free(log);
+  size_t size = 0;
   char *ir = (char *)read_whole(ir_path, &size);
   REQUIRE(ir);
   /* VECTORIZE_GLOBAL_SIZE_LIMIT, compared with the global sizes. */
