@@ -6,6 +6,7 @@
  * is a file that the application reads when the helper dies, for the build
  * log. See helper_client.c for the other end. */
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -195,6 +196,26 @@ static void *serve(void *arg) {
   return NULL;
 }
 
+/* The application's end of the connection closes when the application
+ * ends, however it ends (killed by a time limit, a crash): the helper then
+ * ends at once, with the clang driver or linker it may be waiting for (its
+ * process group, which it leads), instead of finishing a build nobody will
+ * read. A watch of its own, because a long build does not read the
+ * connection; not PR_SET_PDEATHSIG, which fires when the thread that
+ * started the helper ends, not the application. */
+static void *watch_application(void *arg) {
+  (void)arg;
+  struct pollfd p = {.fd = REQUEST_FD, .events = POLLRDHUP};
+  for (;;) {
+    int n = poll(&p, 1, -1);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return NULL; /* cannot watch: the request loop still ends at EOF */
+    if (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) break;
+  }
+  if (getpgrp() == getpid()) kill(0, SIGKILL);
+  _exit(0);
+}
+
 /* A helper for builds nobody waits for (AQUILA_CODEGEN_BACKGROUND) yields
  * the cores to the application: a nice value of 10 leaves it about a tenth
  * of a core that the application keeps busy (SCHED_IDLE would leave it
@@ -220,7 +241,8 @@ int main(int argc, char **argv) {
   }
   setenv("LIBCLANG_NOTHREADS", "1", 1);
   pthread_attr_t attr;
-  pthread_t thread;
+  pthread_t thread, watch;
+  if (pthread_create(&watch, NULL, watch_application, NULL) == 0) pthread_detach(watch);
   if (pthread_attr_init(&attr) == 0 && pthread_attr_setstacksize(&attr, COMPILE_STACK_SIZE) == 0 &&
       pthread_create(&thread, &attr, serve, NULL) == 0) {
     pthread_join(thread, NULL);

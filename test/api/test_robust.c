@@ -5,8 +5,11 @@
  * nor crash); a queue released while its commands run; a process that
  * exits with commands in flight; memory allocated until it runs out. Each
  * runs under make check-asan and make check-tsan too. */
+#include <dirent.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdatomic.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -351,6 +354,158 @@ static void exit_with_commands_in_flight(void) {
 /* Run with AQUILA_GLOBAL_MEM_SIZE=256M: buffers of 32 MiB, each filled
  * (its pages touched), until an allocation fails; that must be the ninth,
  * with CL_MEM_OBJECT_ALLOCATION_FAILURE; then, with half of them freed,
+/* ---- a helper that ends with its application ---------------------------- */
+
+/* Builds a program whose machine code takes many seconds (20,000 small
+ * functions, each called twice: about 25 s on the 2-core development
+ * machine), with the kernel cache off, and says on BUILT_FD when
+ * clBuildProgram has returned; the parent kills it in clCreateKernel,
+ * while the helper makes the machine code. */
+enum { BUILT_FD = 9 };
+
+static int run_slow_build_child(void) {
+  setenv("AQUILA_CACHE", "0", 1);
+  api_setup();
+  enum { FUNCTIONS = 20000 };
+  size_t cap = (size_t)FUNCTIONS * 128 + 4096, len = 0;
+  char *s = malloc(cap);
+  if (!s) return 2;
+  for (int i = 0; i < FUNCTIONS; i++)
+    len += (size_t)snprintf(
+        s + len, cap - len,
+        "float f%d(float x, float y) { return x * %d.5f + y / (x + %d.25f); }\n", i, i, i);
+  len += (size_t)snprintf(s + len, cap - len,
+                          "__kernel void k(__global float *m) {\n"
+                          "  float x = m[get_global_id(0)], y = x;\n");
+  for (int i = 0; i < FUNCTIONS; i++)
+    len += (size_t)snprintf(s + len, cap - len, "  x = f%d(x, y); y = f%d(y, x);\n", i,
+                            FUNCTIONS - 1 - i);
+  snprintf(s + len, cap - len, "  m[get_global_id(0)] = x + y;\n}\n");
+  cl_int err;
+  const char *source = s;
+  cl_program p = clCreateProgramWithSource(context, 1, &source, NULL, &err);
+  if (!p) return 3;
+  if (clBuildProgram(p, 1, &device, "", NULL, NULL) != CL_SUCCESS) return 4;
+  if (write(BUILT_FD, "b", 1) != 1) return 5;
+  clCreateKernel(p, "k", &err);
+  return 0; /* too soon: the parent kills this process mid-build */
+}
+
+/* Fields of /proc/PID/stat: state, parent, process group; false when the
+ * process is gone. */
+static bool process_stat(pid_t pid, char *state, pid_t *parent, pid_t *group) {
+  char path[64], line[512];
+  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+  FILE *f = fopen(path, "r");
+  if (!f) return false;
+  bool ok = fgets(line, sizeof line, f) != NULL;
+  fclose(f);
+  char *close_paren = ok ? strrchr(line, ')') : NULL;
+  int pp = 0, pg = 0;
+  if (!close_paren || sscanf(close_paren + 2, "%c %d %d", state, &pp, &pg) != 3) return false;
+  *parent = pp;
+  *group = pg;
+  return true;
+}
+
+/* The processor time a process has used, in clock ticks (0 when gone). */
+static long process_ticks(pid_t pid) {
+  char path[64], line[1024];
+  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+  FILE *f = fopen(path, "r");
+  if (!f) return 0;
+  bool ok = fgets(line, sizeof line, f) != NULL;
+  fclose(f);
+  char *p = ok ? strrchr(line, ')') : NULL;
+  long utime = 0, stime = 0;
+  /* After the name: state and ten fields, then utime and stime. */
+  if (!p ||
+      sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %ld %ld", &utime, &stime) != 2)
+    return 0;
+  return utime + stime;
+}
+
+/* The compiler helper that a process started, or 0. */
+static pid_t helper_of(pid_t parent) {
+  DIR *proc = opendir("/proc");
+  pid_t found = 0;
+  for (struct dirent *e; proc && (e = readdir(proc));) {
+    pid_t pid = (pid_t)atoi(e->d_name);
+    char state, comm[64] = "", path[64];
+    pid_t pp, pg;
+    if (pid <= 0 || !process_stat(pid, &state, &pp, &pg) || pp != parent) continue;
+    snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (f) {
+      if (!fgets(comm, sizeof comm, f)) comm[0] = 0;
+      fclose(f);
+    }
+    if (!strncmp(comm, "aquila-compiler", 15) &&
+        (!found || process_ticks(pid) > process_ticks(found)))
+      found = pid;
+  }
+  if (proc) closedir(proc);
+  return found;
+}
+
+/* Whether a live (not zombie) process of the group remains. */
+static bool group_alive(pid_t group) {
+  DIR *proc = opendir("/proc");
+  bool alive = false;
+  for (struct dirent *e; proc && !alive && (e = readdir(proc));) {
+    pid_t pid = (pid_t)atoi(e->d_name);
+    char state;
+    pid_t pp, pg;
+    if (pid > 0 && process_stat(pid, &state, &pp, &pg) && pg == group && state != 'Z') alive = true;
+  }
+  if (proc) closedir(proc);
+  return alive;
+}
+
+/* An application killed mid-build (a time limit, a crash): its compiler
+ * helper, and the clang driver or linker under it, end within seconds
+ * instead of finishing a build nobody will read. The child says on
+ * BUILT_FD when clBuildProgram has returned; its clCreateKernel then makes
+ * the machine code, the long part, in which it is killed. */
+static void helper_ends_with_its_application(void) {
+  int built[2];
+  REQUIRE(pipe(built) == 0);
+  pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    dup2(built[1], BUILT_FD);
+    execl("/proc/self/exe", "test_robust", "--slow-build-child", (char *)NULL);
+    _exit(127);
+  }
+  close(built[1]);
+  struct pollfd p = {.fd = built[0], .events = POLLIN};
+  char byte = 0;
+  bool ready = poll(&p, 1, 120000) == 1 && read(built[0], &byte, 1) == 1;
+  close(built[0]);
+  pid_t helper = ready ? helper_of(pid) : 0;
+  /* Killed once the helper has spent half a second on the machine code. */
+  long start = process_ticks(helper), ticks = sysconf(_SC_CLK_TCK);
+  for (int i = 0; i < 300 && helper && process_ticks(helper) < start + ticks / 2; i++)
+    sleep_ms(100);
+  kill(pid, SIGKILL);
+  waitpid(pid, NULL, 0);
+  REQUIRE(ready && helper > 0);
+  /* Bounded: 10 s, where the machine code alone takes longer. */
+  bool alive = true;
+  for (int i = 0; i < 100 && (alive = group_alive(helper)); i++)
+    sleep_ms(100);
+  if (alive) {
+    printf("  the helper %d outlived its application by 10 s: killed\n", (int)helper);
+    kill(-helper, SIGKILL);
+  }
+  CHECK(!alive);
+}
+
+/* ---- memory that holds under pressure ------------------------------------ */
+
+/* Run with AQUILA_GLOBAL_MEM_SIZE=256M: buffers of 32 MiB, each filled
+ * (its pages touched), until an allocation fails; that must be the ninth,
+ * with CL_MEM_OBJECT_ALLOCATION_FAILURE; then, with half of them freed,
  * allocation and kernels work again. Exit status: the failed check's
  * line, or 0. */
 static int run_pressure_child(void) {
@@ -431,6 +586,7 @@ static void allocation_past_global_memory(void) {
 int main(int argc, char **argv) {
   if (argc > 2 && !strcmp(argv[1], "--exiting-child")) return run_exiting_child(atoi(argv[2]));
   if (argc > 1 && !strcmp(argv[1], "--pressure-child")) return run_pressure_child();
+  if (argc > 1 && !strcmp(argv[1], "--slow-build-child")) return run_slow_build_child();
   api_setup();
   cl_int err;
   program = build_program(src, "", &err);
@@ -443,6 +599,7 @@ int main(int argc, char **argv) {
   RUN(queue_released_while_commands_run);
   RUN(exit_with_commands_in_flight);
   RUN(allocation_past_global_memory);
+  RUN(helper_ends_with_its_application);
   clReleaseProgram(program);
   api_teardown();
   CHECK_EXIT();
