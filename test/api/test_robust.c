@@ -349,11 +349,6 @@ static void exit_with_commands_in_flight(void) {
   }
 }
 
-/* ---- memory that holds under pressure ------------------------------------ */
-
-/* Run with AQUILA_GLOBAL_MEM_SIZE=256M: buffers of 32 MiB, each filled
- * (its pages touched), until an allocation fails; that must be the ninth,
- * with CL_MEM_OBJECT_ALLOCATION_FAILURE; then, with half of them freed,
 /* ---- a helper that ends with its application ---------------------------- */
 
 /* Builds a program whose machine code takes many seconds (20,000 small
