@@ -1114,15 +1114,20 @@ static uint64_t widest_access(LLVMTargetDataRef td, LLVMValueRef p) {
 }
 
 /* Keeps every access of the scalar work-item function fn to a private
- * array at a run-time index inside that array: the address past a GEP
- * with a variable index becomes the array's start plus the byte offset,
- * clamped to the last place an access of its width fits. Reading or
- * writing past a private array is undefined, and common in real kernels
- * (OpenCV's Canny overruns an 8-entry stack); unchecked, the optimizer may
- * turn such a loop into stores anywhere, and a compute unit's stack holds
- * the return addresses and the fault trap of the agent. The vectorized
- * version keeps its interleaved arrays in bounds the same way
- * (vectorize.c, private_array_gep). */
+ * array at a run-time index inside that array: where an address made by a
+ * chain of GEPs from the array, one of them with a variable index, is used
+ * by anything but another GEP (a load, a store, a call), that use takes
+ * the array's start plus the chain's byte offset, clamped to the last place
+ * an access of its width fits. Reading or writing past a private array is
+ * undefined, and common in real kernels (OpenCV's Canny overruns an
+ * 8-entry stack); unchecked, the optimizer may turn such a loop into stores
+ * anywhere, and a compute unit's stack holds the return addresses and the
+ * fault trap of the agent. Only the address that is used is clamped, never
+ * a step on the way to it: p + 2 * k - e (John the Ripper's zip kernel,
+ * where p + 2 * k lies past the array and the address used inside it) is
+ * one offset, and clamping its first step changed a correct program's
+ * answer. The vectorized version keeps its interleaved arrays in bounds
+ * the same way (vectorize.c, private_array_gep). */
 static void contain_private_accesses(struct wg_types *t, LLVMValueRef fn) {
   LLVMBasicBlockRef entry = LLVMGetEntryBasicBlock(fn);
   LLVMBuilderRef b = LLVMCreateBuilderInContext(t->ctx);
@@ -1131,15 +1136,19 @@ static void contain_private_accesses(struct wg_types *t, LLVMValueRef fn) {
       if (!LLVMIsAGetElementPtrInst(in) || LLVMGetTypeKind(LLVMTypeOf(in)) != LLVMPointerTypeKind)
         continue;
       int variable = 0;
-      for (unsigned i = 1; i < (unsigned)LLVMGetNumOperands(in); i++)
-        variable |= !LLVMIsAConstantInt(LLVMGetOperand(in, i));
-      if (!variable) continue;
-      LLVMValueRef root = LLVMGetOperand(in, 0);
-      for (int depth = 0; depth < 32 && LLVMIsAGetElementPtrInst(root); depth++)
+      LLVMValueRef root = in;
+      for (int depth = 0; depth < 32 && LLVMIsAGetElementPtrInst(root); depth++) {
+        for (unsigned i = 1; i < (unsigned)LLVMGetNumOperands(root); i++)
+          variable |= !LLVMIsAConstantInt(LLVMGetOperand(root, i));
         root = LLVMGetOperand(root, 0);
-      if (!LLVMIsAAllocaInst(root) || LLVMGetInstructionParent(root) != entry ||
+      }
+      if (!variable || !LLVMIsAAllocaInst(root) || LLVMGetInstructionParent(root) != entry ||
           !LLVMIsAConstantInt(LLVMGetOperand(root, 0)))
         continue;
+      int used = 0;
+      for (LLVMUseRef u = LLVMGetFirstUse(in); u && !used; u = LLVMGetNextUse(u))
+        used = !LLVMIsAGetElementPtrInst(LLVMGetUser(u));
+      if (!used) continue; /* a step on the way: its GEPs are clamped where used */
       uint64_t size = LLVMABISizeOfType(t->td, LLVMGetAllocatedType(root)) *
                       LLVMConstIntGetZExtValue(LLVMGetOperand(root, 0));
       uint64_t width = widest_access(t->td, in);
@@ -1152,11 +1161,12 @@ static void contain_private_accesses(struct wg_types *t, LLVMValueRef fn) {
       LLVMValueRef lim = LLVMConstInt(t->i64, last, 0);
       off = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntULE, off, lim, ""), off, lim, "in.array");
       LLVMValueRef kept = LLVMBuildGEP2(b, t->i8, root, &off, 1, "");
-      /* Every use but the offset's own computation. */
+      /* Every use but the offset's own computation and the GEPs that go on
+       * from this address (each clamped where it is used). */
       for (LLVMUseRef u = LLVMGetFirstUse(in); u;) {
         LLVMUseRef following = LLVMGetNextUse(u);
-        if (LLVMGetUser(u) != at) {
-          LLVMValueRef user = LLVMGetUser(u);
+        LLVMValueRef user = LLVMGetUser(u);
+        if (user != at && !LLVMIsAGetElementPtrInst(user)) {
           for (unsigned k = 0; k < (unsigned)LLVMGetNumOperands(user); k++)
             if (LLVMGetOperand(user, k) == in) LLVMSetOperand(user, k, kept);
         }
