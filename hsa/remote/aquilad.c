@@ -104,6 +104,11 @@ struct client {
   bool hello_seen;
   uint32_t tcp_segments; /* its hello's */
   atomic_bool admitted; /* read by the main thread's handshake timeout */
+  /* Refused (REFUSED sent): nothing it sends is read; the main thread
+   * closes the link AQ_WIRE_REFUSAL_LINGER_SECONDS after refused_ns unless
+   * the client has closed it first. */
+  atomic_bool refused;
+  _Atomic uint64_t refused_ns;
   uint8_t client_nonce[AQ_WIRE_NONCE_BYTES], daemon_nonce[AQ_WIRE_NONCE_BYTES];
   pthread_mutex_t lock;
   pthread_cond_t cond;
@@ -1088,12 +1093,47 @@ static void *on_accept(void *listener_owner, struct aq_link *link) {
   return c;
 }
 
+/* Tells the client why it is refused (AQ_MSG_REFUSED) and stops serving
+ * it; the client closes the link on reading the reason, or the main
+ * thread does a little later. Every refusal goes this way, so that the
+ * client can say why, on a fast peer as on a slow one: a link closed at
+ * once can end before its last message is delivered. */
+static void refuse(struct client *c, struct aq_link *link, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void refuse(struct client *c, struct aq_link *link, const char *fmt, ...) {
+  if (atomic_load(&c->refused)) return;
+  char reason[AQ_WIRE_MAX_REASON];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(reason, sizeof reason, fmt, ap);
+  va_end(ap);
+  say("refused %s: %s", aq_link_peer(link), reason);
+  atomic_store(&c->refused_ns, now_ns());
+  atomic_store(&c->refused, true);
+  aq_link_send(link, AQ_MSG_REFUSED, 0, reason, strlen(reason) + 1, NULL, 0, NULL, NULL);
+}
+
+static bool on_refuse(void *owner, struct aq_link *link, const char *why) {
+  struct client *c = owner;
+  /* The wire's checks take nothing but the handshake before the key. */
+  refuse(c, link, c->admitted ? "a %s" : "a %s, or one sent before it proved the key", why);
+  return true;
+}
+
 static bool on_message(void *owner, struct aq_link *link, const struct aq_wire_header *h,
                        void *payload) {
   struct client *c = owner;
+  if (atomic_load(&c->refused)) return true; /* read and dropped until the link closes */
   if (!c->admitted) {
     if (h->type == AQ_MSG_HELLO && !c->hello_seen) {
       struct aq_wire_hello hello;
+      uint32_t version;
+      memcpy(&version, payload, sizeof version);
+      if (version != AQ_WIRE_VERSION || h->length != sizeof hello) {
+        refuse(c, link, "it speaks wire version %u, this daemon version %u (Aquila releases "
+                        "of another protocol)", version, AQ_WIRE_VERSION);
+        return true;
+      }
       memcpy(&hello, payload, sizeof hello);
       memcpy(c->client_nonce, hello.nonce, sizeof c->client_nonce);
       c->tcp_segments = hello.tcp_segments;
@@ -1107,15 +1147,15 @@ static bool on_message(void *owner, struct aq_link *link, const struct aq_wire_h
     }
     if (h->type == AQ_MSG_AUTH && c->hello_seen) {
       if (!aq_proof_check(key, 'c', c->client_nonce, c->daemon_nonce, payload)) {
-        say("refused %s: it does not hold the key", aq_link_peer(link));
-        return false;
+        refuse(c, link, "it does not hold the key");
+        return true;
       }
       /* Before anything large goes either way (the welcome is small). */
       if (!aq_link_tcp_segments_agree(description.tcp_segments, c->tcp_segments)) {
-        say("refused %s: its UCX TCP segment sizes (UCX_TCP_TX_SEG_SIZE, UCX_TCP_RX_SEG_SIZE) "
-            "differ from this daemon's: UCX would abort one of the two on a large message",
-            aq_link_peer(link));
-        return false;
+        refuse(c, link,
+               "its UCX TCP segment sizes (UCX_TCP_TX_SEG_SIZE, UCX_TCP_RX_SEG_SIZE) differ from "
+               "this daemon's: UCX would abort one of the two on a large message");
+        return true;
       }
       c->admitted = true;
       aq_link_set_authenticated(link);
@@ -1124,11 +1164,16 @@ static bool on_message(void *owner, struct aq_link *link, const struct aq_wire_h
       if (verbose) say("admitted %s", aq_link_peer(link));
       return true;
     }
-    return false;
+    refuse(c, link, "a message (%s) out of the handshake's order, before it proved the key",
+           aq_wire_type_name(h->type));
+    return true;
   }
-  bool ok = execute(c, h, payload);
-  if (!ok && verbose) say("refused a message from %s", aq_link_peer(link));
-  return ok;
+  if (!execute(c, h, payload))
+    refuse(c, link,
+           "a request (%s) it may not make (memory, a kernel or an image not its own) or this "
+           "daemon could not take",
+           aq_wire_type_name(h->type));
+  return true;
 }
 
 /* A WRITE's bytes land where they go, when that memory is the client's. */
@@ -1153,6 +1198,7 @@ static const struct aq_link_handler handler = {
     .on_message = on_message,
     .on_close = on_close,
     .on_accept = on_accept,
+    .on_refuse = on_refuse,
 };
 
 /* ---- start-up ---------------------------------------------------------------- */
@@ -1328,9 +1374,14 @@ int main(int argc, char **argv) {
     if (sig == SIGTERM || sig == SIGINT) break;
     uint64_t now = now_ns();
     pthread_mutex_lock(&clients_lock);
-    for (struct client *c = clients; c; c = c->next)
-      if (!c->admitted && now - c->connected_ns > HANDSHAKE_SECONDS * 1000000000ull)
+    for (struct client *c = clients; c; c = c->next) {
+      if (atomic_load(&c->refused)) {
+        if (now - atomic_load(&c->refused_ns) > AQ_WIRE_REFUSAL_LINGER_SECONDS * 1000000000ull)
+          aq_link_close(c->link, "refused");
+      } else if (!c->admitted && now - c->connected_ns > HANDSHAKE_SECONDS * 1000000000ull) {
         aq_link_close(c->link, "no proof of the key in time");
+      }
+    }
     pthread_mutex_unlock(&clients_lock);
   }
   say("stopping");

@@ -51,7 +51,7 @@ struct conn {
   pthread_mutex_t lock;
   pthread_cond_t cond;
   enum conn_state state;
-  char why[160]; /* why it was lost */
+  char why[384]; /* why it was lost */
   uint8_t client_nonce[AQ_WIRE_NONCE_BYTES];
   uint64_t hello_ns;
   int64_t clock_offset; /* daemon clock - this process's clock */
@@ -131,6 +131,12 @@ static bool on_message(void *owner, struct aq_link *link, const struct aq_wire_h
     aq_link_send(link, AQ_MSG_AUTH, 0, proof, sizeof proof, NULL, 0, NULL, NULL);
     break;
   }
+  case AQ_MSG_REFUSED:
+    /* The daemon's reason (checked NUL-terminated); it reads nothing more
+     * from this link, whose close is this end's. */
+    snprintf(c->why, sizeof c->why, "the daemon refused this client: %s", (const char *)payload);
+    ok = false;
+    break;
   case AQ_MSG_WELCOME: {
     if (c->state != CONN_CHALLENGED) {
       ok = false;

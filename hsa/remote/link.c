@@ -307,6 +307,14 @@ static void link_shutdown(struct aq_link *link) {
   aq_link_release(link); /* the loop's reference */
 }
 
+/* A message this end cannot take: the handler may tell the peer why and
+ * close later (on_refuse); the link reads nothing more either way. */
+static void link_refuse(struct aq_link *link, const char *why) {
+  if (link->handler->on_refuse && link->handler->on_refuse(link->owner, link, why)) return;
+  link_fail(link, why);
+  link_shutdown(link);
+}
+
 static void link_start_receiving(struct aq_link *link) {
   link->phase = RECV_HEADER;
   post_receive(link, &link->header, sizeof link->header);
@@ -429,14 +437,12 @@ static void link_received(struct aq_link *link) {
   if (link->phase == RECV_HEADER) {
     link->established = true;
     if (!aq_wire_check(&link->header, NULL, link->from_daemon, link->authenticated)) {
-      link_fail(link, "malformed message");
-      link_shutdown(link);
+      link_refuse(link, "malformed message");
       return;
     }
     if (link->header.length == 0) {
       if (!link->handler->on_message(link->owner, link, &link->header, NULL)) {
-        link_fail(link, "refused message");
-        link_shutdown(link);
+        link_refuse(link, "refused message");
         return;
       }
       if (!link->closed) link_start_receiving(link);
@@ -466,8 +472,7 @@ static void link_received(struct aq_link *link) {
             link->handler->on_message(link->owner, link, &link->header, payload);
   if (owned) free(payload);
   if (!ok) {
-    link_fail(link, "malformed message");
-    link_shutdown(link);
+    link_refuse(link, "malformed message");
     return;
   }
   if (!link->closed) link_start_receiving(link);

@@ -28,6 +28,11 @@ struct aq_link_handler {
   void (*on_close)(void *owner, struct aq_link *link, const char *why);
   /* A server's new link (the loop's listener): sets its owner. Optional. */
   void *(*on_accept)(void *listener_owner, struct aq_link *link);
+  /* A message the link cannot take (malformed, or on_message said false):
+   * true when the handler has told the peer why and closes the link itself
+   * later (the link then reads nothing more from it, so that the reason is
+   * sent before the connection ends); false or absent closes it now. */
+  bool (*on_refuse)(void *owner, struct aq_link *link, const char *why);
 };
 
 /* Starts UCX and the loop thread; with listen_address ("ADDRESS:PORT",

@@ -57,6 +57,9 @@ bool aq_wire_check(const struct aq_wire_header *h, const void *payload, bool fro
       if (h->flags & ~AQ_WIRE_FLAG_RAW) return false;
       return authenticated &&
              ((h->flags & AQ_WIRE_FLAG_RAW) || h->length >= sizeof(struct aq_wire_reply));
+    case AQ_MSG_REFUSED:
+      if (h->length == 0 || h->length > AQ_WIRE_MAX_REASON) return false;
+      return !p || memchr(p, 0, h->length) != NULL;
     case AQ_MSG_DONE:
       return authenticated && h->length >= sizeof(struct aq_wire_done) &&
              h->length % sizeof(struct aq_wire_done) == 0 &&
@@ -67,13 +70,9 @@ bool aq_wire_check(const struct aq_wire_header *h, const void *payload, bool fro
   }
   switch (h->type) {
   case AQ_MSG_HELLO:
-    if (authenticated || !length_is(h, sizeof(struct aq_wire_hello))) return false;
-    if (p) {
-      struct aq_wire_hello hello;
-      memcpy(&hello, p, sizeof hello);
-      if (hello.version != AQ_WIRE_VERSION) return false;
-    }
-    return true;
+    /* Any version's hello (its first field is the version): the daemon
+     * refuses another version with a reason the client can show. */
+    return !authenticated && h->length >= sizeof(uint32_t);
   case AQ_MSG_AUTH:
     return !authenticated && length_is(h, AQ_WIRE_PROOF_BYTES);
   default:
@@ -143,6 +142,23 @@ bool aq_wire_check(const struct aq_wire_header *h, const void *payload, bool fro
   default:
     return false;
   }
+}
+
+const char *aq_wire_type_name(unsigned type) {
+  static const char *const names[AQ_MSG_TYPE_END] = {
+      [AQ_MSG_HELLO] = "HELLO",         [AQ_MSG_CHALLENGE] = "CHALLENGE",
+      [AQ_MSG_AUTH] = "AUTH",           [AQ_MSG_WELCOME] = "WELCOME",
+      [AQ_MSG_ALLOC] = "ALLOC",         [AQ_MSG_FREE] = "FREE",
+      [AQ_MSG_WRITE] = "WRITE",         [AQ_MSG_READ] = "READ",
+      [AQ_MSG_LOAD] = "LOAD",           [AQ_MSG_UNLOAD] = "UNLOAD",
+      [AQ_MSG_DISPATCH] = "DISPATCH",   [AQ_MSG_REPLY] = "REPLY",
+      [AQ_MSG_DONE] = "DONE",           [AQ_MSG_FILL] = "FILL",
+      [AQ_MSG_PING] = "PING",           [AQ_MSG_GRANT] = "GRANT",
+      [AQ_MSG_PULL] = "PULL",           [AQ_MSG_GRANT_READ] = "GRANT_READ",
+      [AQ_MSG_COPY] = "COPY",           [AQ_MSG_IMAGE_CREATE] = "IMAGE_CREATE",
+      [AQ_MSG_IMAGE_DESTROY] = "IMAGE_DESTROY", [AQ_MSG_REFUSED] = "REFUSED",
+  };
+  return type < AQ_MSG_TYPE_END && names[type] ? names[type] : "unknown";
 }
 
 bool aq_wire_check_loaded(const void *payload, uint64_t length) {

@@ -29,6 +29,8 @@
 #define AQ_WIRE_MAX_KERNARG 65536u
 #define AQ_WIRE_MAX_KERNELS 65536u
 #define AQ_WIRE_MAX_NAME 4096u
+#define AQ_WIRE_MAX_REASON 256u
+#define AQ_WIRE_REFUSAL_LINGER_SECONDS 2
 
 struct aq_wire_header {
   uint32_t magic;
@@ -66,6 +68,13 @@ enum aq_wire_type {
    * image handle is what they take as the argument. */
   AQ_MSG_IMAGE_CREATE,  /* client: struct aq_wire_image -> REPLY with the handle */
   AQ_MSG_IMAGE_DESTROY, /* client: uint64 handle (no reply) */
+  /* Why the daemon refuses this client (a wrong key, another wire version,
+   * other UCX segment sizes, a malformed or forbidden message): a
+   * NUL-terminated sentence of at most AQ_WIRE_MAX_REASON bytes. The daemon
+   * reads nothing more from the link and leaves the close to the client
+   * (it closes the link itself AQ_WIRE_REFUSAL_LINGER_SECONDS later), so
+   * that the reason arrives before the connection ends. */
+  AQ_MSG_REFUSED,
   AQ_MSG_TYPE_END
 };
 
@@ -184,6 +193,9 @@ _Static_assert(sizeof(struct aq_wire_dispatch) == 56, "wire dispatch");
 _Static_assert(sizeof(struct aq_wire_done) == 48, "wire done");
 _Static_assert(sizeof(struct aq_wire_welcome) == 280, "wire welcome");
 _Static_assert(sizeof(struct aq_wire_image) == 72, "wire image");
+
+/* The message type's name, for logs ("unknown" for none). */
+const char *aq_wire_type_name(unsigned type);
 
 /* Whether a message of this type and payload length may come from the peer
  * in this state: from_daemon selects the direction, authenticated whether

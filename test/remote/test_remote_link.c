@@ -1,7 +1,8 @@
 /* The remote agents' wire and links, against a running aquilad (a unit
  * test of hsa/remote/: it links link.c, wire.c and auth.c). Usage:
  *   test_remote_link ADDR:PORT KEY_FILE
- * The daemon must close a connection that sends a malformed message, a
+ * The daemon must refuse, with a reason it sends before the connection
+ * ends, a connection that sends a malformed message, another wire version, a
  * message before proving the key, a wrong proof, a dispatch of a kernel it
  * never loaded, a write outside the client's memory or the destruction of
  * an image not its own, refuse an image over memory not the client's, and
@@ -33,6 +34,8 @@ struct peer {
   uint8_t nonce[AQ_WIRE_NONCE_BYTES];
   bool replied;
   struct aq_wire_reply reply;
+  bool refused;
+  char reason[AQ_WIRE_MAX_REASON];
 };
 
 static bool on_message(void *owner, struct aq_link *link, const struct aq_wire_header *h,
@@ -48,10 +51,14 @@ static bool on_message(void *owner, struct aq_link *link, const struct aq_wire_h
   } else if (h->type == AQ_MSG_REPLY && !(h->flags & AQ_WIRE_FLAG_RAW)) {
     memcpy(&p->reply, payload, sizeof p->reply);
     p->replied = true;
+  } else if (h->type == AQ_MSG_REFUSED) {
+    snprintf(p->reason, sizeof p->reason, "%s", (const char *)payload);
+    p->refused = true;
   }
+  bool refused = p->refused;
   pthread_cond_broadcast(&p->cond);
   pthread_mutex_unlock(&p->lock);
-  return true;
+  return !refused; /* as a client does: the close is this end's */
 }
 
 static void on_close(void *owner, struct aq_link *link, const char *why) {
@@ -75,6 +82,17 @@ static bool wait_for(struct peer *p, bool *flag) {
   bool v = *flag;
   pthread_mutex_unlock(&p->lock);
   return v;
+}
+
+/* Refused with a reason that says because_of, and the link closed: the
+ * reason arrives before the connection ends. */
+static void check_refused(struct peer *p, const char *because_of) {
+  CHECK(wait_for(p, &p->closed));
+  CHECK(p->refused);
+  if (!strstr(p->reason, because_of)) {
+    printf("  refused for '%s', expected a reason with '%s'\n", p->reason, because_of);
+    CHECK(0);
+  }
 }
 
 static struct aq_link *open_peer(struct peer *p) {
@@ -117,8 +135,18 @@ static void wire_check_rejects_malformed(void) {
   struct aq_wire_header h = {AQ_WIRE_MAGIC, AQ_MSG_HELLO, 0, 0, sizeof(struct aq_wire_hello)};
   struct aq_wire_hello hello_msg = {.version = AQ_WIRE_VERSION};
   CHECK(aq_wire_check(&h, &hello_msg, false, false));
+  /* Another version's hello is the daemon's to refuse, with a reason. */
   hello_msg.version = 99;
+  CHECK(aq_wire_check(&h, &hello_msg, false, false));
+  h.length = 2;
   CHECK(!aq_wire_check(&h, &hello_msg, false, false));
+  /* A refusal's reason ends within its message. */
+  h = (struct aq_wire_header){AQ_WIRE_MAGIC, AQ_MSG_REFUSED, 0, 0, 4};
+  CHECK(aq_wire_check(&h, "abc", true, false));
+  CHECK(!aq_wire_check(&h, "abcd", true, false));
+  h.length = AQ_WIRE_MAX_REASON + 1;
+  CHECK(!aq_wire_check(&h, NULL, true, false));
+  h = (struct aq_wire_header){AQ_WIRE_MAGIC, AQ_MSG_HELLO, 0, 0, sizeof(struct aq_wire_hello)};
   h.magic = 0;
   CHECK(!aq_wire_check(&h, NULL, false, false));
   h = (struct aq_wire_header){AQ_WIRE_MAGIC, 0, 0, 0, 0};
@@ -202,7 +230,7 @@ static void malformed_header_closes(void) {
   struct aq_link *link = open_peer(&p);
   REQUIRE(link);
   aq_link_send(link, 999, 0, "junk", 4, NULL, 0, NULL, NULL);
-  CHECK(wait_for(&p, &p.closed));
+  check_refused(&p, "malformed message");
   aq_link_release(link);
 }
 
@@ -212,7 +240,7 @@ static void message_before_key_closes(void) {
   REQUIRE(link);
   uint64_t size = 4096;
   aq_link_send(link, AQ_MSG_ALLOC, 1, &size, sizeof size, NULL, 0, NULL, NULL);
-  CHECK(wait_for(&p, &p.closed));
+  check_refused(&p, "before it proved the key");
   CHECK(!p.replied);
   aq_link_release(link);
 }
@@ -225,8 +253,27 @@ static void wrong_proof_closes(void) {
   CHECK(wait_for(&p, &p.challenged));
   uint8_t proof[AQ_WIRE_PROOF_BYTES] = {0};
   aq_link_send(link, AQ_MSG_AUTH, 0, proof, sizeof proof, NULL, 0, NULL, NULL);
-  CHECK(wait_for(&p, &p.closed));
+  check_refused(&p, "it does not hold the key");
   CHECK(!p.welcomed);
+  aq_link_release(link);
+}
+
+/* A client of another wire version (another Aquila release) hears which
+ * version the daemon speaks, whatever the size of its hello. */
+static void other_wire_version_refused(void) {
+  struct peer p;
+  struct aq_link *link = open_peer(&p);
+  REQUIRE(link);
+  struct {
+    struct aq_wire_hello h;
+    uint32_t more;
+  } newer = {{.version = AQ_WIRE_VERSION + 1}, 7};
+  aq_link_send(link, AQ_MSG_HELLO, 0, &newer, sizeof newer, NULL, 0, NULL, NULL);
+  char want[64];
+  snprintf(want, sizeof want, "wire version %u, this daemon version %u", AQ_WIRE_VERSION + 1,
+           AQ_WIRE_VERSION);
+  check_refused(&p, want);
+  CHECK(!p.challenged);
   aq_link_release(link);
 }
 
@@ -241,7 +288,7 @@ static void unknown_kernel_closes(void) {
                                .kernel_object = 0x1000,
                                .kernarg_size = 0};
   aq_link_send(link, AQ_MSG_DISPATCH, 7, &d, sizeof d, NULL, 0, NULL, NULL);
-  CHECK(wait_for(&p, &p.closed));
+  check_refused(&p, "DISPATCH");
   aq_link_release(link);
 }
 
@@ -258,7 +305,7 @@ static void write_outside_own_memory_closes(void) {
   uint64_t address = p.reply.value + 1;
   char bytes[4096] = {0};
   aq_link_send(link, AQ_MSG_WRITE, address, bytes, sizeof bytes, NULL, 0, NULL, NULL);
-  CHECK(wait_for(&p, &p.closed));
+  check_refused(&p, "WRITE");
   aq_link_release(link);
 }
 
@@ -319,7 +366,7 @@ static void image_destroy_unknown_closes(void) {
   REQUIRE(admitted(link, &p));
   uint64_t handle = 0x1000;
   aq_link_send(link, AQ_MSG_IMAGE_DESTROY, 0, &handle, sizeof handle, NULL, 0, NULL, NULL);
-  CHECK(wait_for(&p, &p.closed));
+  check_refused(&p, "IMAGE_DESTROY");
   aq_link_release(link);
 }
 
@@ -363,6 +410,7 @@ int main(int argc, char **argv) {
   RUN(malformed_header_closes);
   RUN(message_before_key_closes);
   RUN(wrong_proof_closes);
+  RUN(other_wire_version_refused);
   RUN(unknown_kernel_closes);
   RUN(write_outside_own_memory_closes);
   RUN(over_memory_limit_refused);
