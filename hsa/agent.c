@@ -1,9 +1,11 @@
 /* The agents Aquila exposes (one CPU kernel agent), their attributes, their
  * caches, and the CPU ISA and its wavefront with the hsa_isa_* queries. */
 #include "hsa_internal.h"
+#include "cpu_share.h"
 #include "aquila/hsa_ext_aquila.h"
 
 #include <hsa/hsa_ext_amd.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +59,21 @@ bool aq_agent_exists(hsa_agent_t agent) {
   return aq_agent_is_valid(agent) || aq_remote_agent_index(agent) >= 0;
 }
 
+/* The CPUs the process may use (cpu_share.c), read once: the affinity
+ * mask's CPUs capped by the cgroup's CPU quota. */
+static uint32_t share_units;
+static pthread_once_t share_once = PTHREAD_ONCE_INIT;
+
+static void read_share(void) {
+  static int cpus[AQ_CPU_SHARE_MAX];
+  int allowed = aq_cpu_share_cpus(cpus, AQ_CPU_SHARE_MAX);
+  if (allowed <= 0) {
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    allowed = online >= 1 ? (int)online : 1;
+  }
+  share_units = aq_cpu_share_units("", allowed);
+}
+
 uint32_t aq_agent_compute_unit_count(void) {
   const char *env = getenv("AQUILA_CPU_UNITS");
   if (env && *env) {
@@ -64,8 +81,8 @@ uint32_t aq_agent_compute_unit_count(void) {
     long n = strtol(env, &end, 10);
     if (*end == '\0' && n >= 1 && n <= 1024) return (uint32_t)n;
   }
-  long online = sysconf(_SC_NPROCESSORS_ONLN);
-  return online >= 1 ? (uint32_t)online : 1;
+  pthread_once(&share_once, read_share);
+  return share_units > 1024 ? 1024 : share_units;
 }
 
 static uint32_t cache_size(const struct aq_cache *cache) {

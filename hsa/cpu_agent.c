@@ -51,6 +51,7 @@
  * and starting them in the handler would run threads in the child before
  * the application's own child handlers have set the process up. */
 #include "hsa_internal.h"
+#include "cpu_share.h"
 
 #include <aquila/cpu_abi.h>
 #include <aquila/trace.h>
@@ -133,6 +134,7 @@ struct aq_compute_unit {
   uint32_t visit_depth;
   uint32_t index;
   uint32_t seen_event;
+  int cpu; /* the CPU its thread is pinned to, or -1 */
   pthread_t thread;
   void *group_segment; /* see group_segment_of */
   /* Units: the alternate stack its thread handles signals on (a fault in
@@ -1118,6 +1120,12 @@ static void idle(struct aq_compute_unit *cu) {
 
 static void *compute_unit_main(void *arg) {
   struct aq_compute_unit *cu = arg;
+  if (cu->cpu >= 0) {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cu->cpu, &one);
+    pthread_setaffinity_np(pthread_self(), sizeof one, &one);
+  }
   aq_fiber_pool_bind_thread(cu->fibers);
   if (!cu->signal_stack) cu->signal_stack = malloc(AQ_SIGNAL_STACK_SIZE);
   stack_t signal_stack = {.ss_sp = cu->signal_stack, .ss_size = AQ_SIGNAL_STACK_SIZE};
@@ -1311,6 +1319,22 @@ void aq_cpu_agent_help_short(struct aq_queue *queue, uint64_t packet_id, struct 
 
 /* ---- lifetime ---- */
 
+/* Each unit's thread is pinned to a CPU of its own when there are as many
+ * units as CPUs in the process's affinity mask (unit i on the mask's i-th
+ * CPU, which is also what a sub-device's affinity domains assume): a thread
+ * then keeps its caches, and two units never share a CPU while another
+ * idles. Not when a cgroup quota grants fewer CPUs than the mask has (the
+ * scheduler places the threads within it), nor when AQUILA_CPU_UNITS asks
+ * for another count, nor with AQUILA_CPU_PIN=0. */
+static void plan_pinning(void) {
+  static int cpus[AQ_CPU_SHARE_MAX];
+  int allowed = aq_cpu_share_cpus(cpus, AQ_CPU_SHARE_MAX);
+  const char *env = getenv("AQUILA_CPU_PIN");
+  bool pin = allowed > 0 && (uint32_t)allowed == agent.unit_count && !(env && !strcmp(env, "0"));
+  for (uint32_t i = 0; i < agent.unit_count; i++)
+    agent.units[i].cpu = pin ? cpus[i] : -1;
+}
+
 /* Starts the threads of the units that have none; returns false when one
  * could not be started. */
 static bool start_unit_threads(void) {
@@ -1339,6 +1363,7 @@ hsa_status_t aq_cpu_agent_start(void) {
   if (!agent.units) return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
   memset(agent.units, 0, sizeof(struct aq_compute_unit) * slots);
   agent.unit_count = count;
+  plan_pinning();
   atomic_store(&agent.stopping, 0);
   atomic_store(&agent.units_missing, 0);
   atomic_store(&agent.queue_slots, 0);

@@ -134,7 +134,7 @@ static hsa_status_t add_cpu_agent(hsa_agent_t agent, void *data) {
   if (hsa_agent_get_info(agent, (hsa_agent_info_t)HSA_AMD_AGENT_INFO_COMPUTE_UNIT_COUNT, &cus) !=
           HSA_STATUS_SUCCESS ||
       cus == 0)
-    cus = (uint32_t)sysconf(_SC_NPROCESSORS_ONLN);
+    cus = 1; /* the agent always says; a unit is the least a device has */
   d->compute_units = cus ? cus : 1;
   uint32_t wg_max = 0;
   hsa_agent_get_info(agent, HSA_AGENT_INFO_WORKGROUP_MAX_SIZE, &wg_max);

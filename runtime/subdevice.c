@@ -6,10 +6,11 @@
  * its kernels run only on its units.
  *
  * Affinity domains come from sysfs (NUMA nodes, and the caches each CPU
- * shares). Compute unit i stands for the i-th online CPU (modulo their
- * count when AQUILA_CPU_UNITS asks for more units than CPUs); the agent does
- * not pin its threads, so the domains group units as the CPUs they stand
- * for are grouped. */
+ * shares). Compute unit i stands for the i-th CPU of the process's
+ * affinity mask (modulo their count when AQUILA_CPU_UNITS asks for more
+ * units than CPUs), where the agent pins its thread when there is one unit
+ * per CPU, so the domains group units as the CPUs they run on are grouped. */
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,7 +73,8 @@ static int read_text(const char *path, char *buf, size_t size) {
 
 #define MAX_CPUS 4096
 
-/* The online CPU that compute unit u stands for. */
+/* The CPU that compute unit u stands for: the u-th of the process's
+ * affinity mask, where the agent pins unit u's thread (hsa/cpu_agent.c). */
 static int unit_cpu(uint32_t u) {
   static unsigned char online[MAX_CPUS];
   static int cpus[MAX_CPUS], count = -1;
@@ -80,9 +82,14 @@ static int unit_cpu(uint32_t u) {
   pthread_mutex_lock(&lock);
   if (count < 0) {
     count = 0;
-    if (read_cpu_list("/sys/devices/system/cpu/online", online, MAX_CPUS))
+    cpu_set_t allowed;
+    if (sched_getaffinity(0, sizeof allowed, &allowed) == 0) {
+      for (int c = 0; c < MAX_CPUS && c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &allowed)) cpus[count++] = c;
+    } else if (read_cpu_list("/sys/devices/system/cpu/online", online, MAX_CPUS)) {
       for (int c = 0; c < MAX_CPUS; c++)
         if (online[c]) cpus[count++] = c;
+    }
   }
   int cpu = count ? cpus[u % (uint32_t)count] : -1;
   pthread_mutex_unlock(&lock);
