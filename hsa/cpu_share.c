@@ -64,7 +64,8 @@ static double walk_up(const char *root, const char *mount, const char *cgroup_pa
   double least = 0;
   for (int depth = 0; depth < 64; depth++) {
     size_t len = strlen(dir);
-    while (len > 0 && dir[len - 1] == '/') dir[--len] = 0;
+    while (len > 0 && dir[len - 1] == '/')
+      dir[--len] = 0;
     double limit = v2 ? v2_limit(root, dir) : v1_limit(root, mount, dir);
     if (limit > 0 && (least == 0 || limit < least)) least = limit;
     if (len == 0) break;

@@ -139,8 +139,8 @@ static int print_units(void) {
   clGetDeviceInfo(device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units, &units, NULL);
   /* A kernel runs, so the units' threads are up. */
   cl_int err;
-  cl_program p = build_program("__kernel void k(__global int *a) { a[get_global_id(0)] = 1; }",
-                               "", &err);
+  cl_program p =
+      build_program("__kernel void k(__global int *a) { a[get_global_id(0)] = 1; }", "", &err);
   cl_kernel k = p ? clCreateKernel(p, "k", &err) : NULL;
   cl_mem m = clCreateBuffer(context, CL_MEM_READ_WRITE, 4096, NULL, &err);
   size_t global = 1024;
