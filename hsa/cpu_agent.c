@@ -94,6 +94,9 @@ struct aq_dispatch {
   uint32_t group_segment_size;
   _Atomic uint64_t groups_left;
   uint64_t first_group; /* hsa_ven_aquila's group range: the first flat index it runs */
+  /* Set when its first work-group begins: no other begins before (see
+   * wait_for_first_group). */
+  _Atomic bool first_begun;
   uint32_t unit_count; /* units that may run it: the chunk size divides by it */
   /* The first fault in its code (a signal number; see kernel_fault_handler)
    * and where: its other work-groups are not started. */
@@ -334,7 +337,13 @@ static bool deque_steal(struct aq_compute_unit *victim, uint32_t thief,
     uint64_t size = range->end - range->begin;
     *out = *range;
     out->stolen_from = (int32_t)victim->index;
-    if (size > 1) {
+    if (size > 1 && range->begin == range->dispatch->first_group &&
+        !atomic_load_explicit(&range->dispatch->first_begun, memory_order_relaxed)) {
+      /* Nobody has taken its first work-group yet (its owner is busy, or
+       * not running): the thief begins there, as the others wait for it. */
+      out->end = range->begin + 1;
+      range->begin++;
+    } else if (size > 1) {
       uint64_t mid = range->begin + size / 2;
       out->begin = mid;
       range->end = mid;
@@ -576,6 +585,32 @@ static void call_workgroup(void *argument) {
   call->fn(call->kernarg, call->wg);
 }
 
+/* No work-group of a dispatch begins before its first one (flat index
+ * first_group) has begun. OpenCL promises no order between work-groups,
+ * but kernels written for GPUs, which start them in order, depend on it:
+ * John the Ripper's kernel_cmp has work-item 0 clear the result, then a
+ * barrier (which orders only its own group), then every work-item that
+ * matches sets it. A thief that stole the last work-groups and ran them
+ * while the unit holding the first was descheduled had its match cleared:
+ * the XSHA512 and raw-SHA512 self-tests failed on a loaded machine, where
+ * pocl, which hands out work-groups in order, passed. The wait is short
+ * (the first group's holder begins it as soon as it runs) and bounded, so
+ * that a holder that waits itself for another dispatch's first group (each
+ * unit a thief of the other's) cannot deadlock: after 50 ms it goes on. */
+#define FIRST_GROUP_WAIT_NS 50000000ull
+
+static void wait_for_first_group(struct aq_dispatch *d) {
+  if (atomic_load_explicit(&d->first_begun, memory_order_acquire)) return;
+  for (int i = 0; i < 256; i++) {
+    cpu_relax();
+    if (atomic_load_explicit(&d->first_begun, memory_order_acquire)) return;
+  }
+  uint64_t deadline = aq_now_ns() + FIRST_GROUP_WAIT_NS;
+  while (!atomic_load_explicit(&d->first_begun, memory_order_acquire) &&
+         !atomic_load_explicit(&d->fault_signal, memory_order_relaxed) && aq_now_ns() < deadline)
+    sched_yield();
+}
+
 /* Runs work-groups [begin, end) of d with fn on kernarg, on the calling
  * thread's stack or, with stack_top, on that stack; false when one faulted
  * (recorded on d: its other work-groups are not started). */
@@ -610,6 +645,10 @@ static bool run_groups(struct aq_compute_unit *cu, struct aq_dispatch *d, aquila
         uint64_t left = d->global_size[i] - first;
         wg.local_size[i] = left < d->workgroup_size[i] ? (uint32_t)left : d->workgroup_size[i];
       }
+      if (index == d->first_group)
+        atomic_store_explicit(&d->first_begun, true, memory_order_release);
+      else if (index == begin)
+        wait_for_first_group(d);
       trap.armed = 1;
       if (stack_top) {
         struct workgroup_call call = {fn, kernarg, &wg};
@@ -903,6 +942,7 @@ static hsa_status_t make_dispatch(struct aq_queue *q, const hsa_kernel_dispatch_
   atomic_init(&d->kernel_now, kernel);
   atomic_init(&d->kernel_generation, 0);
   atomic_init(&d->switch_reported, false);
+  atomic_init(&d->first_begun, false);
   d->kernarg = p->kernarg_address;
   d->check = NULL;
   d->queue = q;

@@ -509,6 +509,52 @@ static void private_memory_limit(void) {
   clReleaseProgram(p);
 }
 
+/* No work-group begins before the first one has begun. OpenCL promises no
+ * order, but kernels written for GPUs depend on it: John the Ripper's
+ * kernel_cmp clears its result in work-item 0, then every match sets it;
+ * a work-group stolen from the end and run first had its match cleared.
+ * Each of 400 launches of 7 groups of 7 counts the groups that began and
+ * found the first group's mark not yet written. Before the order, about
+ * half the launches had such groups on an idle machine; now a launch has
+ * one only where the first group's unit was descheduled between beginning
+ * it and its first store (a few in 2,000 with a spinning process per CPU),
+ * so the bound leaves a loaded machine room. */
+static void first_work_group_begins_first(void) {
+  const char *src = "__kernel void k(__global volatile int *mark, __global int *early) {\n"
+                    "  if (get_global_id(0) == 0) *mark = 1;\n"
+                    "  barrier(CLK_GLOBAL_MEM_FENCE);\n"
+                    "  if (get_local_id(0) == 0 && *mark == 0) atomic_inc(early);\n"
+                    "}\n";
+  cl_kernel k = build_kernel(src, "k");
+  REQUIRE(k);
+  cl_int err;
+  cl_mem mark = clCreateBuffer(context, CL_MEM_READ_WRITE, sizeof(int), NULL, &err);
+  cl_mem early = clCreateBuffer(context, CL_MEM_READ_WRITE, sizeof(int), NULL, &err);
+  clSetKernelArg(k, 0, sizeof mark, &mark);
+  clSetKernelArg(k, 1, sizeof early, &early);
+  enum { ROUNDS = 400 };
+  int zero = 0, launches_early = 0;
+  size_t global = 49, local = 7;
+  for (int r = 0; r < ROUNDS; r++) {
+    clEnqueueWriteBuffer(queue, mark, CL_FALSE, 0, sizeof zero, &zero, 0, NULL, NULL);
+    clEnqueueWriteBuffer(queue, early, CL_FALSE, 0, sizeof zero, &zero, 0, NULL, NULL);
+    CHECK_EQ_INT(clEnqueueNDRangeKernel(queue, k, 1, NULL, &global, &local, 0, NULL, NULL),
+                 CL_SUCCESS);
+    int groups = 0;
+    CHECK_EQ_INT(
+        clEnqueueReadBuffer(queue, early, CL_TRUE, 0, sizeof groups, &groups, 0, NULL, NULL),
+        CL_SUCCESS);
+    launches_early += groups > 0;
+  }
+  if (launches_early > ROUNDS / 20)
+    printf("  %d of %d launches had work-groups begin before the first\n", launches_early,
+           ROUNDS);
+  CHECK(launches_early <= ROUNDS / 20);
+  clReleaseMemObject(mark);
+  clReleaseMemObject(early);
+  clReleaseKernel(k);
+}
+
 int main(void) {
   api_setup();
   ids = build_kernel(ids_src, "ids");
@@ -523,6 +569,7 @@ int main(void) {
   RUN(tiled_matmul_and_private);
   RUN(vector_and_struct_args);
   RUN(private_memory_limit);
+  RUN(first_work_group_begins_first);
   ids = build_kernel(ids_src, "ids");
   RUN(enqueue_errors);
   api_teardown();
