@@ -59,7 +59,9 @@ $(BUILD)/bench/openblas_sgemm: bench/openblas_sgemm.c | deps bench-deps
 	$(CC) -std=c11 -O2 -g $(WARN) -I/usr/include/x86_64-linux-gnu/openblas-pthread -o $@ $< \
 	  -L$(OPENBLAS) -Wl,-rpath,$(OPENBLAS) -lopenblas -lm
 
-BENCH_PACKAGES := pocl-opencl-icd libclblast-dev clpeak hashcat clfft-client libopenblas-pthread-dev
+# bench/first-result.sh times pyopencl programs too (python3-pyopencl, numpy).
+BENCH_PACKAGES := pocl-opencl-icd libclblast-dev clpeak hashcat clfft-client libopenblas-pthread-dev \
+                  python3-pyopencl python3-numpy
 
 .PHONY: bench bench-deps
 bench-deps:
