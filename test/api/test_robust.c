@@ -18,7 +18,7 @@
 #include "api.h"
 
 static const char *src = "__kernel void add(__global int *m, int v) {\n"
-                         "  m[get_global_id(0)] += v;\n"
+                         "  atomic_add(&m[get_global_id(0)], v); /* two queues may overlap */\n"
                          "}\n"
                          "__kernel void slow(__global int *m, int rounds) {\n"
                          "  int x = m[get_global_id(0)];\n"
