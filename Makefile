@@ -111,6 +111,27 @@ run: all
 check: all
 	@$(LOADER_ENV) BUILD=$(BUILD) AQUILA_CACHE_DIR=$(abspath $(BUILD))/kernel-cache sh test/run-tests.sh $(TESTS)
 
+# Other x86-64 CPUs than this one: every test with the kernels built for
+# x86-64-v3 (AVX2, no AVX-512) and for x86-64-v2 (SSE4.2), each with a kernel
+# cache of its own; then samples, a binary made here, the HSA sample and a
+# remote daemon under QEMU's user mode emulating Haswell and Nehalem
+# (test/cpus/qemu.sh). Each part prints its own "N passed, N failed".
+.PHONY: check-cpus
+check-cpus: all
+	$(call install_missing,qemu-user)
+	@status=0; \
+	for level in x86-64-v3 x86-64-v2; do \
+	  echo "== every test, kernels built for $$level"; \
+	  log=$(BUILD)/check-cpus-$$level.log; \
+	  $(LOADER_ENV) BUILD=$(BUILD) AQUILA_CPU_TARGET=$$level \
+	    AQUILA_CACHE_DIR=$(abspath $(BUILD))/kernel-cache-$$level \
+	    sh test/run-tests.sh $(TESTS) >$$log 2>&1 || status=1; \
+	  grep '^not ok' $$log; tail -n 1 $$log; \
+	done; \
+	echo "== under QEMU's user mode"; \
+	$(LOADER_ENV) BUILD=$(BUILD) sh test/run-tests.sh test/cpus/qemu.sh || status=1; \
+	exit $$status
+
 # The compiler's and builtins' tests through the loader, with every
 # vectorized kernel also run scalar and compared (AQUILA_VECTORIZE=check);
 # a difference fails it. Its own kernel cache: code objects with scalar twins.

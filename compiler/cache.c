@@ -90,6 +90,12 @@ static void hash_host_cpu(struct hasher *h) {
   hash_bytes(h, &xcr0, sizeof xcr0);
 }
 
+uint64_t cache_host_cpu_identity(void) {
+  struct hasher h = {0xcbf29ce484222325ull, 0x84222325cbf29ce4ull};
+  hash_host_cpu(&h);
+  return h.a ^ (h.b * 0x9E3779B97F4A7C15ull);
+}
+
 /* What changes code without changing the program and stays fixed for the
  * process: Aquila's version, the builtin library, the compiler, the host CPU
  * and the target that AQUILA_CPU_TARGET puts in its place. */

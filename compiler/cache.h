@@ -25,6 +25,10 @@ void cache_store(const struct cache_key *key, const struct aquila_fatbin *fb);
 /* The host target name that the compiler process reported for this CPU:
  * 0 and the name, or -1 when none is kept (or caching is off). */
 int cache_load_host_target(char *target, size_t size);
+/* This process's CPU as cpuid tells it (vendor, model, feature leaves, the
+ * registers the OS saves), as one number: two processes with the same
+ * number can run the same code. */
+uint64_t cache_host_cpu_identity(void);
 void cache_store_host_target(const char *target);
 
 #endif

@@ -3,6 +3,7 @@
  * vectors), emits an object file and links it with lld into the shared
  * object that the HSA CPU agent loads. */
 #include "codegen.h"
+#include "x86_cpu.h"
 
 #include <llvm-c/BitReader.h>
 #include <llvm-c/Support.h>
@@ -41,6 +42,14 @@ static void init_llvm(void) {
   LLVMInitializeX86AsmPrinter();
 }
 
+/* Whether target names this machine's CPU. */
+static int target_is_host(const char *target) {
+  char *host = LLVMGetHostCPUName();
+  int same = !strcmp(host, target + strlen(NATIVE_PREFIX));
+  LLVMDisposeMessage(host);
+  return same;
+}
+
 int codegen_supports_target(const char *target) {
   return !strncmp(target, NATIVE_PREFIX, strlen(NATIVE_PREFIX)) || !strcmp(target, "x86-64-v2") ||
          !strcmp(target, "x86-64-v3") || !strcmp(target, "x86-64-v4");
@@ -52,11 +61,17 @@ int codegen_supports_target(const char *target) {
 static struct vectorize_target vector_target(const char *target) {
   struct vectorize_target vt = {4, 'b'};
   int avx512 = 0, avx2 = 0;
-  if (!strncmp(target, NATIVE_PREFIX, strlen(NATIVE_PREFIX))) {
+  if (!strncmp(target, NATIVE_PREFIX, strlen(NATIVE_PREFIX)) && target_is_host(target)) {
     char *features = LLVMGetHostCPUFeatures();
     avx512 = strstr(features, "+avx512f") != NULL;
     avx2 = strstr(features, "+avx2") != NULL && strstr(features, "+fma") != NULL;
     LLVMDisposeMessage(features);
+  } else if (!strncmp(target, NATIVE_PREFIX, strlen(NATIVE_PREFIX))) {
+    /* Another machine's CPU (a remote daemon's): the features LLVM gives
+     * that CPU. */
+    const char *cpu = target + strlen(NATIVE_PREFIX);
+    avx512 = x86_cpu_has_feature(cpu, "avx512f");
+    avx2 = x86_cpu_has_feature(cpu, "avx2") && x86_cpu_has_feature(cpu, "fma");
   } else {
     avx512 = !strcmp(target, "x86-64-v4");
     avx2 = avx512 || !strcmp(target, "x86-64-v3");
@@ -79,15 +94,22 @@ static LLVMTargetMachineRef create_target_machine(const char *target, LLVMCodeGe
     return NULL;
   }
   char *cpu, *features;
-  if (!strncmp(target, NATIVE_PREFIX, strlen(NATIVE_PREFIX))) {
-    char *host = LLVMGetHostCPUName();
-    if (strcmp(host, target + strlen(NATIVE_PREFIX)) != 0) {
-      strbuf_printf(log, "error: target %s is not this machine's CPU (%s)\n", target, host);
-      LLVMDisposeMessage(host);
+  if (!strncmp(target, NATIVE_PREFIX, strlen(NATIVE_PREFIX)) && target_is_host(target)) {
+    /* This machine's CPU, with the features it really has (a virtual
+     * machine may hide some that its model has). */
+    cpu = LLVMGetHostCPUName();
+    features = LLVMGetHostCPUFeatures();
+  } else if (!strncmp(target, NATIVE_PREFIX, strlen(NATIVE_PREFIX))) {
+    /* Another CPU an agent names (a remote daemon on another machine):
+     * built for it wherever this process runs, with the features LLVM
+     * gives that CPU. */
+    const char *name = target + strlen(NATIVE_PREFIX);
+    if (!x86_cpu_known(name)) {
+      strbuf_printf(log, "error: target %s names a CPU that LLVM does not know\n", target);
       return NULL;
     }
-    cpu = host;
-    features = LLVMGetHostCPUFeatures();
+    cpu = LLVMCreateMessage(name);
+    features = LLVMCreateMessage("");
   } else {
     cpu = LLVMCreateMessage(target);
     features = LLVMCreateMessage("");

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "aquila/compiler.h"
+#include "cache.h"
 #include "frontend.h"
 #include "wire.h"
 
@@ -179,8 +180,12 @@ static void *serve(void *arg) {
       serve_kernels(&in, &out);
       break;
     case WIRE_HOST_TARGET: {
-      const char *t = aquila_compiler_host_target();
-      reply(&out, AQUILA_COMPILE_OK, "", t, strlen(t));
+      /* The target and, after a newline, this process's CPU identity: the
+       * application uses the target only where its own CPU is the same. */
+      char t[256];
+      int n = snprintf(t, sizeof t, "%s\n%016llx", aquila_compiler_host_target(),
+                       (unsigned long long)cache_host_cpu_identity());
+      reply(&out, AQUILA_COMPILE_OK, "", t, n > 0 && (size_t)n < sizeof t ? (size_t)n : 0);
       break;
     }
     default:

@@ -471,10 +471,28 @@ static void find_host_target(void) {
   begin_request(&req, WIRE_HOST_TARGET);
   const void *data;
   size_t size;
+  char answer[256];
   if (call_helper(&req, &reply, &log, &data, &size, 0) == AQUILA_COMPILE_OK && size > 0 &&
-      size < sizeof host_target) {
-    memcpy(host_target, data, size);
-    host_target[size] = 0;
+      size < sizeof answer) {
+    memcpy(answer, data, size);
+    answer[size] = 0;
+    /* The helper's CPU, if it is this process's (the helper is a process
+     * of its own: under QEMU's user mode emulating an older CPU, the
+     * application runs emulated and the helper natively, and the helper's
+     * CPU name would give code with instructions this process lacks). */
+    char *newline = strchr(answer, '\n');
+    unsigned long long identity = newline ? strtoull(newline + 1, NULL, 16) : 0;
+    if (newline) *newline = 0;
+    if (newline && identity == cache_host_cpu_identity() && strlen(answer) < sizeof host_target) {
+      snprintf(host_target, sizeof host_target, "%s", answer);
+    } else {
+      snprintf(host_target, sizeof host_target, "%s", host_cpu_level());
+      if (getenv("AQUILA_DEBUG"))
+        fprintf(stderr,
+                "aquila: the compiler helper's CPU (%s) is not this process's: kernels are built "
+                "for %s\n",
+                answer, host_target);
+    }
     cache_store_host_target(host_target);
   }
   wire_free(&req);

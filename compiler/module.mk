@@ -11,7 +11,7 @@ BUILTINS_BC ?= $(BUILD)/compiler/builtins-x86_64.bc
 COMPILER_CLIENT_ONLY := compiler/helper.c compiler/helper_client.c
 COMPILER_SRCS := $(filter-out $(COMPILER_CLIENT_ONLY),$(wildcard compiler/*.c))
 COMPILER_OBJS := $(COMPILER_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/compiler/builtins_blob.o \
-                 $(BUILD)/obj/compiler/clang_in_process.o
+                 $(BUILD)/obj/compiler/clang_in_process.o $(BUILD)/obj/compiler/x86_cpu.o
 # clang_in_process.cpp uses clang's C++ API, from libclang-cpp (clang-19
 # depends on it; its headers come with libclang-19-dev). By the library's
 # file name: the unversioned link is in libclang-cpp19-dev, not needed.
@@ -22,7 +22,7 @@ COMPILER_CLIENT_SRCS := compiler/helper_client.c compiler/wire.c compiler/cache.
 COMPILER_CLIENT_OBJS := $(COMPILER_CLIENT_SRCS:%.c=$(BUILD)/obj/%.o)
 
 $(COMPILER_OBJS): CPPFLAGS += -I$(LLVM_DIR)/include
-$(BUILD)/gen/compiler_hash.h: compiler/clang_in_process.cpp
+$(BUILD)/gen/compiler_hash.h: compiler/clang_in_process.cpp compiler/x86_cpu.cpp
 
 $(BUILD)/obj/compiler/builtins_blob.o: compiler/builtins_blob.S $(BUILTINS_BC) | deps
 	@mkdir -p $(dir $@)

@@ -69,6 +69,13 @@ char *make_scratch_dir(void) {
   return dir;
 }
 
+const char *host_cpu_level(void) {
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("x86-64-v4")) return "x86-64-v4";
+  if (__builtin_cpu_supports("x86-64-v3")) return "x86-64-v3";
+  return "x86-64-v2";
+}
+
 const char *cpu_target_override(void) {
   static const char *const levels[] = {"x86-64-v2", "x86-64-v3", "x86-64-v4"};
   const char *e = getenv("AQUILA_CPU_TARGET");

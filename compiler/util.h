@@ -20,6 +20,13 @@ void remove_scratch_dir(const char *dir);
  * check-valgrind sets x86-64-v3, as Valgrind runs no AVX-512); else NULL. */
 const char *cpu_target_override(void);
 
+/* The x86-64 level this process's CPU runs (x86-64-v4, -v3 or -v2, the
+ * lowest Aquila builds for), as cpuid tells this process and its operating
+ * system saves the registers: the target for a CPU that the compiler
+ * helper does not share (QEMU's user mode emulating another CPU runs the
+ * application, not the helper it starts). */
+const char *host_cpu_level(void);
+
 /* Code generation fills the kernels' layout (kernarg offsets, local memory,
  * attributes): fb takes it over from built, the binary code was generated
  * for, for every kernel (all) or for those built holds. 0, or -1 when a
