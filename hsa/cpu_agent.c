@@ -52,6 +52,7 @@
  * the application's own child handlers have set the process up. */
 #include "hsa_internal.h"
 #include "cpu_share.h"
+#include "cpu_topology.h"
 
 #include <aquila/cpu_abi.h>
 #include <aquila/trace.h>
@@ -138,6 +139,9 @@ struct aq_compute_unit {
   uint32_t index;
   uint32_t seen_event;
   int cpu; /* the CPU its thread is pinned to, or -1 */
+  /* With pinned units: the other units nearest first (cpu_topology.c),
+   * unit_count - 1 of them; NULL: in turn from the next unit. */
+  uint32_t *victims;
   pthread_t thread;
   void *group_segment; /* see group_segment_of */
   /* Units: the alternate stack its thread handles signals on (a fault in
@@ -1100,7 +1104,11 @@ static bool scan_queues(struct aq_compute_unit *cu) {
 
 static bool steal_work(struct aq_compute_unit *cu) {
   for (uint32_t k = 1; k < agent.slot_count; k++) {
-    struct aq_compute_unit *victim = &agent.units[(cu->index + k) % agent.slot_count];
+    /* The units nearest first where their places are known, then the
+     * helper slots; else every slot in turn from the next. */
+    uint32_t v = (cu->index + k) % agent.slot_count;
+    if (cu->victims) v = k < agent.unit_count ? cu->victims[k - 1] : k;
+    struct aq_compute_unit *victim = &agent.units[v];
     struct aq_range range;
     if (deque_steal(victim, cu->index, NULL, &range)) {
       deque_push(cu, range);
@@ -1373,6 +1381,16 @@ static void plan_pinning(void) {
   bool pin = allowed > 0 && (uint32_t)allowed == agent.unit_count && !(env && !strcmp(env, "0"));
   for (uint32_t i = 0; i < agent.unit_count; i++)
     agent.units[i].cpu = pin ? cpus[i] : -1;
+  if (!pin || agent.unit_count < 3) return; /* two units: each other's only victim */
+  struct aq_cpu_place *places = malloc(sizeof *places * agent.unit_count);
+  if (!places) return;
+  aq_cpu_topology_read("", cpus, (int)agent.unit_count, places);
+  for (uint32_t i = 0; i < agent.unit_count; i++) {
+    uint32_t *order = malloc(sizeof *order * (agent.unit_count - 1));
+    if (order) aq_cpu_topology_victims(places, (int)agent.unit_count, (int)i, order);
+    agent.units[i].victims = order;
+  }
+  free(places);
 }
 
 /* Starts the threads of the units that have none; returns false when one
@@ -1441,6 +1459,8 @@ void aq_cpu_agent_stop(void) {
     aq_fiber_pool_destroy(cu->fibers);
     free(cu->signal_stack);
     if (cu->group_segment) munmap(cu->group_segment, cu->group_segment_mapping);
+    free(cu->victims);
+    cu->victims = NULL;
     if (cu->helper_stack) {
       AQ_STACK_DEREGISTER(cu->helper_stack_id);
       munmap(cu->helper_stack, AQ_UNIT_STACK_SIZE + helper_guard_size());

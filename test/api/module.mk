@@ -18,8 +18,9 @@ check-api: $(API_TESTS)
 # The CPU share: hsa/cpu_share.c's quota reading on fake trees (linked in),
 # and the device's compute units through the loader.
 $(BUILD)/test/api/test_cpu_share: test/api/test_cpu_share.c hsa/cpu_share.c hsa/cpu_share.h \
+                                  hsa/cpu_topology.c hsa/cpu_topology.h \
                                   test/api/api.h test/check.h $(BUILD)/icd/aquila.icd | deps
 	@mkdir -p $(dir $@)
-	$(CC) -std=c11 -O2 -g $(WARN) -D_GNU_SOURCE -o $@ $< hsa/cpu_share.c -lOpenCL -lpthread -lm
+	$(CC) -std=c11 -O2 -g $(WARN) -D_GNU_SOURCE -o $@ $< hsa/cpu_share.c hsa/cpu_topology.c -lOpenCL -lpthread -lm
 
 TESTS += $(BUILD)/test/api/test_cpu_share

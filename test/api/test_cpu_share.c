@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "../../hsa/cpu_share.h"
+#include "../../hsa/cpu_topology.h"
 #include "api.h"
 
 /* ---- fake trees ----------------------------------------------------------- */
@@ -104,6 +105,88 @@ static void no_limit(void) {
   CHECK_EQ_INT(aq_cpu_share_units(root, 0), 1);
   put("/proc/self/cgroup", "garbage without colons\n0:\n::\n");
   CHECK_EQ_INT(aq_cpu_share_quota_cpus(root), 0);
+  remove_root();
+}
+
+/* ---- topology -------------------------------------------------------------- */
+
+/* Two sockets (NUMA nodes) of 16 cores with 2 threads each, numbered as
+ * Linux does: CPUs 0-15 and 32-47 on socket 0 (CPU c's SMT sibling is
+ * c + 32), 16-31 and 48-63 on socket 1; an L2 per core; an L3 per 8 cores
+ * (two per socket). */
+static void two_socket_tree(void) {
+  char path[160], text[64];
+  for (int c = 0; c < 64; c++) {
+    int core = c % 32, socket = core / 16, ccx = core / 8;
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/topology/core_cpus_list", c);
+    snprintf(text, sizeof text, "%d,%d\n", core, core + 32);
+    put(path, text);
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/cache/index0/level", c);
+    put(path, "1\n");
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/cache/index0/type", c);
+    put(path, "Data\n");
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/cache/index0/shared_cpu_list", c);
+    put(path, text);
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/cache/index1/level", c);
+    put(path, "2\n");
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/cache/index1/type", c);
+    put(path, "Unified\n");
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/cache/index1/shared_cpu_list", c);
+    put(path, text);
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/cache/index2/level", c);
+    put(path, "3\n");
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/cache/index2/type", c);
+    put(path, "Unified\n");
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/cache/index2/shared_cpu_list", c);
+    snprintf(text, sizeof text, "%d-%d,%d-%d\n", ccx * 8, ccx * 8 + 7, ccx * 8 + 32,
+             ccx * 8 + 39);
+    put(path, text);
+    (void)socket;
+  }
+  put("/sys/devices/system/node/node0/cpulist", "0-15,32-47\n");
+  put("/sys/devices/system/node/node1/cpulist", "16-31,48-63\n");
+}
+
+/* Unit i pinned to CPU i of the 64: unit 0 steals from CPU 32 (its SMT
+ * sibling) first, then from the 14 CPUs of its L3, then from the 16 of the
+ * rest of its socket, then from socket 1's 32; each group in turn from
+ * the next unit. A machine whose sysfs says nothing gives plain turns. */
+static void stealing_order_knows_the_machine(void) {
+  new_root("topology");
+  two_socket_tree();
+  int cpus[64];
+  for (int c = 0; c < 64; c++)
+    cpus[c] = c;
+  struct aq_cpu_place places[64];
+  aq_cpu_topology_read(root, cpus, 64, places);
+  CHECK_EQ_INT(places[33].core, 1);
+  CHECK_EQ_INT(places[33].l3, 0);
+  CHECK_EQ_INT(places[40].l3, 8);
+  CHECK_EQ_INT(places[40].node, 0);
+  CHECK_EQ_INT(places[50].node, 1);
+  uint32_t order[63];
+  aq_cpu_topology_victims(places, 64, 0, order);
+  CHECK_EQ_INT(order[0], 32);
+  int bad = 0;
+  for (int k = 1; k < 15; k++) /* its L3: 1-7 and 33-39 */
+    bad += !((order[k] >= 1 && order[k] <= 7) || (order[k] >= 33 && order[k] <= 39));
+  for (int k = 15; k < 31; k++) /* its socket's other L3: 8-15 and 40-47 */
+    bad += !((order[k] >= 8 && order[k] <= 15) || (order[k] >= 40 && order[k] <= 47));
+  for (int k = 31; k < 63; k++) /* the other socket */
+    bad += !((order[k] >= 16 && order[k] <= 31) || order[k] >= 48);
+  CHECK_EQ_INT(bad, 0);
+  CHECK_EQ_INT(order[1], 1); /* within a group, from the next unit on */
+  /* Unit 63 (socket 1's last thread): its sibling is CPU 31. */
+  aq_cpu_topology_victims(places, 64, 63, order);
+  CHECK_EQ_INT(order[0], 31);
+  CHECK(order[62] < 16 || (order[62] >= 32 && order[62] < 48));
+  remove_root();
+  /* Nothing known: every other unit in turn. */
+  new_root("notopology");
+  aq_cpu_topology_read(root, cpus, 8, places);
+  aq_cpu_topology_victims(places, 8, 5, order);
+  for (int k = 0; k < 7; k++)
+    CHECK_EQ_INT(order[k], (5 + k + 1) % 8);
   remove_root();
 }
 
@@ -301,6 +384,7 @@ int main(int argc, char **argv) {
   RUN(v2_container_namespace);
   RUN(v1_cfs_quota);
   RUN(no_limit);
+  RUN(stealing_order_knows_the_machine);
   RUN(affinity_mask_is_the_share);
   RUN(cgroup_quota_is_the_share);
   CHECK_EXIT();
