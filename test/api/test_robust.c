@@ -349,6 +349,101 @@ static void exit_with_commands_in_flight(void) {
   }
 }
 
+/* ---- __local memory overrun ----------------------------------------------- */
+
+/* Writes past __local memory, near its end and past it, launched back to
+ * back with the host allocating between launches (issue 45's program: a
+ * static array of 8 written 64 ints a work-item; a __local argument of
+ * CL_KERNEL_WORK_GROUP_SIZE ints written to 4x and 16x its length, which
+ * passes the device's local memory): each command completes, or ends with
+ * CL_OUT_OF_RESOURCES where it left the group segment; the process, its
+ * heap and later kernels are unharmed (and under make check-asan, nothing
+ * of the runtime's is overwritten). */
+static void local_overrun_past_the_segment_fails_the_command(void) {
+  const char *source = "__kernel void small(__global int *out) {\n"
+                       "  __local int s[8];\n"
+                       "  int l = get_local_id(0);\n"
+                       "  for (int i = 0; i < 64; i++) s[8 + l * 64 + i] = l + i;\n"
+                       "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+                       "  out[get_global_id(0)] = s[8 + l * 64];\n"
+                       "}\n"
+                       "__kernel void arg(__global int *out, __local int *t, int times) {\n"
+                       "  int l = get_local_id(0), n = get_local_size(0);\n"
+                       "  for (int i = 0; i < times; i++) t[l + i * n] = l * i;\n"
+                       "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+                       "  out[get_global_id(0)] = t[l];\n"
+                       "}\n";
+  cl_int err;
+  cl_program p = build_program(source, "", &err);
+  REQUIRE(p && err == CL_SUCCESS);
+  cl_kernel small = clCreateKernel(p, "small", &err), arg = clCreateKernel(p, "arg", &err);
+  REQUIRE(small && arg);
+  size_t wg = 0;
+  CHECK_EQ_INT(
+      clGetKernelWorkGroupInfo(arg, device, CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, NULL),
+      CL_SUCCESS);
+  REQUIRE(wg >= 64);
+  cl_mem out = clCreateBuffer(context, CL_MEM_READ_WRITE, wg * 16 * sizeof(cl_int), NULL, &err);
+  REQUIRE(out);
+  clSetKernelArg(small, 0, sizeof out, &out);
+  clSetKernelArg(arg, 0, sizeof out, &out);
+  clSetKernelArg(arg, 1, wg * sizeof(cl_int), NULL);
+  enum { LAUNCHES = 20 };
+  cl_event events[2 * LAUNCHES];
+  int n = 0;
+  size_t small_global = 1024, small_local = 64, arg_global = wg * 4;
+  for (int r = 0; r < LAUNCHES; r++) {
+    int times = r % 2 ? 16 : 4;
+    clSetKernelArg(arg, 2, sizeof times, &times);
+    CHECK_EQ_INT(clEnqueueNDRangeKernel(queue, small, 1, NULL, &small_global, &small_local, 0,
+                                        NULL, &events[n++]),
+                 CL_SUCCESS);
+    CHECK_EQ_INT(
+        clEnqueueNDRangeKernel(queue, arg, 1, NULL, &arg_global, &wg, 0, NULL, &events[n++]),
+        CL_SUCCESS);
+    void *block = malloc(1000 + (size_t)r * 100);
+    REQUIRE(block);
+    memset(block, r, 1000);
+    free(block);
+  }
+  CHECK_EQ_INT(clFinish(queue), CL_SUCCESS);
+  int completed = 0, faulted = 0;
+  for (int i = 0; i < n; i++) {
+    cl_int status = 1;
+    clGetEventInfo(events[i], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL);
+    completed += status == CL_COMPLETE;
+    faulted += status == CL_OUT_OF_RESOURCES;
+    clReleaseEvent(events[i]);
+  }
+  CHECK_EQ_INT(completed + faulted, n);
+  /* 16x an argument of the device's most work-items is past any segment. */
+  CHECK(faulted >= LAUNCHES / 2);
+  for (int i = 1; i < 2000; i++) {
+    void *block = malloc((size_t)i * 37);
+    CHECK(block != NULL);
+    memset(block, i, (size_t)i * 37);
+    free(block);
+  }
+  clReleaseMemObject(out);
+  clReleaseKernel(small);
+  clReleaseKernel(arg);
+  clReleaseProgram(p);
+  /* A later kernel computes as before. */
+  cl_kernel k = kernel("add");
+  cl_mem m = clCreateBuffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, 64 * sizeof(int),
+                            (int[64]){0}, &err);
+  REQUIRE(k && m);
+  int three = 3, r[64];
+  size_t items = 64;
+  clSetKernelArg(k, 0, sizeof m, &m);
+  clSetKernelArg(k, 1, sizeof three, &three);
+  CHECK_EQ_INT(clEnqueueNDRangeKernel(queue, k, 1, NULL, &items, NULL, 0, NULL, NULL), CL_SUCCESS);
+  CHECK_EQ_INT(clEnqueueReadBuffer(queue, m, CL_TRUE, 0, sizeof r, r, 0, NULL, NULL), CL_SUCCESS);
+  CHECK_EQ_INT(r[63], 3);
+  clReleaseMemObject(m);
+  clReleaseKernel(k);
+}
+
 /* ---- a helper that ends with its application ---------------------------- */
 
 /* Builds a program whose machine code takes many seconds (20,000 small
@@ -594,6 +689,7 @@ int main(int argc, char **argv) {
   RUN(queue_released_while_commands_run);
   RUN(exit_with_commands_in_flight);
   RUN(allocation_past_global_memory);
+  RUN(local_overrun_past_the_segment_fails_the_command);
   RUN(helper_ends_with_its_application);
   clReleaseProgram(program);
   api_teardown();
