@@ -168,13 +168,13 @@ static void finish_key(const struct hasher *h, struct cache_key *key) {
            (unsigned long long)h->b);
 }
 
-int cache_make_kernels_key(const struct aquila_fatbin *fb, const char *target,
-                           const char *const *names, size_t num_names, struct cache_key *key) {
+static int make_kernels_key(const char *tier, const struct aquila_fatbin *fb, const char *target,
+                            const char *const *names, size_t num_names, struct cache_key *key) {
   if (!cache_enabled()) return -1;
   const struct aquila_fatbin_code *bc = aquila_fatbin_find_code(fb, "bitcode");
   if (!bc) return -1;
   struct hasher h = start_key(0);
-  hash_field(&h, "kernels");
+  hash_field(&h, tier);
   uint64_t n = bc->size;
   hash_bytes(&h, &n, sizeof n);
   hash_bytes(&h, bc->data, bc->size);
@@ -186,6 +186,17 @@ int cache_make_kernels_key(const struct aquila_fatbin *fb, const char *target,
     hash_field(&h, names[i]);
   finish_key(&h, key);
   return 0;
+}
+
+int cache_make_kernels_key(const struct aquila_fatbin *fb, const char *target,
+                           const char *const *names, size_t num_names, struct cache_key *key) {
+  return make_kernels_key("kernels", fb, target, names, num_names, key);
+}
+
+int cache_make_quick_kernels_key(const struct aquila_fatbin *fb, const char *target,
+                                 const char *const *names, size_t num_names,
+                                 struct cache_key *key) {
+  return make_kernels_key("quick kernels", fb, target, names, num_names, key);
 }
 
 int cache_make_key(const struct aquila_compile_input *in, struct cache_key *key) {

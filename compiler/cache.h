@@ -17,6 +17,13 @@ int cache_make_key(const struct aquila_compile_input *in, struct cache_key *key)
  * kernels' names. */
 int cache_make_kernels_key(const struct aquila_fatbin *fb, const char *target,
                            const char *const *names, size_t num_names, struct cache_key *key);
+/* The same kernels' quick-tier code (scalar, made first for a large
+ * kernel): kept apart, so that a run that ended before the vector version
+ * was built still spares the next run its build, which finds the quick code
+ * here and has the vector version built in the background again. */
+int cache_make_quick_kernels_key(const struct aquila_fatbin *fb, const char *target,
+                                 const char *const *names, size_t num_names,
+                                 struct cache_key *key);
 /* A valid cached fat binary, or NULL (missing, corrupt or truncated). */
 struct aquila_fatbin *cache_load(const struct cache_key *key);
 /* Stores fb; failures are silent (the cache is an optimization). */

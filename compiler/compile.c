@@ -538,8 +538,12 @@ enum aquila_compile_status aquila_compile_kernels(struct aquila_fatbin *fb, cons
     status = AQUILA_COMPILE_NO_MEMORY;
     goto out;
   }
-  /* The cache keeps whole versions only: the next run needs no tiers. */
+  /* A whole version under its key; the quick tier's code under its own
+   * (the next run starts from it if the vector version never came). */
   if (cacheable && !made_quick) cache_store(&key, built);
+  struct cache_key quick_key;
+  if (made_quick && cache_make_quick_kernels_key(fb, target, names, num_names, &quick_key) == 0)
+    cache_store(&quick_key, built);
   if (quick) *quick = made_quick;
   *out = built;
   built = NULL;

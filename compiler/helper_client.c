@@ -404,6 +404,20 @@ enum aquila_compile_status aquila_compile_kernels(struct aquila_fatbin *fb, cons
     }
     aquila_fatbin_destroy(cached);
   }
+  /* No whole version: where quick code will do, the quick tier's from an
+   * earlier run (its vector version is then built in the background). */
+  if ((flags & AQUILA_CODEGEN_QUICK_IF_LARGE) && quick &&
+      cache_make_quick_kernels_key(fb, target, names, num_names, &key) == 0) {
+    struct aquila_fatbin *cached = cache_load(&key);
+    if (cached && aquila_fatbin_find_code(cached, target) &&
+        fatbin_adopt_layout(fb, cached, 0) == 0) {
+      *out = cached;
+      *quick = 1;
+      *log_out = strdup("");
+      return *log_out ? AQUILA_COMPILE_OK : AQUILA_COMPILE_NO_MEMORY;
+    }
+    aquila_fatbin_destroy(cached);
+  }
   struct wire req = {0};
   begin_request(&req, WIRE_KERNELS);
   wire_put_str(&req, target);

@@ -916,6 +916,46 @@ static void quick_tier_first_then_the_vector_version(void) {
   free(text);
 }
 
+/* A short run: the program built, its kernel created and launched once,
+ * and the process gone at once, before its vector version is built. */
+static int short_run_child(void) {
+  cl_int err;
+  cl_program p = build_source(scale_source, "-DSHORT_RUN", &err);
+  cl_kernel k = p && err == CL_SUCCESS ? clCreateKernel(p, "scale", &err) : NULL;
+  if (!k) {
+    printf("clCreateKernel: %d\n", err);
+    return 0;
+  }
+  return run_scale_kernel(k);
+}
+
+/* A short program must not pay its build again on every run, whatever
+ * tier ran (issue 48: an SDK sample's three kernels took 0.5 s on every
+ * run, as it ended before their vector versions were built and quick code
+ * was not cached). The second run has no compiler at all (AQUILA_COMPILER
+ * names none): its kernel comes from the cache, and runs right. */
+static void quick_code_is_cached_for_the_next_run(void) {
+  char dir[300], cmd[1400];
+  snprintf(dir, sizeof dir, "%s/short-run", cache_dir);
+  mkdir(dir, 0700);
+  for (int run = 0; run < 2; run++) {
+    snprintf(cmd, sizeof cmd,
+             "AQUILA_QUICK_TIER_MIN_INSTRUCTIONS=0 AQUILA_CACHE_DIR=%s %s "
+             "%s/test/compiler/test_compiler --short-run-child >%s/run%d.txt 2>&1",
+             dir, run ? "AQUILA_COMPILER=/nonexistent/aquila-compiler" : "", build_dir, dir, run);
+    int status = system(cmd);
+    if (status != 0) {
+      char path[340];
+      snprintf(path, sizeof path, "%s/run%d.txt", dir, run);
+      size_t size = 0;
+      char *text = (char *)read_whole(path, &size);
+      printf("  run %d: status %d: %s\n", run + 1, status, text ? text : "");
+      free(text);
+    }
+    CHECK_EQ_INT(status, 0);
+  }
+}
+
 /* A first launch long enough to matter, in a child process with every
  * kernel tiered: quick code keeps the device busy, so its vector version is
  * built at once and the running launch takes it from its next range of
@@ -2042,12 +2082,14 @@ int main(int argc, char **argv) {
   build_dir = getenv("BUILD") ? getenv("BUILD") : "build";
   if (argc > 1 &&
       (!strcmp(argv[1], "--tiers-child") || !strcmp(argv[1], "--long-launch-child") ||
-       !strcmp(argv[1], "--unlaunched-child") || !strcmp(argv[1], "--prefetch-child"))) {
+       !strcmp(argv[1], "--unlaunched-child") || !strcmp(argv[1], "--prefetch-child") ||
+       !strcmp(argv[1], "--short-run-child"))) {
     snprintf(cache_dir, sizeof cache_dir, "%s", getenv("AQUILA_CACHE_DIR"));
     api_setup();
     int ok = !strcmp(argv[1], "--tiers-child")         ? tiers_child()
              : !strcmp(argv[1], "--long-launch-child") ? long_launch_child()
              : !strcmp(argv[1], "--prefetch-child")    ? prefetch_child()
+             : !strcmp(argv[1], "--short-run-child")   ? short_run_child()
                                                        : unlaunched_child();
     api_teardown();
     return ok ? 0 : 1;
@@ -2075,6 +2117,7 @@ int main(int argc, char **argv) {
   RUN(clblast_xgemm_loop_builds);
   RUN(code_made_when_the_kernel_is_created);
   RUN(quick_tier_first_then_the_vector_version);
+  RUN(quick_code_is_cached_for_the_next_run);
   RUN(long_first_launch_switches_to_the_vector_version);
   RUN(unlaunched_kernels_wait_for_idle_devices);
   RUN(rebuild_and_release_with_background_builds_pending);
