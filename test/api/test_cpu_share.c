@@ -110,6 +110,19 @@ static void no_limit(void) {
 
 /* ---- topology -------------------------------------------------------------- */
 
+/* CPU c's cache index's level, type and shared CPUs in the fake tree. */
+static void put_cache(int c, int index, const char *level, const char *type, const char *list) {
+  static const char *const files[] = {"level", "type", "shared_cpu_list"};
+  const char *texts[] = {level, type, list};
+  char path[160], text[160];
+  for (int f = 0; f < 3; f++) {
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/cache/index%d/%s", c, index,
+             files[f]);
+    snprintf(text, sizeof text, "%s%s", texts[f], f < 2 ? "\n" : "");
+    put(path, text);
+  }
+}
+
 /* Two sockets (NUMA nodes) of 16 cores with 2 threads each, numbered as
  * Linux does: CPUs 0-15 and 32-47 on socket 0 (CPU c's SMT sibling is
  * c + 32), 16-31 and 48-63 on socket 1; an L2 per core; an L3 per 8 cores
@@ -117,31 +130,15 @@ static void no_limit(void) {
 static void two_socket_tree(void) {
   char path[160], text[64];
   for (int c = 0; c < 64; c++) {
-    int core = c % 32, socket = core / 16, ccx = core / 8;
+    int core = c % 32, ccx = core / 8;
     snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/topology/core_cpus_list", c);
     snprintf(text, sizeof text, "%d,%d\n", core, core + 32);
     put(path, text);
-    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/cache/index0/level", c);
-    put(path, "1\n");
-    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/cache/index0/type", c);
-    put(path, "Data\n");
-    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/cache/index0/shared_cpu_list", c);
-    put(path, text);
-    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/cache/index1/level", c);
-    put(path, "2\n");
-    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/cache/index1/type", c);
-    put(path, "Unified\n");
-    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/cache/index1/shared_cpu_list", c);
-    put(path, text);
-    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/cache/index2/level", c);
-    put(path, "3\n");
-    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/cache/index2/type", c);
-    put(path, "Unified\n");
-    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/cache/index2/shared_cpu_list", c);
+    put_cache(c, 0, "1", "Data", text);
+    put_cache(c, 1, "2", "Unified", text);
     snprintf(text, sizeof text, "%d-%d,%d-%d\n", ccx * 8, ccx * 8 + 7, ccx * 8 + 32,
              ccx * 8 + 39);
-    put(path, text);
-    (void)socket;
+    put_cache(c, 2, "3", "Unified", text);
   }
   put("/sys/devices/system/node/node0/cpulist", "0-15,32-47\n");
   put("/sys/devices/system/node/node1/cpulist", "16-31,48-63\n");

@@ -1053,6 +1053,19 @@ static void images_match_scalar(void) {
 /* A kernel that writes far past its private array (undefined behaviour,
  * as in OpenCV's Canny) must not reach the compute unit's stack: the
  * process lives on and other work-items' results are right. */
+/* Kernel k of src built with AQUILA_VECTORIZE set to vectorize (NULL: as
+ * it is), the setting kept until the caller's restore_vectorize() after
+ * the kernel has run: its machine code is made at clCreateKernel, and
+ * tiers may make more later. NULL (the setting restored) on failure. */
+static cl_kernel kernel_with_vectorize(const char *src, const char *vectorize, cl_program *prog) {
+  cl_int err;
+  if (vectorize) setenv("AQUILA_VECTORIZE", vectorize, 1);
+  *prog = build_program(src, "", &err);
+  cl_kernel k = *prog ? clCreateKernel(*prog, "k", &err) : NULL;
+  if (!k) restore_vectorize();
+  return k;
+}
+
 static void private_overrun_is_contained_as(const char *vectorize) {
   const char *src = "__kernel void k(__global int *out, int n) {\n"
                     "  int a[4];\n"
@@ -1062,13 +1075,9 @@ static void private_overrun_is_contained_as(const char *vectorize) {
                     "  out[i] = (i & 1) ? 7 : a[i & 3];\n"
                     "}\n";
   cl_int err;
-  if (vectorize) setenv("AQUILA_VECTORIZE", vectorize, 1);
-  /* Kept until the kernel has run: its machine code is made at
-   * clCreateKernel, and tiers may make more later. */
-  cl_program p = build_program(src, "", &err);
-  cl_kernel k = p ? clCreateKernel(p, "k", &err) : NULL;
-  if (!k) restore_vectorize();
-  REQUIRE(p && k);
+  cl_program p = NULL;
+  cl_kernel k = kernel_with_vectorize(src, vectorize, &p);
+  REQUIRE(k);
   int n = 4; /* even work-items stay in bounds; odd ones write one past the end */
   int big = 100000;
   size_t global = 256, local = 64;
@@ -1123,13 +1132,9 @@ static void private_address_steps_past_the_array_as(const char *vectorize) {
                     "  out[2 * i + 1] = differ(p + 2 * k - e, in + i * 20 + 12, 8);\n"
                     "}\n";
   cl_int err;
-  if (vectorize) setenv("AQUILA_VECTORIZE", vectorize, 1);
-  /* Kept until the kernel has run: its machine code is made at
-   * clCreateKernel, and tiers may make more later. */
-  cl_program p = build_program(src, "", &err);
-  cl_kernel k = p ? clCreateKernel(p, "k", &err) : NULL;
-  if (!k) restore_vectorize();
-  REQUIRE(p && k);
+  cl_program p = NULL;
+  cl_kernel k = kernel_with_vectorize(src, vectorize, &p);
+  REQUIRE(k);
   enum { N = 64 };
   unsigned char bytes[N * 20];
   for (int i = 0; i < N * 20; i++) bytes[i] = (unsigned char)(i * 7 + 1);
