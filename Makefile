@@ -26,7 +26,7 @@ DEB_PACKAGES := clang-19 libclang-19-dev llvm-19-dev lld-19 binutils g++ libclc-
 WARN      := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
 CPPFLAGS  := -D_GNU_SOURCE -DAQUILA_VERSION=\"0.1.0\" -DCL_TARGET_OPENCL_VERSION=120 -DCL_USE_DEPRECATED_OPENCL_1_0_APIS -DCL_USE_DEPRECATED_OPENCL_1_1_APIS \
              -DCL_USE_DEPRECATED_OPENCL_1_2_APIS \
-             -Ihsa/include -Icompiler/include -Ifatbin-tools/include -Iruntime -Iicd -I$(BUILD)/gen
+             -Ihsa/include -Icompiler/include -Ifatbin/include -Iruntime -Iicd -I$(BUILD)/gen
 CFLAGS    := -std=c11 -O2 -g $(WARN) -fPIC -pthread
 LDLIBS_SYS := -pthread -ldl -lm
 # A packager's flags (debian/rules passes dpkg-buildflags' hardening), appended.
@@ -88,8 +88,9 @@ $(BUILD)/obj-shared/%.o: %.S | deps
 	$(CC) $(CPPFLAGS) -fPIC -c $< -o $@
 
 include hsa/module.mk
-include fatbin-tools/module.mk
+include fatbin/module.mk
 include compiler/module.mk
+include fatbin-tools/module.mk
 include runtime/module.mk
 include icd/module.mk
 include samples/module.mk
@@ -165,7 +166,7 @@ INCLUDEDIR ?= $(PREFIX)/include
 BINDIR     ?= $(PREFIX)/bin
 VENDORDIR  ?= /etc/OpenCL/vendors
 MANDIR     ?= $(PREFIX)/share/man
-PUBLIC_HEADERS := hsa/include/aquila/cpu_abi.h hsa/include/aquila/hsa_ext_aquila.h fatbin-tools/include/aquila/fatbin.h
+PUBLIC_HEADERS := hsa/include/aquila/cpu_abi.h hsa/include/aquila/hsa_ext_aquila.h fatbin/include/aquila/fatbin.h
 
 $(BUILD)/aquila.pc: Makefile
 	@mkdir -p $(dir $@)

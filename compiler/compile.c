@@ -19,14 +19,14 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "cache.h"
-#include "clang_in_process.h"
-#include "codegen.h"
-#include "frontend.h"
-#include "options.h"
-#include "spawn.h"
-#include "strbuf.h"
-#include "util.h"
+#include "helper/cache.h"
+#include "frontend/clang_in_process.h"
+#include "codegen/codegen.h"
+#include "frontend/frontend.h"
+#include "frontend/options.h"
+#include "support/spawn.h"
+#include "support/strbuf.h"
+#include "support/util.h"
 
 /* The builtin library, embedded at build time (builtins_blob.S). */
 extern const char aquila_builtins_bc_start[];

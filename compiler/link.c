@@ -9,9 +9,9 @@
 #include <string.h>
 
 #include "aquila/compiler.h"
-#include "codegen.h"
-#include "strbuf.h"
-#include "util.h"
+#include "codegen/codegen.h"
+#include "support/strbuf.h"
+#include "support/util.h"
 
 /* Link options of OpenCL 1.2 (section 5.6.5.3). The math options are
  * accepted; the code keeps the math flags it was compiled with. */

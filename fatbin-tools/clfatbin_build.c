@@ -42,7 +42,7 @@ int clfatbin_build(int argc, char **argv) {
 
 #include "aquila/compiler.h"
 
-/* compiler/frontend.h's switch (the tool links the compiler itself). */
+/* compiler/frontend/frontend.h's switch (the tool links the compiler itself). */
 extern int compile_frontend_in_sequence;
 
 static const char *status_text(enum aquila_compile_status status) {

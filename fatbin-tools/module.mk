@@ -1,17 +1,6 @@
-# fatbin-tools: the fat binary library (libaquila_fatbin.a), the clfatbin
-# tool, its tests, and `make fuzz` (libFuzzer on the reader).
-
-FATBIN_LIB := $(BUILD)/libaquila_fatbin.a
-FATBIN_LIB_SRCS := fatbin-tools/fatbin.c fatbin-tools/fatbin_write.c fatbin-tools/fatbin_read.c \
-                   fatbin-tools/select.c
-FATBIN_LIB_OBJS := $(FATBIN_LIB_SRCS:%.c=$(BUILD)/obj/%.o)
-FATBIN_LDLIBS := -lelf -pthread
-
-$(FATBIN_LIB): $(FATBIN_LIB_OBJS)
-	@mkdir -p $(dir $@)
-	rm -f $@ && ar rcs $@ $^
-
-LIBS += $(FATBIN_LIB)
+# fatbin-tools/: the clfatbin tool, which sits above the compiler (its
+# `build` subcommand links the compiler library) and the fat binary library
+# (fatbin/), and its test.
 
 # clfatbin links the compiler library for its `build` subcommand.
 CLFATBIN_COMPILER_LIB := $(BUILD)/libaquila_compiler.a
@@ -25,53 +14,10 @@ $(BUILD)/clfatbin: $(CLFATBIN_OBJS) $(CLFATBIN_COMPILER_LIB) $(FATBIN_LIB)
 
 PROGS += $(BUILD)/clfatbin
 
-# Tests: the library's unit tests, and a shell test of clfatbin that makes its
-# inputs (good and bad fat binaries) with make_sample.
-$(BUILD)/test/fatbin/test_fatbin: $(BUILD)/obj/test/fatbin/test_fatbin.o $(FATBIN_LIB)
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $^ $(FATBIN_LDLIBS) $(LDLIBS_SYS)
-
-$(BUILD)/test/fatbin/make_sample: $(BUILD)/obj/test/fatbin/make_sample.o $(FATBIN_LIB)
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $^ $(FATBIN_LDLIBS) $(LDLIBS_SYS)
-
+# A shell test of clfatbin; make_sample (fatbin/module.mk) makes its inputs.
 $(BUILD)/test/fatbin/test_clfatbin: test/fatbin/test_clfatbin.sh $(BUILD)/clfatbin \
                                     $(BUILD)/test/fatbin/make_sample
 	@mkdir -p $(dir $@)
 	cp $< $@ && chmod +x $@
 
-TESTS += $(BUILD)/test/fatbin/test_fatbin $(BUILD)/test/fatbin/test_clfatbin
-
-# libFuzzer on aquila_fatbin_read. FUZZ_TIME seconds (0: build only).
-FUZZ_CC := clang-19
-FUZZ_TIME ?= 60
-FUZZ_BIN := $(BUILD)/fuzz/fuzz_fatbin_read
-FUZZ_CORPUS := $(BUILD)/fuzz/corpus
-
-.PHONY: fuzz fuzz-deps
-fuzz-deps:
-	$(call install_missing,clang-19 libclang-rt-19-dev libelf-dev)
-
-$(FUZZ_BIN): test/fatbin/fuzz_fatbin_read.c $(FATBIN_LIB_SRCS) fatbin-tools/fatbin_format.h \
-             fatbin-tools/include/aquila/fatbin.h | fuzz-deps
-	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(CPPFLAGS) -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined \
-	  -fno-sanitize-recover=undefined -o $@ test/fatbin/fuzz_fatbin_read.c $(FATBIN_LIB_SRCS) \
-	  $(FATBIN_LDLIBS)
-
-# The remote agents' message checks (hsa/remote/wire.c), FUZZ_TIME seconds too.
-FUZZ_WIRE_BIN := $(BUILD)/fuzz/fuzz_wire
-$(FUZZ_WIRE_BIN): test/remote/fuzz_wire.c hsa/remote/wire.c hsa/remote/wire.h | fuzz-deps
-	@mkdir -p $(dir $@)
-	$(FUZZ_CC) -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	  -o $@ test/remote/fuzz_wire.c hsa/remote/wire.c
-
-fuzz: $(FUZZ_BIN) $(BUILD)/test/fatbin/make_sample $(FUZZ_WIRE_BIN)
-	@mkdir -p $(FUZZ_CORPUS) $(BUILD)/fuzz/wire-corpus
-	$(BUILD)/test/fatbin/make_sample --corpus $(FUZZ_CORPUS)
-	@if [ "$(FUZZ_TIME)" -gt 0 ]; then \
-	  $(FUZZ_BIN) -max_total_time=$(FUZZ_TIME) -max_len=65536 \
-	    -artifact_prefix=$(BUILD)/fuzz/ $(FUZZ_CORPUS) && \
-	  $(FUZZ_WIRE_BIN) -max_total_time=$(FUZZ_TIME) -max_len=4096 \
-	    -artifact_prefix=$(BUILD)/fuzz/wire- $(BUILD)/fuzz/wire-corpus; \
-	fi
+TESTS += $(BUILD)/test/fatbin/test_clfatbin

@@ -105,7 +105,7 @@ struct aq_dispatch {
   uint64_t fault_address;
   uint32_t fault_group[3];
   bool masked; /* only the units in cu_mask may run it */
-  /* AQUILA_VECTORIZE=check (vector_check.c): its one range is run whole by
+  /* AQUILA_VECTORIZE=check (dispatch_check.c): its one range is run whole by
    * one unit, never split or stolen. */
   struct hsa_ven_aquila_dispatch_check_s *check;
   uint64_t cu_mask[AQ_CU_MASK_WORDS];
@@ -672,7 +672,7 @@ static bool run_groups(struct aq_compute_unit *cu, struct aq_dispatch *d, aquila
 
 static size_t helper_guard_size(void);
 
-/* ---- AQUILA_VECTORIZE=check: vector_check.c runs a checked dispatch
+/* ---- AQUILA_VECTORIZE=check: dispatch_check.c runs a checked dispatch
  * through these. ---- */
 
 struct check_context {

@@ -296,7 +296,7 @@ struct aq_fiber_pool *aq_fiber_pool_bind_thread(struct aq_fiber_pool *pool);
 void aq_call_on_stack(void *stack_top, void (*fn)(void *), void *argument);
 extern const struct aquila_cpu_services aq_cpu_services;
 
-/* ---- vector_check.c: AQUILA_VECTORIZE=check (hsa_ext_aquila.h) ---- */
+/* ---- dispatch_check.c: AQUILA_VECTORIZE=check (hsa_ext_aquila.h) ---- */
 struct hsa_ven_aquila_dispatch_check_s;
 struct aquila_kernel_descriptor;
 struct aquila_workgroup;

@@ -5,7 +5,7 @@
 HSA_SOURCES := hsa/runtime.c hsa/agent.c hsa/memory.c hsa/signal.c hsa/queue.c \
                hsa/cpu_agent.c hsa/cpu_share.c hsa/cpu_topology.c hsa/fiber.c hsa/fiber_x86_64.S hsa/code_object.c \
                hsa/code_object_v1.c hsa/executable.c hsa/printf.c hsa/image.c hsa/handle.c \
-               hsa/vector_check.c hsa/trace.c hsa/remote/agents.c \
+               hsa/dispatch_check.c hsa/trace.c hsa/remote/agents.c \
                hsa/remote/settings.c
 HSA_OBJS        := $(patsubst %,$(BUILD)/obj/%.o,$(basename $(HSA_SOURCES)))
 HSA_SHARED_OBJS := $(patsubst %,$(BUILD)/obj-shared/%.o,$(basename $(HSA_SOURCES)))

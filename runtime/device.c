@@ -293,7 +293,7 @@ AQUILA_API cl_int clGetDeviceIDs(cl_platform_id platform, cl_device_type device_
 }
 
 /* The width of this CPU's SIMD registers in bytes, as the code generator
- * uses them (compiler/codegen.c picks its vector width the same way). */
+ * uses them (compiler/codegen/codegen.c picks its vector width the same way). */
 static unsigned simd_bytes(void) {
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx512f")) return 64;

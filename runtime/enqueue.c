@@ -35,7 +35,7 @@ cl_int retain_mem(cl_event ev, cl_mem m) {
 }
 
 /* Root buffers that the kernel's footprint says it overwrites whole
- * without reading them (footprint.c), passed once: their old bytes need
+ * without reading them (launch_footprint.c), passed once: their old bytes need
  * not reach the device (mem_writes 2, residency.c). */
 static void mark_overwritten(cl_event ev, const struct aquila_fatbin_kernel *meta) {
   struct footprint_launch fl;
@@ -677,7 +677,7 @@ AQUILA_API cl_int clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel kernel, c
       if (m && device_root(dev)->remote && !err) err = mem_device_address(m, dev, &addr);
       memcpy(kernarg + a->offset, &addr, sizeof addr);
       /* A read-only buffer or a __constant one is not written by a correct
-       * kernel, nor one the compiler saw no write through (footprint.c). */
+       * kernel, nor one the compiler saw no write through (launch_footprint.c). */
       int writes = a->kind == AQUILA_ARG_GLOBAL_PTR && m && !(m->flags & CL_MEM_READ_ONLY) &&
                    footprint_arg_written(meta, i);
       if (m && retain_mem_access(ev, m, writes)) err = CL_OUT_OF_HOST_MEMORY;

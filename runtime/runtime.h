@@ -557,7 +557,7 @@ hsa_kernel_dispatch_packet_t *ndrange_packet(hsa_queue_t *hq, cl_event ev, uint6
 void ndrange_publish(hsa_queue_t *hq, hsa_kernel_dispatch_packet_t *pkt, uint64_t index,
                      int barrier, uint32_t dims);
 
-/* ---- footprint.c: what a launch's work-groups write --------------------- */
+/* ---- launch_footprint.c: what a launch's work-groups write -------------- */
 struct footprint_launch {
   const struct aquila_fatbin_kernel *meta;
   const unsigned char *kernarg;

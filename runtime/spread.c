@@ -6,7 +6,8 @@
  *
  * Each device works on its own copy of every buffer, made current before
  * the first chunk; the local device's copy is the host storage. The
- * compiler's footprint (compiler/footprint.c, footprint.c) gives, for
+ * compiler's footprint (compiler/analysis/footprint_analysis.c,
+ * launch_footprint.c) gives, for
  * each chunk, the range of each buffer its work-groups may write: where
  * those ranges of different chunks are disjoint, a chunk that ran on a
  * remote device sends back its range as it ends, while the devices go on.

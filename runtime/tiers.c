@@ -1,6 +1,6 @@
 /* Tiers: the background builds that replace quick-tier code. A kernel large
  * enough that its vector build is costly first gets scalar code only
- * (compiler/codegen.c decides by its size), so that its first launch does
+ * (compiler/codegen/codegen.c decides by its size), so that its first launch does
  * not wait for the vectorizer; its whole version is then made here, on one
  * worker thread, in compiler processes of low priority, and put in place
  * between two launches (program.c's upgrade steps). This module owns the

@@ -1661,7 +1661,7 @@ static void loops_kept_whole(void) {
 }
 
 /* Tiled loops (a tile copied to __local memory, a barrier, work on it, a
- * barrier) get a prefetch of the next tile's lines (compiler/prefetch.c):
+ * barrier) get a prefetch of the next tile's lines (compiler/workgroup/prefetch.c):
  * the tile's step a constant, a work-item query (computed in the latch,
  * after the load) or a kernel argument; and the next tile's address past
  * the data in the last iteration, which a prefetch may name. A walk down
@@ -1878,7 +1878,7 @@ static void tiled_loops_prefetch_the_next_tile(void) {
 /* A 16 x 16 tile's dot products (tiled_const: one accumulator per row, a
  * short loop between barriers), where a row is one vector, run with the
  * rows' loops jammed
- * (compiler/regions.c), so that their FMA chains overlap; a loop that only
+ * (compiler/workgroup/regions.c), so that their FMA chains overlap; a loop that only
  * copies (tile_by_size, clFFT's transpose) and a 1D group (tiled_query)
  * are not jammed so. With AQUILA_REGION_JAM=0 nothing is. The child checks
  * every result against the host's either way. */

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The compiler's footprint analysis (compiler/footprint.c) through
+# The compiler's footprint analysis (compiler/analysis/footprint_analysis.c) through
 # `clfatbin build` with AQUILA_DEBUG=footprint: for each kernel, which
 # __global arguments are never written, written in affine byte ranges (with
 # the work dimensions each range holds for, and the checks that narrow

@@ -3,7 +3,7 @@
 #include <stdio.h>
 
 #include "../check.h"
-#include "../../fatbin-tools/fatbin_format.h"
+#include "../../fatbin/fatbin_format.h"
 #include "sample.h"
 
 static void check_same_kernel(const struct aquila_fatbin_kernel *a,

@@ -1,0 +1,588 @@
+/* Code generation for the CPU agent: runs the work-group compiler and LLVM's
+ * optimizer for the target CPU (so the loop vectorizer uses its widest
+ * vectors), emits an object file and links it with lld into the shared
+ * object that the HSA CPU agent loads. */
+#include "codegen/codegen.h"
+#include "codegen/x86_cpu.h"
+
+#include <llvm-c/BitReader.h>
+#include <llvm-c/Support.h>
+#include <llvm-c/Core.h>
+#include <llvm-c/Target.h>
+#include <llvm-c/TargetMachine.h>
+#include <llvm-c/Transforms/PassBuilder.h>
+#include <elf.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "support/ptrmap.h"
+#include "codegen/reassociate.h"
+#include "support/spawn.h"
+#include "support/util.h"
+#include "workgroup/workgroup.h"
+
+#define NATIVE_PREFIX "x86_64-native:"
+
+static pthread_once_t llvm_once = PTHREAD_ONCE_INIT;
+
+static void init_llvm(void) {
+  /* Lets the loop vectorizer call glibc's vector math (libmvec) for loops
+   * over transcendental functions. */
+  /* Unroll-and-jam runs only for loops the work-group compiler marks (the
+   * row loops around vectorized bodies that hold loops of their own). */
+  const char *const argv[] = {"aquila", "-vector-library=LIBMVEC-X86", "-scalarize-load-store",
+                              "-enable-unroll-and-jam", "-pragma-unroll-and-jam-threshold=8192"};
+  LLVMParseCommandLineOptions(5, argv, NULL);
+  LLVMInitializeX86TargetInfo();
+  LLVMInitializeX86Target();
+  LLVMInitializeX86TargetMC();
+  LLVMInitializeX86AsmPrinter();
+}
+
+/* Whether target names this machine's CPU. */
+static int target_is_host(const char *target) {
+  char *host = LLVMGetHostCPUName();
+  int same = !strcmp(host, target + strlen(NATIVE_PREFIX));
+  LLVMDisposeMessage(host);
+  return same;
+}
+
+int codegen_supports_target(const char *target) {
+  return !strncmp(target, NATIVE_PREFIX, strlen(NATIVE_PREFIX)) || !strcmp(target, "x86-64-v2") ||
+         !strcmp(target, "x86-64-v3") || !strcmp(target, "x86-64-v4");
+}
+
+/* How wide work-item vectors are for a target: one register's worth of
+ * 32-bit lanes (AVX-512: 16, AVX2: 8, SSE: 4), and which of glibc's libmvec
+ * variants match. */
+static struct vectorize_target vector_target(const char *target) {
+  struct vectorize_target vt = {4, 'b'};
+  int avx512 = 0, avx2 = 0;
+  if (!strncmp(target, NATIVE_PREFIX, strlen(NATIVE_PREFIX)) && target_is_host(target)) {
+    char *features = LLVMGetHostCPUFeatures();
+    avx512 = strstr(features, "+avx512f") != NULL;
+    avx2 = strstr(features, "+avx2") != NULL && strstr(features, "+fma") != NULL;
+    LLVMDisposeMessage(features);
+  } else if (!strncmp(target, NATIVE_PREFIX, strlen(NATIVE_PREFIX))) {
+    /* Another machine's CPU (a remote daemon's): the features LLVM gives
+     * that CPU. */
+    const char *cpu = target + strlen(NATIVE_PREFIX);
+    avx512 = x86_cpu_has_feature(cpu, "avx512f");
+    avx2 = x86_cpu_has_feature(cpu, "avx2") && x86_cpu_has_feature(cpu, "fma");
+  } else {
+    avx512 = !strcmp(target, "x86-64-v4");
+    avx2 = avx512 || !strcmp(target, "x86-64-v3");
+  }
+  if (avx512)
+    vt = (struct vectorize_target){16, 'e'};
+  else if (avx2)
+    vt = (struct vectorize_target){8, 'd'};
+  return vt;
+}
+
+static LLVMTargetMachineRef create_target_machine(const char *target, LLVMCodeGenOptLevel level,
+                                                  struct strbuf *log) {
+  const char *triple = "x86_64-pc-linux-gnu";
+  LLVMTargetRef t;
+  char *err = NULL;
+  if (LLVMGetTargetFromTriple(triple, &t, &err)) {
+    strbuf_printf(log, "error: no LLVM target for %s: %s\n", triple, err ? err : "");
+    LLVMDisposeMessage(err);
+    return NULL;
+  }
+  char *cpu, *features;
+  if (!strncmp(target, NATIVE_PREFIX, strlen(NATIVE_PREFIX)) && target_is_host(target)) {
+    /* This machine's CPU, with the features it really has (a virtual
+     * machine may hide some that its model has). */
+    cpu = LLVMGetHostCPUName();
+    features = LLVMGetHostCPUFeatures();
+  } else if (!strncmp(target, NATIVE_PREFIX, strlen(NATIVE_PREFIX))) {
+    /* Another CPU an agent names (a remote daemon on another machine):
+     * built for it wherever this process runs, with the features LLVM
+     * gives that CPU. */
+    const char *name = target + strlen(NATIVE_PREFIX);
+    if (!x86_cpu_known(name)) {
+      strbuf_printf(log, "error: target %s names a CPU that LLVM does not know\n", target);
+      return NULL;
+    }
+    cpu = LLVMCreateMessage(name);
+    features = LLVMCreateMessage("");
+  } else {
+    cpu = LLVMCreateMessage(target);
+    features = LLVMCreateMessage("");
+  }
+  LLVMTargetMachineRef tm =
+      LLVMCreateTargetMachine(t, triple, cpu, features, level, LLVMRelocPIC, LLVMCodeModelDefault);
+  LLVMDisposeMessage(cpu);
+  LLVMDisposeMessage(features);
+  if (!tm) strbuf_printf(log, "error: cannot create a target machine for %s\n", target);
+  return tm;
+}
+
+/* The external functions the builtin library calls (libm): generated at
+ * build time from the library's bitcode, sorted. */
+static const char *const library_externals[] = {
+#include "builtins_externals.h"
+};
+
+static int compare_names(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Whether a code object may call name: a libm function of the builtin
+ * library, one of its vector variants from libmvec (_ZGV...), or a memory
+ * function LLVM introduces itself. */
+static int external_allowed(const char *name) {
+  if (!strncmp(name, "llvm.", 5) || !strncmp(name, "_ZGV", 4)) return 1;
+  if (!strcmp(name, "memcpy") || !strcmp(name, "memmove") || !strcmp(name, "memset")) return 1;
+  return bsearch(&name, library_externals, sizeof library_externals / sizeof library_externals[0],
+                 sizeof library_externals[0], compare_names) != NULL;
+}
+
+/* Anything else still declared is a function the program calls and nobody
+ * defines (a missing builtin, or a function from another compilation unit
+ * that was not linked): a clear build error beats a failure at load time. */
+static int check_undefined_functions(LLVMModuleRef m, struct strbuf *log) {
+  int missing = 0;
+  for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f)) {
+    if (!LLVMIsDeclaration(f) || LLVMGetFirstUse(f) == NULL) continue;
+    size_t len;
+    const char *name = LLVMGetValueName2(f, &len);
+    if (external_allowed(name)) continue;
+    strbuf_printf(log,
+                  "error: undefined function '%s': neither defined by the program nor a "
+                  "builtin this device provides\n",
+                  name);
+    missing++;
+  }
+  return missing ? -1 : 0;
+}
+
+/* Whether an x86-64 relocatable object refers to a symbol it does not
+ * define (a libm or libmvec function, some of which instruction selection
+ * introduces itself); 1 when it cannot tell. Without any, the link need
+ * not read libm and libmvec: 10 of the 26 ms a small kernel's link took. */
+static int object_has_undefined_symbols(const unsigned char *bytes, size_t size) {
+  Elf64_Ehdr header;
+  if (size < sizeof header) return 1;
+  memcpy(&header, bytes, sizeof header);
+  if (memcmp(header.e_ident, ELFMAG, SELFMAG) != 0 || header.e_ident[EI_CLASS] != ELFCLASS64 ||
+      header.e_shentsize != sizeof(Elf64_Shdr) || header.e_shoff > size ||
+      (size - header.e_shoff) / sizeof(Elf64_Shdr) < header.e_shnum)
+    return 1;
+  int symbol_tables = 0;
+  for (uint16_t i = 0; i < header.e_shnum; i++) {
+    Elf64_Shdr section;
+    memcpy(&section, bytes + header.e_shoff + (size_t)i * sizeof section, sizeof section);
+    if (section.sh_type != SHT_SYMTAB) continue;
+    symbol_tables++;
+    if (section.sh_offset > size || section.sh_size > size - section.sh_offset ||
+        section.sh_entsize != sizeof(Elf64_Sym))
+      return 1;
+    /* Entry 0 is the null symbol. */
+    for (uint64_t k = 1; k < section.sh_size / sizeof(Elf64_Sym); k++) {
+      Elf64_Sym symbol;
+      memcpy(&symbol, bytes + section.sh_offset + k * sizeof symbol, sizeof symbol);
+      if (symbol.st_shndx == SHN_UNDEF && ELF64_ST_BIND(symbol.st_info) != STB_LOCAL) return 1;
+    }
+  }
+  return symbol_tables != 1;
+}
+
+/* LLVM reports bad bitcode through the context's diagnostic handler; without
+ * one it prints and exits the process. Collect the message instead. */
+static void collect_diagnostic(LLVMDiagnosticInfoRef info, void *log) {
+  if (LLVMGetDiagInfoSeverity(info) != LLVMDSError) return;
+  char *msg = LLVMGetDiagInfoDescription(info);
+  strbuf_printf(log, "error: %s\n", msg);
+  LLVMDisposeMessage(msg);
+}
+
+/* Parses bitcode for the kernels' metadata: their layout
+ * (workgroup_kernel_layout) and, with check_calls, the error code
+ * generation would give for calls of functions nobody defines. Before the
+ * work-group compiler its hooks (__aquila_*) and printf are still calls,
+ * bound later. */
+static int bitcode_metadata(const void *bitcode, size_t bitcode_size,
+                            struct aquila_fatbin_kernel *kernels, unsigned num_kernels,
+                            int check_calls, struct strbuf *log) {
+  pthread_once(&llvm_once, init_llvm);
+  LLVMContextRef ctx = LLVMContextCreate();
+  LLVMContextSetDiagnosticHandler(ctx, collect_diagnostic, log);
+  LLVMModuleRef m = NULL;
+  LLVMMemoryBufferRef buf =
+      LLVMCreateMemoryBufferWithMemoryRangeCopy(bitcode, bitcode_size, "program.bc");
+  int status = -1;
+  if (LLVMParseBitcodeInContext2(ctx, buf, &m)) {
+    strbuf_append(log, "error: the program's LLVM bitcode is invalid\n");
+  } else {
+    int missing = 0;
+    for (LLVMValueRef f = LLVMGetFirstFunction(m); check_calls && f; f = LLVMGetNextFunction(f)) {
+      if (!LLVMIsDeclaration(f) || LLVMGetFirstUse(f) == NULL) continue;
+      size_t len;
+      const char *name = LLVMGetValueName2(f, &len);
+      if (external_allowed(name) || !strncmp(name, "__aquila_", 9) || !strcmp(name, "printf"))
+        continue;
+      strbuf_printf(log,
+                    "error: undefined function '%s': neither defined by the program nor a "
+                    "builtin this device provides\n",
+                    name);
+      missing++;
+    }
+    status = missing ? -1 : workgroup_kernel_layout(m, kernels, num_kernels, log);
+    LLVMDisposeModule(m);
+  }
+  LLVMDisposeMemoryBuffer(buf);
+  LLVMContextDispose(ctx);
+  return status;
+}
+
+int codegen_check_bitcode(const void *bitcode, size_t bitcode_size,
+                          struct aquila_fatbin_kernel *kernels, unsigned num_kernels,
+                          struct strbuf *log) {
+  return bitcode_metadata(bitcode, bitcode_size, kernels, num_kernels, 1, log);
+}
+
+int codegen_kernel_layout(const void *bitcode, size_t bitcode_size,
+                          struct aquila_fatbin_kernel *kernels, unsigned num_kernels,
+                          struct strbuf *log) {
+  return bitcode_metadata(bitcode, bitcode_size, kernels, num_kernels, 0, log);
+}
+
+/* Leaves the module with the kernels listed as its only kernels: another
+ * kernel that one of them calls (OpenCL C allows it) becomes an ordinary
+ * function, at its call sites too (a call whose convention differs from
+ * its callee's is undefined and the optimizer deletes it); the rest goes,
+ * with whatever only it used. */
+static int keep_only_kernels(LLVMModuleRef m, const struct aquila_fatbin_kernel *kernels,
+                             unsigned num_kernels, struct strbuf *log) {
+  LLVMValueRef next;
+  for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = next) {
+    next = LLVMGetNextFunction(f);
+    if (LLVMGetFunctionCallConv(f) != LLVMSPIRKERNELCallConv || LLVMIsDeclaration(f)) continue;
+    size_t len;
+    const char *name = LLVMGetValueName2(f, &len);
+    int listed = 0;
+    for (unsigned i = 0; i < num_kernels && !listed; i++)
+      listed = !strcmp(kernels[i].name, name);
+    if (listed) continue;
+    if (!LLVMGetFirstUse(f)) {
+      LLVMDeleteFunction(f);
+      continue;
+    }
+    LLVMSetFunctionCallConv(f, LLVMCCallConv);
+    for (LLVMUseRef u = LLVMGetFirstUse(f); u; u = LLVMGetNextUse(u)) {
+      LLVMValueRef user = LLVMGetUser(u);
+      if (LLVMIsACallInst(user) && LLVMGetCalledValue(user) == f)
+        LLVMSetInstructionCallConv(user, LLVMCCallConv);
+    }
+  }
+  /* Everything else is the program's own (code objects link nothing but
+   * libm): internal, so that what the kept kernels do not call goes too,
+   * before the work-group compiler and the optimizer would work on it (a
+   * linked program of hashcat's holds its whole library of functions). */
+  for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f)) {
+    if (LLVMIsDeclaration(f) || LLVMGetFunctionCallConv(f) == LLVMSPIRKERNELCallConv) continue;
+    LLVMSetLinkage(f, LLVMInternalLinkage);
+  }
+  LLVMPassBuilderOptionsRef pbo = LLVMCreatePassBuilderOptions();
+  LLVMErrorRef err = LLVMRunPasses(m, "globaldce", NULL, pbo);
+  LLVMDisposePassBuilderOptions(pbo);
+  if (!err) return 0;
+  char *msg = LLVMGetErrorMessage(err);
+  strbuf_printf(log, "error: internal: removing the other kernels failed: %s\n", msg);
+  LLVMDisposeErrorMessage(msg);
+  return -1;
+}
+
+static const char *chosen_linker = "ld.lld-19";
+
+static void choose_linker(void) {
+  const char *path = getenv("PATH");
+  char *copy = strdup(path && *path ? path : "/usr/bin:/bin");
+  if (!copy) return;
+  char *save = NULL;
+  for (char *dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+    char candidate[4096];
+    snprintf(candidate, sizeof candidate, "%s/ld.bfd", dir);
+    if (access(candidate, X_OK) == 0) {
+      chosen_linker = "ld.bfd";
+      break;
+    }
+  }
+  free(copy);
+}
+
+/* GNU ld (binutils) when present: it starts in about 20 ms, lld in about
+ * 70 (it loads libLLVM), and a kernel's first launch may wait for it.
+ * AQUILA_LLD names another linker. */
+static const char *code_object_linker(void) {
+  const char *env = getenv("AQUILA_LLD");
+  if (env && *env) return env;
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, choose_linker);
+  return chosen_linker;
+}
+
+/* ---- tiers: scalar code first for kernels whose vector build is costly ----
+ *
+ * The vector version of a kernel (ours, or LLVM's loop vectorizer on the
+ * work-item loop, with a scalar remainder beside it) takes two to three
+ * times as long to optimize and compile as the scalar code alone, which for
+ * a kernel of thousands of instructions is hundreds of milliseconds before
+ * its first launch. Such a kernel gets the scalar version first (the quick
+ * tier); the runtime asks for the whole one in the background and puts it
+ * in between two launches (runtime/tiers.c). The size that decides is the
+ * kernels' size after inlining, estimated before any work is done on them
+ * (unsimplified: clang's IR before the work-group compiler's clean-up,
+ * about four times the instructions that the vectorizer reports). */
+
+/* Measured on the 2-core Zen 5 with generated kernels of straight-line
+ * arithmetic and branches (docs/BENCHMARKS.md, "Tiers"): the quick tier
+ * saves 67 ms of code generation at 6,200 instructions, 162 at 9,300, 476
+ * at 19,400, and its scalar code runs such a kernel about 10-25 times
+ * slower, which a long first launch no longer pays whole: it takes the
+ * vector version from its next range of work-groups once that is built
+ * (runtime/tiers.c). Above this size the saving is worth that risk. */
+#define QUICK_TIER_MIN_INSTRUCTIONS 8000
+
+static uint64_t quick_tier_threshold(void) {
+  const char *env = getenv("AQUILA_QUICK_TIER_MIN_INSTRUCTIONS");
+  if (env && *env) {
+    char *end;
+    unsigned long long v = strtoull(env, &end, 10);
+    if (*end == 0) return v;
+  }
+  return QUICK_TIER_MIN_INSTRUCTIONS;
+}
+
+/* Instructions of f with every call of a defined function replaced by the
+ * callee's (memoized; a cycle, which OpenCL C forbids, counts once). */
+static uint64_t inlined_size(LLVMValueRef f, struct ptr_map *memo) {
+  void *known = ptr_map_get(memo, f);
+  if (known) return (uint64_t)(uintptr_t)known - 1;
+  ptr_map_put(memo, f, (void *)(uintptr_t)1);
+  uint64_t n = 0;
+  for (LLVMBasicBlockRef b = LLVMGetFirstBasicBlock(f); b; b = LLVMGetNextBasicBlock(b))
+    for (LLVMValueRef i = LLVMGetFirstInstruction(b); i; i = LLVMGetNextInstruction(i)) {
+      n++;
+      if (!LLVMIsACallInst(i)) continue;
+      LLVMValueRef callee = LLVMGetCalledValue(i);
+      if (callee && LLVMIsAFunction(callee) && !LLVMIsDeclaration(callee))
+        n += inlined_size(callee, memo);
+      if (n > ((uint64_t)1 << 40)) n = (uint64_t)1 << 40;
+    }
+  ptr_map_put(memo, f, (void *)(uintptr_t)(n + 1));
+  return n;
+}
+
+static uint64_t kernels_inlined_size(LLVMModuleRef m) {
+  struct ptr_map memo = {0};
+  uint64_t n = 0;
+  for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f))
+    if (LLVMGetFunctionCallConv(f) == LLVMSPIRKERNELCallConv && !LLVMIsDeclaration(f))
+      n += inlined_size(f, &memo);
+  ptr_map_free(&memo);
+  return n;
+}
+
+/* LLVM's loop and SLP vectorizers on or off for the next optimization. The
+ * pass builder options' LoopVectorization/SLPVectorization did not stop
+ * either pass in LLVM 19 (measured: the same vector code, the same time),
+ * the command-line options do; they are global, and a compiler process
+ * builds one program at a time. */
+static void set_llvm_vectorizers(int on) {
+  static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+  static int current = 1;
+  pthread_mutex_lock(&lock);
+  if (on != current) {
+    const char *const argv[] = {"aquila", on ? "-vectorize-loops=true" : "-vectorize-loops=false",
+                                on ? "-vectorize-slp=true" : "-vectorize-slp=false"};
+    LLVMParseCommandLineOptions(3, argv, NULL);
+    current = on;
+  }
+  pthread_mutex_unlock(&lock);
+}
+
+int codegen_cpu_code_object(const void *bitcode, size_t bitcode_size, const char *target,
+                            int opt_disable, struct aquila_fatbin_kernel *kernels,
+                            unsigned num_kernels, int only_these, const char *dir, void **code,
+                            size_t *code_size, struct strbuf *log) {
+  return codegen_cpu_code_object_tiered(bitcode, bitcode_size, target, opt_disable, kernels,
+                                        num_kernels, only_these, 0, NULL, dir, code, code_size,
+                                        log);
+}
+
+int codegen_cpu_code_object_tiered(const void *bitcode, size_t bitcode_size, const char *target,
+                                   int opt_disable, struct aquila_fatbin_kernel *kernels,
+                                   unsigned num_kernels, int only_these, int quick_if_large,
+                                   int *quick, const char *dir, void **code, size_t *code_size,
+                                   struct strbuf *log) {
+  pthread_once(&llvm_once, init_llvm);
+  double t_start = phase_ms(), t_parsed = 0, t_workgroup = 0, t_optimized = 0, t_emitted = 0;
+  if (quick) *quick = 0;
+  *code = NULL;
+  *code_size = 0;
+  int status = -1;
+  LLVMContextRef ctx = LLVMContextCreate();
+  LLVMContextSetDiagnosticHandler(ctx, collect_diagnostic, log);
+  LLVMModuleRef m = NULL;
+  LLVMTargetMachineRef tm = NULL;
+  LLVMMemoryBufferRef buf =
+      LLVMCreateMemoryBufferWithMemoryRangeCopy(bitcode, bitcode_size, "program.bc");
+  if (LLVMParseBitcodeInContext2(ctx, buf, &m)) {
+    strbuf_append(log, "error: the program's LLVM bitcode is invalid\n");
+    LLVMDisposeMemoryBuffer(buf);
+    goto out;
+  }
+  LLVMDisposeMemoryBuffer(buf);
+  if (!(tm = create_target_machine(target, LLVMCodeGenLevelAggressive, log))) goto out;
+  LLVMTargetDataRef td = LLVMCreateTargetDataLayout(tm);
+  char *layout = LLVMCopyStringRepOfTargetData(td);
+  LLVMDisposeTargetData(td);
+  LLVMSetDataLayout(m, layout);
+  LLVMDisposeMessage(layout);
+  if (only_these && keep_only_kernels(m, kernels, num_kernels, log)) goto out;
+  t_parsed = phase_ms();
+  struct vectorize_target vt = vector_target(target);
+  int scalar_only = 0;
+  if (quick_if_large && !opt_disable) {
+    uint64_t size = kernels_inlined_size(m), threshold = quick_tier_threshold();
+    scalar_only = size >= threshold;
+    const char *debug = getenv("AQUILA_DEBUG");
+    if (debug && (strstr(debug, "tiers") || strstr(debug, "vectorize")))
+      strbuf_printf(log, "aquila: %u kernel%s ('%s'%s): about %llu instructions inlined: %s\n",
+                    num_kernels, num_kernels == 1 ? "" : "s", num_kernels ? kernels[0].name : "",
+                    num_kernels > 1 ? ", ..." : "", (unsigned long long)size,
+                    scalar_only ? "scalar code first (quick tier), the vector version follows"
+                                : "the vector version at once");
+  }
+  if (quick) *quick = scalar_only;
+  /* The quick tier's instructions are selected by FastISel (no
+   * SelectionDAG): the 100 KB kernel's emission took 32 instead of 70 ms,
+   * and its first launch 60 instead of 58 ms (docs/BENCHMARKS.md, "Tiers").
+   * The data layout stays what it was. */
+  if (scalar_only) {
+    LLVMDisposeTargetMachine(tm);
+    if (!(tm = create_target_machine(target, LLVMCodeGenLevelNone, log))) goto out;
+  }
+  /* Width 1: scalar code, prepared as for an optimized build. */
+  struct vectorize_target scalar_vt = vt;
+  scalar_vt.width = 1;
+  if (workgroup_compile(m, kernels, num_kernels,
+                        opt_disable   ? NULL
+                        : scalar_only ? &scalar_vt
+                                      : &vt,
+                        log))
+    goto out;
+  t_workgroup = phase_ms();
+
+  const char *dump = getenv("AQUILA_DUMP_IR");
+  if (dump && *dump) {
+    /* FILE for the first program a compiler process builds, FILE.1, FILE.2,
+     * ... for the next: an application that builds several programs keeps
+     * them all. */
+    static _Atomic unsigned dumped;
+    unsigned n = dumped++;
+    struct strbuf path = {0};
+    if (n)
+      strbuf_printf(&path, "%s.%u", dump, n);
+    else
+      strbuf_append(&path, dump);
+    char *err = NULL;
+    if (path.data && LLVMPrintModuleToFile(m, path.data, &err)) LLVMDisposeMessage(err);
+    strbuf_free(&path);
+  }
+  LLVMPassBuilderOptionsRef pbo = LLVMCreatePassBuilderOptions();
+  LLVMPassBuilderOptionsSetLoopVectorization(pbo, 1);
+  LLVMPassBuilderOptionsSetSLPVectorization(pbo, 1);
+  LLVMPassBuilderOptionsSetLoopInterleaving(pbo, 1);
+  LLVMPassBuilderOptionsSetLoopUnrolling(pbo, 1);
+  set_llvm_vectorizers(!scalar_only);
+  /* The quick tier is there for the time to a first result: O1 built the
+   * 100 KB kernel's scalar code 6 ms (15%) sooner than O3, and that code
+   * ran its first launch as fast (58 ms either way). */
+  const char *pipeline = opt_disable ? "default<O0>" : scalar_only ? "default<O1>" : "default<O3>";
+  LLVMErrorRef err = LLVMRunPasses(m, pipeline, tm, pbo);
+  LLVMDisposePassBuilderOptions(pbo);
+  if (err) {
+    char *msg = LLVMGetErrorMessage(err);
+    strbuf_printf(log, "error: internal: optimization failed: %s\n", msg);
+    LLVMDisposeErrorMessage(msg);
+    goto out;
+  }
+  t_optimized = phase_ms();
+  if (workgroup_inline_vector_variants(m, log)) goto out;
+  /* After the pipeline, whose canonical form it reorders (reassociate.c);
+   * AQUILA_REASSOCIATE=0 leaves that form (for comparisons). */
+  const char *reassociate = getenv("AQUILA_REASSOCIATE");
+  if (!opt_disable && !scalar_only && !(reassociate && !strcmp(reassociate, "0")))
+    reassociate_for_latency(m);
+  if (workgroup_record_private_sizes(m, log)) goto out;
+  if (check_undefined_functions(m, log)) goto out;
+
+  char *emit_err = NULL;
+  LLVMMemoryBufferRef obj = NULL;
+  if (LLVMTargetMachineEmitToMemoryBuffer(tm, m, LLVMObjectFile, &emit_err, &obj)) {
+    strbuf_printf(log, "error: internal: code generation failed: %s\n", emit_err ? emit_err : "");
+    LLVMDisposeMessage(emit_err);
+    goto out;
+  }
+  t_emitted = phase_ms();
+  struct strbuf obj_path = {0}, so_path = {0};
+  strbuf_printf(&obj_path, "%s/kernels.o", dir);
+  strbuf_printf(&so_path, "%s/kernels.so", dir);
+  int wrote = write_file(obj_path.data, LLVMGetBufferStart(obj), LLVMGetBufferSize(obj));
+  int needs_libraries = object_has_undefined_symbols((const unsigned char *)LLVMGetBufferStart(obj),
+                                                     LLVMGetBufferSize(obj));
+  LLVMDisposeMemoryBuffer(obj);
+  if (wrote == 0) {
+    char *argv[] = {(char *)code_object_linker(),
+                    "-shared",
+                    "--hash-style=gnu",
+                    "-O1",
+                    "-z",
+                    "now",
+                    "-o",
+                    so_path.data,
+                    obj_path.data,
+                    "-L/lib/x86_64-linux-gnu",
+                    "-L/usr/lib/x86_64-linux-gnu",
+                    "-lm",
+                    "-lmvec",
+                    NULL};
+    if (!needs_libraries) argv[11] = NULL; /* no -lm, no -lmvec */
+    struct strbuf out = {0};
+    int rc = spawn_and_wait(argv, &out);
+    if (rc != 0) {
+      strbuf_printf(log, "error: linking the code object failed (status %d):\n%s", rc,
+                    out.data ? out.data : "");
+    } else if (read_file(so_path.data, code, code_size) == 0) {
+      status = 0;
+    } else {
+      strbuf_append(log, "error: cannot read the linked code object\n");
+    }
+    strbuf_free(&out);
+  } else {
+    strbuf_printf(log, "error: cannot write %s\n", obj_path.data);
+  }
+  if (status == 0 && phases_wanted())
+    strbuf_printf(log,
+                  "aquila: code generation for '%s'%s: parse %.1f ms, work-group compiler %.1f, "
+                  "optimizer %.1f, instruction selection and emission %.1f, link %.1f\n",
+                  num_kernels ? kernels[0].name : "", num_kernels > 1 ? " and others" : "",
+                  t_parsed - t_start, t_workgroup - t_parsed, t_optimized - t_workgroup,
+                  t_emitted - t_optimized, phase_ms() - t_emitted);
+  unlink(obj_path.data);
+  unlink(so_path.data);
+  strbuf_free(&obj_path);
+  strbuf_free(&so_path);
+out:
+  if (tm) LLVMDisposeTargetMachine(tm);
+  if (m) LLVMDisposeModule(m);
+  LLVMContextDispose(ctx);
+  return status;
+}

@@ -1,0 +1,62 @@
+/* Code generation: portable bitcode to a CPU code object for one target. */
+#ifndef AQUILA_COMPILER_CODEGEN_H
+#define AQUILA_COMPILER_CODEGEN_H
+
+#include <stddef.h>
+#include "aquila/fatbin.h"
+#include "frontend/options.h"
+#include "support/strbuf.h"
+
+/* Builds a code object (an x86-64 shared object exporting the kernel table)
+ * for target from portable bitcode, in scratch directory dir. Fills the
+ * kernels' layout fields. With only_these, the code object holds just the
+ * kernels listed (the others' code is never generated). Returns 0, or -1
+ * with the reason in log. */
+int codegen_cpu_code_object(const void *bitcode, size_t bitcode_size, const char *target,
+                            int opt_disable, struct aquila_fatbin_kernel *kernels,
+                            unsigned num_kernels, int only_these, const char *dir, void **code,
+                            size_t *code_size, struct strbuf *log);
+/* The same, and with quick_if_large, kernels large enough that their
+ * vector build is costly get scalar code only (*quick is then 1): the
+ * quick tier, to be followed by a build without quick_if_large. */
+int codegen_cpu_code_object_tiered(const void *bitcode, size_t bitcode_size, const char *target,
+                                   int opt_disable, struct aquila_fatbin_kernel *kernels,
+                                   unsigned num_kernels, int only_these, int quick_if_large,
+                                   int *quick, const char *dir, void **code, size_t *code_size,
+                                   struct strbuf *log);
+/* Checks portable bitcode for calls of functions that nobody defines, as
+ * code generation would (the build's error, before any code is made), and
+ * fills the kernels' argument layout. Returns 0, or -1 with one line per
+ * problem in log. */
+int codegen_check_bitcode(const void *bitcode, size_t bitcode_size,
+                          struct aquila_fatbin_kernel *kernels, unsigned num_kernels,
+                          struct strbuf *log);
+
+/* Fills the kernels' layout fields (kernarg offsets, sizes, attributes) from
+ * bitcode without generating code (workgroup_kernel_layout: the kernels'
+ * signatures only), for compiled objects whose calls may be resolved only
+ * at link time. */
+int codegen_kernel_layout(const void *bitcode, size_t bitcode_size,
+                          struct aquila_fatbin_kernel *kernels, unsigned num_kernels,
+                          struct strbuf *log);
+
+/* Whether this build can generate a CPU code object for target. */
+int codegen_supports_target(const char *target);
+
+/* GPU targets (gpu.c): amdgcn-amd-amdhsa--<gfx>, nvptx64-nvidia-cuda and
+ * nvptx64-nvidia-cuda--sm_<N>. GPU_INVALID is a malformed GPU name. */
+enum gpu_kind { GPU_NONE, GPU_AMD, GPU_NVIDIA, GPU_INVALID };
+enum gpu_kind gpu_target_kind(const char *target);
+
+/* The libclc-19 bitcode a GPU target links (malloc'd path), NULL otherwise. */
+char *gpu_libclc_path(const char *target);
+
+/* Builds a GPU code object (AMD: a linked HSA code object; NVIDIA: PTX text)
+ * for target from the OpenCL C source at src_path with the clang driver and
+ * libclc, honoring opts, in scratch directory dir. Returns 0, or -1 with the
+ * reason in log (including a missing libclc). */
+int codegen_gpu_code_object(const char *target, const struct build_options *opts,
+                            const char *src_path, const char *dir, void **code, size_t *code_size,
+                            struct strbuf *log);
+
+#endif

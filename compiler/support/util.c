@@ -1,0 +1,134 @@
+/* Small file helpers for the compiler's scratch directory. */
+#include "support/util.h"
+
+#include "support/strbuf.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+int write_file(const char *path, const void *data, size_t size) {
+  FILE *f = fopen(path, "wb");
+  if (!f) return -1;
+  size_t n = size ? fwrite(data, 1, size, f) : 0;
+  int rc = fclose(f);
+  return n == size && rc == 0 ? 0 : -1;
+}
+
+int read_file(const char *path, void **data, size_t *size) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return -1;
+  if (fseek(f, 0, SEEK_END) != 0) {
+    fclose(f);
+    return -1;
+  }
+  long len = ftell(f);
+  if (len < 0 || fseek(f, 0, SEEK_SET) != 0) {
+    fclose(f);
+    return -1;
+  }
+  void *buf = malloc(len ? (size_t)len : 1);
+  if (!buf || fread(buf, 1, (size_t)len, f) != (size_t)len) {
+    free(buf);
+    fclose(f);
+    return -1;
+  }
+  fclose(f);
+  *data = buf;
+  *size = (size_t)len;
+  return 0;
+}
+
+void remove_scratch_dir(const char *dir) {
+  DIR *d = opendir(dir);
+  if (d) {
+    struct dirent *e;
+    while ((e = readdir(d))) {
+      if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+      char path[4096];
+      snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+      if (unlink(path) != 0) remove_scratch_dir(path); /* a header's folder */
+    }
+    closedir(d);
+  }
+  rmdir(dir);
+}
+
+/* A private scratch directory under $TMPDIR (or /tmp). */
+char *make_scratch_dir(void) {
+  const char *tmp = getenv("TMPDIR");
+  struct strbuf sb = {0};
+  strbuf_printf(&sb, "%s/aquila-build-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  char *dir = strbuf_take(&sb);
+  if (!mkdtemp(dir)) {
+    free(dir);
+    return NULL;
+  }
+  return dir;
+}
+
+const char *host_cpu_level(void) {
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("x86-64-v4")) return "x86-64-v4";
+  if (__builtin_cpu_supports("x86-64-v3")) return "x86-64-v3";
+  return "x86-64-v2";
+}
+
+const char *cpu_target_override(void) {
+  static const char *const levels[] = {"x86-64-v2", "x86-64-v3", "x86-64-v4"};
+  const char *e = getenv("AQUILA_CPU_TARGET");
+  for (size_t i = 0; e && i < sizeof levels / sizeof levels[0]; i++)
+    if (!strcmp(e, levels[i])) return levels[i];
+  return NULL;
+}
+
+static int replace_string(char **dst, const char *src) {
+  char *copy = src ? strdup(src) : NULL;
+  if (src && !copy) return -1;
+  free(*dst);
+  *dst = copy;
+  return 0;
+}
+
+int fatbin_adopt_layout(struct aquila_fatbin *fb, const struct aquila_fatbin *built, int all) {
+  for (uint32_t i = 0; i < fb->num_kernels; i++) {
+    struct aquila_fatbin_kernel *k = &fb->kernels[i];
+    const struct aquila_fatbin_kernel *b = aquila_fatbin_find_kernel(built, k->name);
+    if (!b && !all) continue;
+    if (!b || b->num_args != k->num_args) return -1;
+    for (uint32_t a = 0; a < k->num_args; a++) {
+      k->args[a].size = b->args[a].size;
+      k->args[a].alignment = b->args[a].alignment;
+      k->args[a].offset = b->args[a].offset;
+    }
+    memcpy(k->reqd_work_group_size, b->reqd_work_group_size, sizeof k->reqd_work_group_size);
+    memcpy(k->work_group_size_hint, b->work_group_size_hint, sizeof k->work_group_size_hint);
+    k->local_mem_size = b->local_mem_size;
+    k->kernarg_size = b->kernarg_size;
+    k->kernarg_alignment = b->kernarg_alignment;
+    k->hidden_kernarg_offset = b->hidden_kernarg_offset;
+    /* The first footprint stays: every build of a kernel finds the same,
+     * and the runtime may be reading this one (it is never freed before
+     * the fat binary). */
+    if (!k->footprint && b->footprint &&
+        !(k->footprint = aquila_fatbin_footprint_copy(b->footprint)))
+      return -1;
+    if (replace_string(&k->vec_type_hint, b->vec_type_hint) ||
+        replace_string(&k->attributes, b->attributes))
+      return -1;
+  }
+  return 0;
+}
+
+int phases_wanted(void) {
+  const char *debug = getenv("AQUILA_DEBUG");
+  return debug && strstr(debug, "phases");
+}
+
+double phase_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
