@@ -482,7 +482,7 @@ FI float fm_trig_large(int which, float x) {
 
 /* The rare path of sin, cos and tan: arguments of 2^14 and beyond, infinities
  * and NaN. Out of line, and named __aquila_vv_*, for the compiler: it gives
- * such a function masked vector variants (compiler/workgroup/workgroup.c), which a
+ * such a function masked vector variants (compiler/workgroup/vector_variants.c), which a
  * vectorized work-item loop calls for the lanes that need them; once the
  * variant is inlined after vectorization, its test of whether any lane does
  * is one branch per vector. Usual arguments pay for the fast path alone,

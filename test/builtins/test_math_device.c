@@ -11,7 +11,7 @@
  * against glibc's double-precision function: the OpenCL 1.2 limit in ulp
  * must hold, NaN exactly where the reference is NaN, and zeros must carry the
  * reference's sign. Neighbouring work-items mix small and large arguments, so
- * the vectors' rare paths (__aquila_vv_*, compiler/workgroup/workgroup.c) run with
+ * the vectors' rare paths (__aquila_vv_*, compiler/workgroup/vector_variants.c) run with
  * partial masks. The same kernels built with -cl-fast-relaxed-math are held
  * to OpenCL's relaxed limits on their usual ranges. */
 #include <float.h>
