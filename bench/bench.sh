@@ -47,6 +47,7 @@ SobelFilter-image|sobelfilter --size 4096 --iterations 3 --image|134217728|B
 BlackScholes|blackscholes --size 4194304 --iterations 3|83886080|B
 Histogram|histogram --size 67108864 --iterations 3|67108864|B
 MatrixMul|matrixmul --size 1024 --iterations 3|2147483648|F
+MatrixMul-no-reqd|matrixmul --size 1024 --iterations 10 --no-reqd|2147483648|F
 Reduction|reduction --size 16777216 --iterations 3|67108864|B
 PrefixSum|prefixsum --size 4194304 --iterations 3|33554432|B
 RecursiveGaussian|recursivegaussian --size 2048 --iterations 3|134217728|B

@@ -480,11 +480,14 @@ static int check_bitcode_target(const char *target, struct strbuf *log) {
   return -1;
 }
 
-enum aquila_compile_status aquila_compile_kernels(struct aquila_fatbin *fb, const char *target,
+/* aquila_compile_kernels, and with facts its specialized version. */
+static enum aquila_compile_status compile_kernels(struct aquila_fatbin *fb, const char *target,
                                                   const char *const *names, size_t num_names,
+                                                  const struct aquila_launch_facts *facts,
                                                   unsigned flags, struct aquila_fatbin **out,
                                                   int *quick, char **log_out) {
   if (quick) *quick = 0;
+  if (facts) flags &= ~(unsigned)AQUILA_CODEGEN_QUICK_IF_LARGE;
   struct strbuf log = {0};
   enum aquila_compile_status status = AQUILA_COMPILE_FAILED;
   const struct aquila_fatbin_code *bc = aquila_fatbin_find_code(fb, "bitcode");
@@ -499,7 +502,9 @@ enum aquila_compile_status aquila_compile_kernels(struct aquila_fatbin *fb, cons
   }
   if (check_bitcode_target(target, &log)) goto out;
   struct cache_key key;
-  int cacheable = cache_make_kernels_key(fb, target, names, num_names, &key) == 0;
+  int cacheable =
+      (facts ? cache_make_specialized_kernels_key(fb, target, names, num_names, facts, &key)
+             : cache_make_kernels_key(fb, target, names, num_names, &key)) == 0;
   if (cacheable && (built = cache_load(&key)) != NULL) {
     if (aquila_fatbin_find_code(built, target) && fatbin_adopt_layout(fb, built, 0) == 0) {
       *out = built;
@@ -508,6 +513,12 @@ enum aquila_compile_status aquila_compile_kernels(struct aquila_fatbin *fb, cons
       goto out;
     }
     aquila_fatbin_destroy(built);
+    built = NULL;
+  }
+  if (flags & AQUILA_CODEGEN_CACHED_ONLY) {
+    strbuf_append(&log, "the kernel cache does not hold that code\n");
+    status = AQUILA_COMPILE_UNAVAILABLE;
+    goto out;
   }
   if (!(built = aquila_fatbin_create(AQUILA_FATBIN_EXECUTABLE))) {
     status = AQUILA_COMPILE_NO_MEMORY;
@@ -517,6 +528,13 @@ enum aquila_compile_status aquila_compile_kernels(struct aquila_fatbin *fb, cons
     const struct aquila_fatbin_kernel *k = aquila_fatbin_find_kernel(fb, names[i]);
     if (!k) {
       strbuf_printf(&log, "error: the program has no kernel '%s'\n", names[i]);
+      goto out;
+    }
+    if (facts && (k->reqd_work_group_size[0] || k->reqd_work_group_size[1] ||
+                  k->reqd_work_group_size[2])) {
+      strbuf_printf(&log,
+                    "error: kernel '%s' declares its work-group size: no version for another\n",
+                    names[i]);
       goto out;
     }
     if (aquila_fatbin_add_kernel(built, k)) {
@@ -532,7 +550,8 @@ enum aquila_compile_status aquila_compile_kernels(struct aquila_fatbin *fb, cons
   int made_quick = 0;
   if (codegen_cpu_code_object_tiered(
           bc->data, bc->size, target, opt_disable, built->kernels, built->num_kernels, 1,
-          (flags & AQUILA_CODEGEN_QUICK_IF_LARGE) != 0, &made_quick, dir, &code, &code_size, &log))
+          (flags & AQUILA_CODEGEN_QUICK_IF_LARGE) != 0, facts ? facts->local_size : NULL,
+          &made_quick, dir, &code, &code_size, &log))
     goto out;
   if (aquila_fatbin_add_code(built, target, code, code_size) || fatbin_adopt_layout(fb, built, 0)) {
     status = AQUILA_COMPILE_NO_MEMORY;
@@ -542,7 +561,8 @@ enum aquila_compile_status aquila_compile_kernels(struct aquila_fatbin *fb, cons
    * (the next run starts from it if the vector version never came). */
   if (cacheable && !made_quick) cache_store(&key, built);
   struct cache_key quick_key;
-  if (made_quick && cache_make_quick_kernels_key(fb, target, names, num_names, &quick_key) == 0)
+  if (made_quick && !facts &&
+      cache_make_quick_kernels_key(fb, target, names, num_names, &quick_key) == 0)
     cache_store(&quick_key, built);
   if (quick) *quick = made_quick;
   *out = built;
@@ -557,6 +577,20 @@ out:
   aquila_fatbin_destroy(built);
   *log_out = strbuf_take(&log);
   return status;
+}
+
+enum aquila_compile_status aquila_compile_kernels(struct aquila_fatbin *fb, const char *target,
+                                                  const char *const *names, size_t num_names,
+                                                  unsigned flags, struct aquila_fatbin **out,
+                                                  int *quick, char **log_out) {
+  return compile_kernels(fb, target, names, num_names, NULL, flags, out, quick, log_out);
+}
+
+enum aquila_compile_status aquila_compile_kernels_specialized(
+    struct aquila_fatbin *fb, const char *target, const char *const *names, size_t num_names,
+    const struct aquila_launch_facts *facts, unsigned flags, struct aquila_fatbin **out,
+    char **log_out) {
+  return compile_kernels(fb, target, names, num_names, facts, flags, out, NULL, log_out);
 }
 
 enum aquila_compile_status aquila_compile_from_bitcode(struct aquila_fatbin *fb, const char *target,

@@ -749,6 +749,10 @@ AQUILA_API cl_int clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel kernel, c
   uint64_t groups = 1;
   for (int d = 0; d < 3; d++) groups *= (global[d] + local[d] - 1) / local[d];
   ev->u.ndrange.spread = spread_eligible(q, kernel, groups) && ev->u.ndrange.mem_arg_offset != NULL;
+  /* A spread launch runs each device's usual code (spread.c). */
+  if (!ev->u.ndrange.spread)
+    ev->u.ndrange.kernel_object =
+        specialize_kernel_object(kernel, (cl_uint)slot, local, ev->u.ndrange.kernel_object);
   return finish_enqueue(ev, num_wait, wait_list, CL_FALSE, event);
 }
 

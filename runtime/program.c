@@ -76,6 +76,7 @@ static void forget_code(struct program_device *pd) {
   pd->num_on_demand = 0;
   pd->kernel_code = NULL;
   pd->upgraded = NULL;
+  pd->specialized = NULL;
 }
 
 static void destroy_executable(struct program_device *pd) {
@@ -85,6 +86,7 @@ static void destroy_executable(struct program_device *pd) {
   free(pd->on_demand);
   free(pd->kernel_code);
   free(pd->upgraded);
+  free(pd->specialized);
   forget_code(pd);
 }
 
@@ -383,6 +385,7 @@ cl_int program_load_for_device(cl_program p, cl_uint i) {
     }
     for (uint32_t k = 0; k < n; k++)
       pd->kernel_code[k] = -1;
+    pd->specialized = specialize_table_create(p->fatbin);
     pd->loaded = 1;
     return CL_SUCCESS;
   }
@@ -402,6 +405,7 @@ cl_int program_load_for_device(cl_program p, cl_uint i) {
   }
   cl_int err = load_code(p, i, code, &pd->whole);
   if (err != CL_SUCCESS) return err;
+  pd->specialized = specialize_table_create(p->fatbin);
   pd->has_whole = 1;
   pd->loaded = 1;
   return CL_SUCCESS;
@@ -543,6 +547,8 @@ struct upgrade_build {
   struct aquila_fatbin *copy;  /* the program's fat binary, to build from */
   const char **names;          /* the kernels' names, in copy */
   struct aquila_fatbin *built; /* the vector version */
+  int specialized;             /* a version for launches with facts only */
+  struct aquila_launch_facts facts;
   char *log;
   enum aquila_compile_status status;
   uint64_t t0;
@@ -558,8 +564,8 @@ void upgrade_build_free(struct upgrade_build *b) {
   free(b);
 }
 
-struct upgrade_build *program_upgrade_prepare(cl_program p, cl_uint i, const uint32_t *kernels,
-                                              uint32_t num_kernels) {
+static struct upgrade_build *build_prepare(cl_program p, cl_uint i, const uint32_t *kernels,
+                                          uint32_t num_kernels, int specialized) {
   struct program_device *pd = &p->per_device[i];
   struct upgrade_build *b = calloc(1, sizeof *b);
   if (!b) return NULL;
@@ -581,7 +587,7 @@ struct upgrade_build *program_upgrade_prepare(cl_program p, cl_uint i, const uin
    * (runtime/fork.c). */
   runtime_busy_begin();
   pthread_mutex_lock(&p->codegen_lock);
-  if (pd->loaded && !pd->has_whole && pd->upgraded) {
+  if (specialized ? pd->loaded && pd->specialized : pd->loaded && !pd->has_whole && pd->upgraded) {
     void *data = NULL;
     size_t size = 0;
     char err[128];
@@ -598,15 +604,35 @@ struct upgrade_build *program_upgrade_prepare(cl_program p, cl_uint i, const uin
   }
   for (uint32_t m = 0; m < num_kernels; m++)
     b->names[m] = b->copy->kernels[kernels[m]].name;
+  b->specialized = specialized;
+  return b;
+}
+
+struct upgrade_build *program_upgrade_prepare(cl_program p, cl_uint i, const uint32_t *kernels,
+                                              uint32_t num_kernels) {
+  return build_prepare(p, i, kernels, num_kernels, 0);
+}
+
+struct upgrade_build *program_specialize_prepare(cl_program p, cl_uint i, uint32_t k,
+                                                 const uint32_t local_size[3]) {
+  struct upgrade_build *b = build_prepare(p, i, &k, 1, 1);
+  if (b) memcpy(b->facts.local_size, local_size, sizeof b->facts.local_size);
   return b;
 }
 
 void upgrade_build_run(struct upgrade_build *b, int urgent) {
-  b->status =
-      aquila_compile_kernels(b->copy, b->target, b->names, b->num_kernels,
-                             urgent ? 0 : AQUILA_CODEGEN_BACKGROUND, &b->built, NULL, &b->log);
-  trace_build_step(urgent ? "code generation for a running launch of quick code (vector version)"
-                          : "code generation in the background (vector version)",
+  unsigned flags = urgent ? 0 : AQUILA_CODEGEN_BACKGROUND;
+  if (b->specialized)
+    b->status = aquila_compile_kernels_specialized(b->copy, b->target, b->names, b->num_kernels,
+                                                   &b->facts, flags, &b->built, &b->log);
+  else
+    b->status = aquila_compile_kernels(b->copy, b->target, b->names, b->num_kernels, flags,
+                                       &b->built, NULL, &b->log);
+  trace_build_step(b->specialized ? "code generation in the background (version for a "
+                                    "work-group size)"
+                   : urgent       ? "code generation for a running launch of quick code (vector "
+                                    "version)"
+                                  : "code generation in the background (vector version)",
                    b->t0, b->status == AQUILA_COMPILE_OK, b->built, b->names[0]);
 }
 
@@ -622,16 +648,42 @@ static int same_layout(const struct aquila_fatbin_kernel *a, const struct aquila
   return 1;
 }
 
+/* Loads code as one more executable of device i, at
+ * pd->on_demand[pd->num_on_demand] (the caller counts it): NULL, or why
+ * not. Caller holds the codegen lock. */
+static const char *load_more_code(cl_program p, cl_uint i, const struct aquila_fatbin_code *code) {
+  struct program_device *pd = &p->per_device[i];
+  struct loaded_code *grown = realloc(pd->on_demand, (pd->num_on_demand + 1) * sizeof *grown);
+  if (!grown) return "out of memory";
+  pd->on_demand = grown;
+  if (load_code(p, i, code, &pd->on_demand[pd->num_on_demand]) != CL_SUCCESS)
+    return "its code object did not load";
+  return NULL;
+}
+
+/* Kernel name's object and stack bytes in executable e: 0, or -1. */
+static int kernel_symbol(hsa_executable_t e, hsa_agent_t agent, const char *name,
+                         uint64_t *object, uint32_t *private_size) {
+  hsa_executable_symbol_t sym;
+  *object = 0;
+  *private_size = 0;
+  if (hsa_executable_get_symbol_by_name(e, name, &agent, &sym) != HSA_STATUS_SUCCESS ||
+      hsa_executable_symbol_get_info(sym, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT, object) !=
+          HSA_STATUS_SUCCESS ||
+      hsa_executable_symbol_get_info(sym, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_PRIVATE_SEGMENT_SIZE,
+                                     private_size) != HSA_STATUS_SUCCESS ||
+      !*object)
+    return -1;
+  return 0;
+}
+
 /* Kernel k's kernel object on device i as the program has it now; 0 when
  * none. Caller holds the codegen lock. */
 static uint64_t kernel_object_of(cl_program p, cl_uint i, uint32_t k, const char *name) {
-  hsa_executable_symbol_t sym;
-  hsa_agent_t agent = p->devices[i]->agent;
   uint64_t object = 0;
-  if (hsa_executable_get_symbol_by_name(kernel_executable(p, i, k), name, &agent, &sym) !=
-          HSA_STATUS_SUCCESS ||
-      hsa_executable_symbol_get_info(sym, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT, &object) !=
-          HSA_STATUS_SUCCESS)
+  uint32_t private_size = 0;
+  if (kernel_symbol(kernel_executable(p, i, k), p->devices[i]->agent, name, &object,
+                    &private_size) != 0)
     return 0;
   return object;
 }
@@ -650,28 +702,16 @@ void program_upgrade_install(cl_program p, cl_uint i, struct upgrade_build *b) {
     if (!built || !same_layout(&p->fatbin->kernels[b->kernels[m]], built))
       why = "its layout differs";
   }
-  struct loaded_code *grown =
-      why ? NULL : realloc(pd->on_demand, (pd->num_on_demand + 1) * sizeof *pd->on_demand);
-  if (grown) pd->on_demand = grown;
-  if (!why && !grown) why = "out of memory";
-  if (!why && load_code(p, i, code, &pd->on_demand[pd->num_on_demand]) != CL_SUCCESS)
-    why = "its code object did not load";
+  if (!why) why = load_more_code(p, i, code);
   if (!why) {
     struct loaded_code *loaded = &pd->on_demand[pd->num_on_demand];
     uint32_t placed = 0;
     for (uint32_t m = 0; m < b->num_kernels; m++) {
-      hsa_executable_symbol_t sym;
       hsa_agent_t agent = b->device->agent;
       uint64_t object = 0;
       uint32_t private_size = 0;
-      if (hsa_executable_get_symbol_by_name(loaded->executable, b->names[m], &agent, &sym) !=
-              HSA_STATUS_SUCCESS ||
-          hsa_executable_symbol_get_info(sym, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT, &object) !=
-              HSA_STATUS_SUCCESS ||
-          hsa_executable_symbol_get_info(sym,
-                                         HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_PRIVATE_SEGMENT_SIZE,
-                                         &private_size) != HSA_STATUS_SUCCESS ||
-          !object || private_size > AQUILA_PRIVATE_SEGMENT_MAX) {
+      if (kernel_symbol(loaded->executable, agent, b->names[m], &object, &private_size) != 0 ||
+          private_size > AQUILA_PRIVATE_SEGMENT_MAX) {
         /* This one keeps its quick code (a launch would be refused with
          * the whole version's stack). */
         debug_log("kernel '%s': the vector version is not used (no kernel object, or %u bytes of "
@@ -707,6 +747,97 @@ void program_upgrade_install(cl_program p, cl_uint i, struct upgrade_build *b) {
               "code stays%s%s",
               b->names[0], b->num_kernels > 1 ? " and others" : "", why,
               b->log && *b->log ? ":\n" : "", b->log ? b->log : "");
+}
+
+/* Loads built (a fat binary with kernel k's version for work-groups of
+ * size) on device i and makes it v's object, or marks v failed: the
+ * reason, or NULL. Caller holds p's codegen lock. */
+static const char *install_specialized(cl_program p, cl_uint i, uint32_t k,
+                                       const struct aquila_fatbin *built,
+                                       struct specialized_version *v) {
+  struct program_device *pd = &p->per_device[i];
+  cl_device_id d = p->devices[i];
+  const char *name = p->fatbin->kernels[k].name, *why = NULL;
+  const struct aquila_fatbin_code *code = aquila_fatbin_find_code(built, device_code_target(d));
+  const struct aquila_fatbin_kernel *meta = aquila_fatbin_find_kernel(built, name);
+  if (!(pd->loaded && pd->specialized))
+    why = "the program changed";
+  else if (!code || !meta)
+    why = "no code for it";
+  else if (!same_layout(&p->fatbin->kernels[k], meta))
+    why = "its layout differs";
+  if (!why) why = load_more_code(p, i, code);
+  if (!why) {
+    /* Kept even if unused: the loaded code goes with the program. */
+    struct loaded_code *loaded = &pd->on_demand[pd->num_on_demand++];
+    uint64_t object = 0;
+    uint32_t private_size = 0;
+    if (kernel_symbol(loaded->executable, d->agent, name, &object, &private_size) != 0)
+      why = "no kernel object";
+    else if (private_size > AQUILA_PRIVATE_SEGMENT_MAX)
+      why = "its stack is over the limit";
+    else {
+      atomic_store_explicit(&v->object, object, memory_order_release);
+      atomic_store_explicit(&v->state, SPECIALIZED_READY, memory_order_release);
+    }
+  }
+  if (why) atomic_store_explicit(&v->state, SPECIALIZED_FAILED, memory_order_release);
+  return why;
+}
+
+void program_specialize_install(cl_program p, cl_uint i, struct upgrade_build *b,
+                                struct specialized_version *v) {
+  double made_ms = (double)(now_ns() - b->t0) / 1e6;
+  const uint32_t *size = b->facts.local_size;
+  runtime_busy_begin();
+  pthread_mutex_lock(&p->codegen_lock);
+  const char *why = b->status == AQUILA_COMPILE_OK
+                        ? install_specialized(p, i, b->kernels[0], b->built, v)
+                        : "its build failed";
+  if (b->status != AQUILA_COMPILE_OK)
+    atomic_store_explicit(&v->state, SPECIALIZED_FAILED, memory_order_release);
+  pthread_mutex_unlock(&p->codegen_lock);
+  runtime_busy_end();
+  if (why)
+    debug_log("kernel '%s': no version for work-groups of %u x %u x %u (%s); launches of that "
+              "size keep its usual code%s%s",
+              b->names[0], size[0], size[1], size[2], why, b->log && *b->log ? ":\n" : "",
+              b->log ? b->log : "");
+  else
+    debug_log("kernel '%s': its version for work-groups of %u x %u x %u, made in %.1f ms, runs "
+              "the launches of that size from the next one",
+              b->names[0], size[0], size[1], size[2], made_ms);
+}
+
+int program_specialize_from_cache(cl_program p, cl_uint i, uint32_t k,
+                                  const uint32_t local_size[3], struct specialized_version *v) {
+  struct aquila_launch_facts facts;
+  memcpy(facts.local_size, local_size, sizeof facts.local_size);
+  const char *name = p->fatbin->kernels[k].name;
+  struct aquila_fatbin *built = NULL;
+  char *log = NULL;
+  int ready = 0;
+  runtime_busy_begin();
+  pthread_mutex_lock(&p->codegen_lock);
+  if (p->per_device[i].loaded && p->per_device[i].specialized &&
+      aquila_compile_kernels_specialized(p->fatbin, device_code_target(p->devices[i]), &name, 1,
+                                         &facts, AQUILA_CODEGEN_CACHED_ONLY, &built,
+                                         &log) == AQUILA_COMPILE_OK) {
+    const char *why = install_specialized(p, i, k, built, v);
+    ready = !why;
+    if (why)
+      debug_log("kernel '%s': its cached version for work-groups of %u x %u x %u is not used (%s)",
+                name, local_size[0], local_size[1], local_size[2], why);
+    else
+      debug_log("kernel '%s': its version for work-groups of %u x %u x %u, from the kernel cache, "
+                "runs the launches of that size",
+                name, local_size[0], local_size[1], local_size[2]);
+  }
+  pthread_mutex_unlock(&p->codegen_lock);
+  runtime_busy_end();
+  aquila_fatbin_destroy(built);
+  free(log);
+  return ready;
 }
 
 cl_int program_make_kernel_code(cl_program p, const uint32_t *kernels, uint32_t num_kernels) {

@@ -270,6 +270,23 @@ struct loaded_code {
   hsa_code_object_reader_t reader;
 };
 
+/* A kernel's version for launches of one work-group size (specialize.c).
+ * local_size is written before state leaves SPECIALIZED_FREE, object
+ * before state becomes SPECIALIZED_READY. */
+enum specialized_state {
+  SPECIALIZED_FREE,   /* no size yet */
+  SPECIALIZED_QUEUED, /* asked for: its build is queued or under way (tiers.c) */
+  SPECIALIZED_READY,  /* object runs launches of that size */
+  SPECIALIZED_FAILED, /* no such version: launches of that size keep the usual code */
+};
+#define SPECIALIZED_PER_KERNEL 4
+struct specialized_version {
+  uint32_t local_size[3];
+  _Atomic uint32_t state;
+  atomic_uint reported; /* AQUILA_DEBUG: its first launch was told */
+  _Atomic uint64_t object;
+};
+
 struct program_device {
   cl_build_status status;
   char *log;
@@ -289,6 +306,10 @@ struct program_device {
    * their entry (struct _cl_kernel's upgrades); it lives as long as the
    * program. */
   _Atomic uint64_t *upgraded;
+  /* Per kernel of fatbin, SPECIALIZED_PER_KERNEL versions for work-group
+   * sizes its launches use (specialize.c); NULL without bitcode to build
+   * them from. Their code is loaded in on_demand. */
+  struct specialized_version *specialized;
   cl_program_binary_type binary_type;
 };
 
@@ -339,11 +360,36 @@ struct upgrade_build *program_upgrade_prepare(cl_program p, cl_uint i, const uin
 void upgrade_build_run(struct upgrade_build *b, int urgent);
 void program_upgrade_install(cl_program p, cl_uint i, struct upgrade_build *b);
 void upgrade_build_free(struct upgrade_build *b);
+/* The same steps for kernel k's version specialized to work-groups of
+ * local_size (v, its entry in p's table on device slot i). */
+struct upgrade_build *program_specialize_prepare(cl_program p, cl_uint i, uint32_t k,
+                                                 const uint32_t local_size[3]);
+void program_specialize_install(cl_program p, cl_uint i, struct upgrade_build *b,
+                                struct specialized_version *v);
+/* Kernel k's version for work-groups of local_size from the kernel cache,
+ * if it holds one: installed as v's object (1), else 0 with v untouched,
+ * or failed where the cached code could not be used. */
+int program_specialize_from_cache(cl_program p, cl_uint i, uint32_t k,
+                                  const uint32_t local_size[3], struct specialized_version *v);
+
+/* ---- specialized versions (specialize.c) ---- */
+/* A table of specialized versions for fb's kernels, or NULL (none wanted:
+ * AQUILA_SPECIALIZE=0, no bitcode, no memory). */
+struct specialized_version *specialize_table_create(const struct aquila_fatbin *fb);
+/* The kernel object a launch of k on device slot with work-groups of
+ * local runs: its version for that size once built, else generic (and the
+ * launch counts towards that version's build). */
+uint64_t specialize_kernel_object(cl_kernel k, cl_uint slot, const size_t local[3],
+                                  uint64_t generic);
 
 /* ---- tiers (tiers.c) ---- */
 /* Queues the upgrade of quick-tier kernels of p on device slot i for the
  * background worker. It holds no reference to p: p's unload drops it. */
 void tiers_queue_upgrade(cl_program p, cl_uint i, const uint32_t *kernels, uint32_t num_kernels);
+/* Queues the build of kernel k's specialized version v of p on device
+ * slot i, as a launched upgrade: it goes ahead when the devices idle, a
+ * while after it was asked for, or at once when they stay busy. */
+void tiers_queue_specialization(cl_program p, cl_uint i, uint32_t k, struct specialized_version *v);
 /* Drops p's queued upgrades, and one under way (waiting while it reads or
  * writes p): before a rebuild replaces p's code, and before p goes. */
 void tiers_forget_program(cl_program p);

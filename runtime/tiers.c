@@ -1,4 +1,5 @@
-/* Tiers: the background builds that replace quick-tier code. A kernel large
+/* Tiers: the background builds that replace quick-tier code, and those of
+ * kernels' versions for one work-group size (specialize.c). A kernel large
  * enough that its vector build is costly first gets scalar code only
  * (compiler/codegen/codegen.c decides by its size), so that its first launch does
  * not wait for the vectorizer; its whole version is then made here, on one
@@ -31,6 +32,9 @@ struct upgrade_job {
   /* When one of its kernels first and last launched its quick code; 0
    * before (under jobs_lock). */
   uint64_t first_launch_ns, last_launch_ns;
+  /* A version of kernels[0] for one work-group size, instead of the
+   * whole version of quick-tier kernels. */
+  struct specialized_version *specialized;
   struct upgrade_job *next;
 };
 
@@ -144,9 +148,12 @@ static struct upgrade_job *wait_for_next_job(int *urgent) {
     idle_for = 0;
     if (!jobs_head) continue;
     job = next_job();
-    uint64_t quick = job->last_launch_ns;
+    /* A version for a work-group size counts from when it was asked for:
+     * launches of that size come one after another, each short (a tiled
+     * SGEMM's, 25 ms), and would otherwise hold it back until they end. */
+    uint64_t quick = job->specialized ? job->first_launch_ns : job->last_launch_ns;
     /* Launched in this busy spell (or up to a poll before it began). */
-    if (quick && quick + 10 * 1000000ull >= busy_since &&
+    if (quick && (job->specialized || quick + 10 * 1000000ull >= busy_since) &&
         now - (quick > busy_since ? quick : busy_since) >= URGENT_MS * 1000000ull) {
       *urgent = 1;
       break;
@@ -181,14 +188,21 @@ static void done_touching_program(void) {
 
 static void run_job(struct upgrade_job *job, int urgent) {
   if (urgent)
-    debug_log("tiers: quick code keeps the devices busy: its vector version is built now, at "
-              "normal priority");
+    debug_log(job->specialized
+                  ? "tiers: launches keep the devices busy: the version for their work-group size "
+                    "is built now, at normal priority"
+                  : "tiers: quick code keeps the devices busy: its vector version is built now, at "
+                    "normal priority");
   pthread_mutex_lock(&jobs_lock);
   int go = may_touch_program();
   pthread_mutex_unlock(&jobs_lock);
   if (!go) return;
+  struct specialized_version *v = job->specialized;
   struct upgrade_build *b =
-      program_upgrade_prepare(job->program, job->slot, job->kernels, job->num_kernels);
+      v ? program_specialize_prepare(job->program, job->slot, job->kernels[0], v->local_size)
+        : program_upgrade_prepare(job->program, job->slot, job->kernels, job->num_kernels);
+  /* The program is still there (its unload waits for this step). */
+  if (!b && v) atomic_store(&v->state, SPECIALIZED_FAILED);
   done_touching_program();
   if (!b) return;
   upgrade_build_run(b, urgent);
@@ -196,7 +210,10 @@ static void run_job(struct upgrade_job *job, int urgent) {
   go = may_touch_program();
   pthread_mutex_unlock(&jobs_lock);
   if (go) {
-    program_upgrade_install(job->program, job->slot, b);
+    if (v)
+      program_specialize_install(job->program, job->slot, b, v);
+    else
+      program_upgrade_install(job->program, job->slot, b);
     running_installed = 1;
     done_touching_program();
   } else {
@@ -241,8 +258,8 @@ static int start_worker(void) {
   return worker_started;
 }
 
-void tiers_queue_upgrade(cl_program p, cl_uint slot, const uint32_t *kernels,
-                         uint32_t num_kernels) {
+static int queue_job(cl_program p, cl_uint slot, const uint32_t *kernels, uint32_t num_kernels,
+                     struct specialized_version *specialized) {
   struct upgrade_job *job = calloc(1, sizeof *job);
   uint32_t *copy = malloc((num_kernels ? num_kernels : 1) * sizeof *copy);
   const _Atomic uint64_t **entries = malloc((num_kernels ? num_kernels : 1) * sizeof *entries);
@@ -251,12 +268,15 @@ void tiers_queue_upgrade(cl_program p, cl_uint slot, const uint32_t *kernels,
     free(job);
     free(copy);
     free(entries);
-    return;
+    return -1;
   }
   memcpy(copy, kernels, num_kernels * sizeof *copy);
   for (uint32_t m = 0; m < num_kernels; m++)
-    entries[m] = &p->per_device[slot].upgraded[kernels[m]];
+    entries[m] = specialized ? &specialized->object : &p->per_device[slot].upgraded[kernels[m]];
   job->entries = entries;
+  job->specialized = specialized;
+  /* A version for a size is asked for by a launch of that size. */
+  if (specialized) job->first_launch_ns = job->last_launch_ns = now_ns();
   job->program = p;
   job->slot = slot;
   job->kernels = copy;
@@ -266,12 +286,24 @@ void tiers_queue_upgrade(cl_program p, cl_uint slot, const uint32_t *kernels,
     pthread_mutex_unlock(&jobs_lock);
     debug_log("tiers: no thread for background builds; quick-tier code stays");
     job_free(job);
-    return;
+    return -1;
   }
   *jobs_tail = job;
   jobs_tail = &job->next;
   pthread_cond_broadcast(&jobs_cond);
   pthread_mutex_unlock(&jobs_lock);
+  return 0;
+}
+
+void tiers_queue_upgrade(cl_program p, cl_uint slot, const uint32_t *kernels,
+                         uint32_t num_kernels) {
+  /* On failure the quick code stays: slower, still correct. */
+  queue_job(p, slot, kernels, num_kernels, NULL);
+}
+
+void tiers_queue_specialization(cl_program p, cl_uint slot, uint32_t k,
+                                struct specialized_version *v) {
+  if (queue_job(p, slot, &k, 1, v) != 0) atomic_store(&v->state, SPECIALIZED_FAILED);
 }
 
 void tiers_forget_program(cl_program p) {

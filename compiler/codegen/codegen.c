@@ -412,15 +412,15 @@ int codegen_cpu_code_object(const void *bitcode, size_t bitcode_size, const char
                             unsigned num_kernels, int only_these, const char *dir, void **code,
                             size_t *code_size, struct strbuf *log) {
   return codegen_cpu_code_object_tiered(bitcode, bitcode_size, target, opt_disable, kernels,
-                                        num_kernels, only_these, 0, NULL, dir, code, code_size,
-                                        log);
+                                        num_kernels, only_these, 0, NULL, NULL, dir, code,
+                                        code_size, log);
 }
 
 int codegen_cpu_code_object_tiered(const void *bitcode, size_t bitcode_size, const char *target,
                                    int opt_disable, struct aquila_fatbin_kernel *kernels,
                                    unsigned num_kernels, int only_these, int quick_if_large,
-                                   int *quick, const char *dir, void **code, size_t *code_size,
-                                   struct strbuf *log) {
+                                   const uint32_t *local_size, int *quick, const char *dir,
+                                   void **code, size_t *code_size, struct strbuf *log) {
   pthread_once(&llvm_once, init_llvm);
   double t_start = phase_ms(), t_parsed = 0, t_workgroup = 0, t_optimized = 0, t_emitted = 0;
   if (quick) *quick = 0;
@@ -476,7 +476,7 @@ int codegen_cpu_code_object_tiered(const void *bitcode, size_t bitcode_size, con
                         opt_disable   ? NULL
                         : scalar_only ? &scalar_vt
                                       : &vt,
-                        log))
+                        local_size, log))
     goto out;
   t_workgroup = phase_ms();
 

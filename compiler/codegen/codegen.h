@@ -3,6 +3,7 @@
 #define AQUILA_COMPILER_CODEGEN_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "aquila/fatbin.h"
 #include "frontend/options.h"
 #include "support/strbuf.h"
@@ -18,12 +19,14 @@ int codegen_cpu_code_object(const void *bitcode, size_t bitcode_size, const char
                             size_t *code_size, struct strbuf *log);
 /* The same, and with quick_if_large, kernels large enough that their
  * vector build is costly get scalar code only (*quick is then 1): the
- * quick tier, to be followed by a build without quick_if_large. */
+ * quick tier, to be followed by a build without quick_if_large. With
+ * local_size (x, y, z), the kernels' code is made for work-groups of that
+ * size only (workgroup_compile). */
 int codegen_cpu_code_object_tiered(const void *bitcode, size_t bitcode_size, const char *target,
                                    int opt_disable, struct aquila_fatbin_kernel *kernels,
                                    unsigned num_kernels, int only_these, int quick_if_large,
-                                   int *quick, const char *dir, void **code, size_t *code_size,
-                                   struct strbuf *log);
+                                   const uint32_t *local_size, int *quick, const char *dir,
+                                   void **code, size_t *code_size, struct strbuf *log);
 /* Checks portable bitcode for calls of functions that nobody defines, as
  * code generation would (the build's error, before any code is made), and
  * fills the kernels' argument layout. Returns 0, or -1 with one line per

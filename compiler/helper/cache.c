@@ -199,6 +199,16 @@ int cache_make_quick_kernels_key(const struct aquila_fatbin *fb, const char *tar
   return make_kernels_key("quick kernels", fb, target, names, num_names, key);
 }
 
+int cache_make_specialized_kernels_key(const struct aquila_fatbin *fb, const char *target,
+                                       const char *const *names, size_t num_names,
+                                       const struct aquila_launch_facts *facts,
+                                       struct cache_key *key) {
+  char tier[80];
+  snprintf(tier, sizeof tier, "kernels for work-groups of %u x %u x %u", facts->local_size[0],
+           facts->local_size[1], facts->local_size[2]);
+  return make_kernels_key(tier, fb, target, names, num_names, key);
+}
+
 int cache_make_key(const struct aquila_compile_input *in, struct cache_key *key) {
   if (!cache_enabled()) return -1;
   struct hasher h = start_key(1);

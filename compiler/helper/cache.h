@@ -24,6 +24,12 @@ int cache_make_kernels_key(const struct aquila_fatbin *fb, const char *target,
 int cache_make_quick_kernels_key(const struct aquila_fatbin *fb, const char *target,
                                  const char *const *names, size_t num_names,
                                  struct cache_key *key);
+/* The same kernels' version specialized to launches with facts
+ * (aquila_compile_kernels_specialized). */
+int cache_make_specialized_kernels_key(const struct aquila_fatbin *fb, const char *target,
+                                       const char *const *names, size_t num_names,
+                                       const struct aquila_launch_facts *facts,
+                                       struct cache_key *key);
 /* A valid cached fat binary, or NULL (missing, corrupt or truncated). */
 struct aquila_fatbin *cache_load(const struct cache_key *key);
 /* Stores fb; failures are silent (the cache is an optimization). */

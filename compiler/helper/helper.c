@@ -130,6 +130,13 @@ static void serve_kernels(struct wire *in, struct wire *out) {
   for (size_t i = 0; names && i < n; i++)
     names[i] = wire_get_str(in);
   unsigned flags = names ? (unsigned)wire_get_u64(in) : 0;
+  struct aquila_launch_facts facts = {{0, 0, 0}};
+  int has_facts = names && wire_get_u64(in) != 0;
+  for (int d = 0; has_facts && d < 3; d++) {
+    uint64_t size = wire_get_u64(in);
+    facts.local_size[d] = size >= 1 && size <= UINT16_MAX ? (uint32_t)size : 0;
+    if (!facts.local_size[d]) in->failed = 1;
+  }
   struct aquila_fatbin *fb = names ? get_fatbin(in) : NULL;
   if (!target || !names || !fb || in->failed) {
     reply(out, AQUILA_COMPILE_FAILED, "error: internal: malformed kernels request\n", NULL, 0);
@@ -138,7 +145,9 @@ static void serve_kernels(struct wire *in, struct wire *out) {
     char *log = NULL;
     int quick = 0;
     enum aquila_compile_status st =
-        aquila_compile_kernels(fb, target, names, n, flags, &built, &quick, &log);
+        has_facts ? aquila_compile_kernels_specialized(fb, target, names, n, &facts, flags, &built,
+                                                       &log)
+                  : aquila_compile_kernels(fb, target, names, n, flags, &built, &quick, &log);
     reply_fatbin(out, st, log, built);
     /* After the usual fields: whether this is the quick tier's code. */
     wire_put_u64(out, (uint64_t)quick);

@@ -387,14 +387,18 @@ enum aquila_compile_status aquila_link(const struct aquila_fatbin *const *inputs
   return call_for_fatbin(&req, out, log_out, 0, NULL);
 }
 
-enum aquila_compile_status aquila_compile_kernels(struct aquila_fatbin *fb, const char *target,
+/* aquila_compile_kernels, and with facts its specialized version. */
+static enum aquila_compile_status compile_kernels(struct aquila_fatbin *fb, const char *target,
                                                   const char *const *names, size_t num_names,
+                                                  const struct aquila_launch_facts *facts,
                                                   unsigned flags, struct aquila_fatbin **out,
                                                   int *quick, char **log_out) {
   *out = NULL;
   if (quick) *quick = 0;
+  if (facts) flags &= ~(unsigned)AQUILA_CODEGEN_QUICK_IF_LARGE;
   struct cache_key key;
-  if (cache_make_kernels_key(fb, target, names, num_names, &key) == 0) {
+  if ((facts ? cache_make_specialized_kernels_key(fb, target, names, num_names, facts, &key)
+             : cache_make_kernels_key(fb, target, names, num_names, &key)) == 0) {
     struct aquila_fatbin *cached = cache_load(&key);
     if (cached && aquila_fatbin_find_code(cached, target) &&
         fatbin_adopt_layout(fb, cached, 0) == 0) {
@@ -418,6 +422,10 @@ enum aquila_compile_status aquila_compile_kernels(struct aquila_fatbin *fb, cons
     }
     aquila_fatbin_destroy(cached);
   }
+  if (flags & AQUILA_CODEGEN_CACHED_ONLY) {
+    *log_out = strdup("the kernel cache does not hold that code\n");
+    return *log_out ? AQUILA_COMPILE_UNAVAILABLE : AQUILA_COMPILE_NO_MEMORY;
+  }
   struct wire req = {0};
   begin_request(&req, WIRE_KERNELS);
   wire_put_str(&req, target);
@@ -425,6 +433,10 @@ enum aquila_compile_status aquila_compile_kernels(struct aquila_fatbin *fb, cons
   for (size_t i = 0; i < num_names; i++)
     wire_put_str(&req, names[i]);
   wire_put_u64(&req, flags & AQUILA_CODEGEN_QUICK_IF_LARGE);
+  /* The launch facts: none, or the work-group size. */
+  wire_put_u64(&req, facts != NULL);
+  for (int d = 0; facts && d < 3; d++)
+    wire_put_u64(&req, facts->local_size[d]);
   put_fatbin(&req, fb);
   struct aquila_fatbin *built = NULL;
   uint64_t made_quick = 0;
@@ -444,6 +456,20 @@ enum aquila_compile_status aquila_compile_kernels(struct aquila_fatbin *fb, cons
   if (quick && st == AQUILA_COMPILE_OK) *quick = made_quick != 0;
   *out = built;
   return st;
+}
+
+enum aquila_compile_status aquila_compile_kernels(struct aquila_fatbin *fb, const char *target,
+                                                  const char *const *names, size_t num_names,
+                                                  unsigned flags, struct aquila_fatbin **out,
+                                                  int *quick, char **log_out) {
+  return compile_kernels(fb, target, names, num_names, NULL, flags, out, quick, log_out);
+}
+
+enum aquila_compile_status aquila_compile_kernels_specialized(
+    struct aquila_fatbin *fb, const char *target, const char *const *names, size_t num_names,
+    const struct aquila_launch_facts *facts, unsigned flags, struct aquila_fatbin **out,
+    char **log_out) {
+  return compile_kernels(fb, target, names, num_names, facts, flags, out, NULL, log_out);
 }
 
 enum aquila_compile_status aquila_compile_from_bitcode(struct aquila_fatbin *fb, const char *target,

@@ -309,7 +309,8 @@ static void bound_work_dim(struct wg_types *t, LLVMModuleRef m, struct kernel_bu
 }
 
 int workgroup_compile(LLVMModuleRef m, struct aquila_fatbin_kernel *kernels, unsigned num_kernels,
-                      const struct vectorize_target *vt, struct strbuf *log) {
+                      const struct vectorize_target *vt, const uint32_t *local_size,
+                      struct strbuf *log) {
   struct wg_types t;
   init_types(&t, m);
   unsigned n = 0;
@@ -337,6 +338,10 @@ int workgroup_compile(LLVMModuleRef m, struct aquila_fatbin_kernel *kernels, uns
       free(kb->meta->attributes);
       kb->meta->attributes = kernel_attributes(kb->meta);
     }
+    /* A specialized version: the launch's size stands for a required one
+     * in the code (and the kernel table), not in the metadata. */
+    if (local_size && !kb->reqd[0] && !kb->reqd[1] && !kb->reqd[2])
+      memcpy(kb->reqd, local_size, sizeof kb->reqd);
   }
   prepare_functions(m);
   mark_vector_variants(m);

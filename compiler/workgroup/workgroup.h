@@ -11,9 +11,13 @@
 /* Rewrites m in place. kernels[i] (from the front end, matched by name) get
  * their kernarg layout, attributes and local memory size filled in. With vt,
  * work-item functions are vectorized across work-items for that target
- * where they can be (vectorize.c). Returns 0, or -1 with the reason in log. */
+ * where they can be (vectorize/). With local_size, a kernel that declares
+ * no required work-group size is compiled as if it declared that one (a
+ * version for launches with that size only); its metadata (kernels[i])
+ * still says it requires none. Returns 0, or -1 with the reason in log. */
 int workgroup_compile(LLVMModuleRef m, struct aquila_fatbin_kernel *kernels, unsigned num_kernels,
-                      const struct vectorize_target *vt, struct strbuf *log);
+                      const struct vectorize_target *vt, const uint32_t *local_size,
+                      struct strbuf *log);
 
 /* The kernels' argument layout in the kernarg segment and their attributes,
  * as workgroup_compile fills them, without changing m: for a build whose

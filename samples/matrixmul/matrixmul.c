@@ -1,6 +1,8 @@
 /* MatrixMultiplication: C = A * B for square float matrices, tiled in local memory.
  *
- * Usage: matrixmul [common options]   (--size: matrix order, a multiple of 16; default 1024)
+ * Usage: matrixmul [common options] [--no-reqd]   (--size: matrix order, a multiple of 16;
+ * default 1024). --no-reqd builds the kernel without its reqd_work_group_size (the
+ * textbook tiled SGEMM as most programs write it, launched with the same 16x16 groups).
  * Each 16x16 work-group computes a 16x16 block of C, walking along K one tile at a time:
  * the group loads a tile of A and of B into local memory once and every work-item then
  * reads 16 values of each from there instead of from global memory. */
@@ -14,7 +16,11 @@
 
 static const char *kernel_source =
     "#define TILE 16\n"
+    "#ifdef NO_REQD\n"
+    "__kernel\n"
+    "#else\n"
     "__kernel __attribute__((reqd_work_group_size(TILE, TILE, 1)))\n"
+    "#endif\n"
     "void matrix_multiply(__global const float *a, __global const float *b,\n"
     "                     __global float *c, uint n) {\n"
     "  __local float ta[TILE][TILE], tb[TILE][TILE];\n"
@@ -32,8 +38,12 @@ static const char *kernel_source =
     "}\n";
 
 int main(int argc, char **argv) {
+  int no_reqd = 0;
+  const struct sample_extra_option extra[] = {
+      {"--no-reqd", SAMPLE_FLAG, &no_reqd, "build the kernel without reqd_work_group_size"},
+      {0}};
   struct sample_options opts;
-  sample_parse(argc, argv, "[options]", NULL, &opts);
+  sample_parse(argc, argv, "[options] [--no-reqd]", extra, &opts);
   size_t n = opts.size ? opts.size : 1024;
   if (n % TILE) {
     fprintf(stderr, "matrixmul: --size must be a multiple of %d\n", TILE);
@@ -43,7 +53,8 @@ int main(int argc, char **argv) {
   struct sample_cl cl;
   sample_init(&opts, &cl);
   struct sample_result result = {.name = "MatrixMultiplication", .rate_unit = "GFLOP/s"};
-  cl_program program = sample_build(&opts, &cl, kernel_source, "", &result.build_ms);
+  cl_program program =
+      sample_build(&opts, &cl, kernel_source, no_reqd ? "-DNO_REQD" : "", &result.build_ms);
   cl_kernel kernel = sample_kernel(program, "matrix_multiply");
 
   size_t bytes = n * n * sizeof(float);

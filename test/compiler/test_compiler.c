@@ -2078,18 +2078,165 @@ static void grid_stride_loops_stay_affine(void) {
   clReleaseProgram(p);
 }
 
+/* Versions for the work-group sizes launches use (runtime/specialize.c),
+ * in a child process with AQUILA_DEBUG on: a kernel without
+ * reqd_work_group_size whose result depends on its work-group size (a
+ * tile in __local memory, a barrier, loops over the size) is launched
+ * with 8 x 8 and 16 x 4 groups in turn; each size gets its own version,
+ * built in the background, and every launch's result is right whichever
+ * code ran it. A second run takes both versions from the kernel cache at
+ * their sizes' first launches. */
+static const char *specialize_source =
+    "__kernel void tiled(__global const float *a, __global float *out, __local float *tile) {\n"
+    "  size_t lx = get_local_id(0), ly = get_local_id(1);\n"
+    "  size_t w = get_local_size(0), h = get_local_size(1);\n"
+    "  size_t gx = get_global_id(0), gy = get_global_id(1), n = get_global_size(0);\n"
+    "  tile[ly * w + lx] = a[gy * n + gx];\n"
+    "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "  float s = 0.0f;\n"
+    "  for (size_t i = 0; i < w; i++) s += tile[ly * w + (w - 1 - i)] * (float)(i + 1);\n"
+    "  for (size_t j = 0; j < h; j++) s += tile[j * w + lx];\n"
+    "  out[gy * n + gx] = s;\n"
+    "}\n";
+
+/* One launch of tiled on an n x n grid in groups of w x h; 1 when every
+ * element is right. */
+static int run_tiled(cl_kernel k, cl_mem a, cl_mem out, const float *host_a, size_t n, size_t w,
+                     size_t h) {
+  size_t global[2] = {n, n}, local[2] = {w, h};
+  clSetKernelArg(k, 0, sizeof a, &a);
+  clSetKernelArg(k, 1, sizeof out, &out);
+  clSetKernelArg(k, 2, w * h * sizeof(float), NULL);
+  float *got = malloc(n * n * sizeof(float));
+  cl_int err = got ? clEnqueueNDRangeKernel(queue, k, 2, NULL, global, local, 0, NULL, NULL)
+                   : CL_OUT_OF_HOST_MEMORY;
+  if (err == CL_SUCCESS)
+    err = clEnqueueReadBuffer(queue, out, CL_TRUE, 0, n * n * sizeof(float), got, 0, NULL, NULL);
+  int ok = err == CL_SUCCESS;
+  for (size_t y = 0; y < n && ok; y++)
+    for (size_t x = 0; x < n && ok; x++) {
+      size_t x0 = x / w * w, y0 = y / h * h, lx = x - x0, ly = y - y0;
+      float s = 0.0f;
+      for (size_t i = 0; i < w; i++)
+        s += host_a[y * n + x0 + (w - 1 - i)] * (float)(i + 1);
+      for (size_t j = 0; j < h; j++)
+        s += host_a[(y0 + j) * n + x0 + lx];
+      (void)ly;
+      if (fabsf(got[y * n + x] - s) > 1e-4f * fabsf(s) + 1e-4f) {
+        printf("  %zu x %zu groups: element (%zu, %zu) is %g, expected %g\n", w, h, x, y,
+               got[y * n + x], s);
+        ok = 0;
+      }
+    }
+  free(got);
+  return ok;
+}
+
+static int specialize_child(void) {
+  enum { N = 64 };
+  cl_int err;
+  cl_program p = build_source(specialize_source, "", &err);
+  cl_kernel k = p && err == CL_SUCCESS ? clCreateKernel(p, "tiled", &err) : NULL;
+  float host_a[N * N];
+  for (int i = 0; i < N * N; i++)
+    host_a[i] = (float)((i * 7) % 13) - 6.0f;
+  cl_mem a = clCreateBuffer(context, CL_MEM_COPY_HOST_PTR, sizeof host_a, host_a, &err);
+  cl_mem out = clCreateBuffer(context, CL_MEM_WRITE_ONLY, sizeof host_a, NULL, &err);
+  if (!k || !a || !out) return 0;
+  size_t entries = count_cache_entries();
+  int ok = 1, both_built = 0, second_run = getenv("TEST_SPECIALIZE_SECOND_RUN") != NULL;
+  /* Both versions are in the cache a moment before they are in place:
+   * launches go on for a while after, so that they run. Bounded: 15 s. */
+  for (int i = 0; i < 500 && ok && both_built < 20; i++) {
+    ok = run_tiled(k, a, out, host_a, N, 8, 8) && run_tiled(k, a, out, host_a, N, 16, 4);
+    if (second_run || count_cache_entries() >= entries + 2) both_built++;
+    usleep(30000);
+  }
+  if (both_built < 20) printf("  no versions for both sizes within 15 s\n");
+  clReleaseMemObject(a);
+  clReleaseMemObject(out);
+  clReleaseKernel(k);
+  clReleaseProgram(p);
+  return ok && both_built == 20;
+}
+
+/* Runs the specialize child with the kernel cache dir and env (a few
+ * launches only with TEST_SPECIALIZE_SECOND_RUN in it); returns what it
+ * wrote to standard error. */
+static char *run_specialize_child(const char *dir, int run, const char *env) {
+  char log_path[340], cmd[1400];
+  snprintf(log_path, sizeof log_path, "%s-stderr-%d.txt", dir, run);
+  snprintf(cmd, sizeof cmd,
+           "AQUILA_DEBUG=1 AQUILA_CACHE_DIR=%s %s %s/test/compiler/test_compiler "
+           "--specialize-child 2>%s",
+           dir, env, build_dir, log_path);
+  CHECK_EQ_INT(system(cmd), 0);
+  size_t size = 0;
+  char *text = (char *)read_whole(log_path, &size);
+  CHECK(text != NULL);
+  return text;
+}
+
+static void versions_for_the_launched_work_group_sizes(void) {
+  char dir[300];
+  snprintf(dir, sizeof dir, "%s/specialize", cache_dir);
+  mkdir(dir, 0700);
+  char *text = run_specialize_child(dir, 0, "");
+  if (!text) return;
+  const char *asked = strstr(text, "with work-groups of 8 x 8 x 1: a version for that size is "
+                                   "built in the background");
+  const char *made_8 = strstr(text, "its version for work-groups of 8 x 8 x 1, made in");
+  const char *made_16 = strstr(text, "its version for work-groups of 16 x 4 x 1, made in");
+  const char *ran_8 = strstr(text, "kernel 'tiled': launched with its version for work-groups "
+                                   "of 8 x 8 x 1");
+  const char *ran_16 = strstr(text, "kernel 'tiled': launched with its version for work-groups "
+                                    "of 16 x 4 x 1");
+  CHECK(asked && made_8 && made_16 && ran_8 && ran_16);
+  CHECK(asked < made_8 && made_8 < ran_8 && made_16 < ran_16);
+  if (!(asked && made_8 && made_16 && ran_8 && ran_16)) printf("  child's stderr:\n%s\n", text);
+  free(text);
+  text = run_specialize_child(dir, 1, "TEST_SPECIALIZE_SECOND_RUN=1");
+  if (!text) return;
+  const char *cached_8 = strstr(text, "its version for work-groups of 8 x 8 x 1, from the kernel "
+                                      "cache");
+  const char *cached_16 = strstr(text, "its version for work-groups of 16 x 4 x 1, from the "
+                                       "kernel cache");
+  CHECK(cached_8 && cached_16 && !strstr(text, "a version for that size is built"));
+  if (!(cached_8 && cached_16)) printf("  second run's stderr:\n%s\n", text);
+  free(text);
+}
+
+/* AQUILA_SPECIALIZE=now (the conformance suites' mode): a size's first
+ * launch waits for its version and runs it; every result is right. */
+static void versions_made_at_the_first_launch_with_now(void) {
+  char dir[300];
+  snprintf(dir, sizeof dir, "%s/specialize-now", cache_dir);
+  mkdir(dir, 0700);
+  char *text =
+      run_specialize_child(dir, 0, "AQUILA_SPECIALIZE=now TEST_SPECIALIZE_SECOND_RUN=1");
+  if (!text) return;
+  const char *made_8 = strstr(text, "its version for work-groups of 8 x 8 x 1, made in");
+  const char *ran_8 = strstr(text, "launched with its version for work-groups of 8 x 8 x 1");
+  const char *ran_16 = strstr(text, "launched with its version for work-groups of 16 x 4 x 1");
+  CHECK(made_8 && ran_8 && ran_16 && made_8 < ran_8 &&
+        !strstr(text, "a version for that size is built"));
+  if (!(made_8 && ran_8 && ran_16)) printf("  child's stderr:\n%s\n", text);
+  free(text);
+}
+
 int main(int argc, char **argv) {
   build_dir = getenv("BUILD") ? getenv("BUILD") : "build";
   if (argc > 1 &&
       (!strcmp(argv[1], "--tiers-child") || !strcmp(argv[1], "--long-launch-child") ||
        !strcmp(argv[1], "--unlaunched-child") || !strcmp(argv[1], "--prefetch-child") ||
-       !strcmp(argv[1], "--short-run-child"))) {
+       !strcmp(argv[1], "--short-run-child") || !strcmp(argv[1], "--specialize-child"))) {
     snprintf(cache_dir, sizeof cache_dir, "%s", getenv("AQUILA_CACHE_DIR"));
     api_setup();
     int ok = !strcmp(argv[1], "--tiers-child")         ? tiers_child()
              : !strcmp(argv[1], "--long-launch-child") ? long_launch_child()
              : !strcmp(argv[1], "--prefetch-child")    ? prefetch_child()
              : !strcmp(argv[1], "--short-run-child")   ? short_run_child()
+             : !strcmp(argv[1], "--specialize-child")  ? specialize_child()
                                                        : unlaunched_child();
     api_teardown();
     return ok ? 0 : 1;
@@ -2118,6 +2265,8 @@ int main(int argc, char **argv) {
   RUN(code_made_when_the_kernel_is_created);
   RUN(quick_tier_first_then_the_vector_version);
   RUN(quick_code_is_cached_for_the_next_run);
+  RUN(versions_for_the_launched_work_group_sizes);
+  RUN(versions_made_at_the_first_launch_with_now);
   RUN(long_first_launch_switches_to_the_vector_version);
   RUN(unlaunched_kernels_wait_for_idle_devices);
   RUN(rebuild_and_release_with_background_builds_pending);

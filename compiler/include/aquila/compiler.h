@@ -8,6 +8,7 @@
 #define AQUILA_COMPILER_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "aquila/fatbin.h"
 
 enum aquila_compile_status {
@@ -63,6 +64,9 @@ enum {
   /* A build nobody waits for: it runs in compiler processes of their own,
    * at a lower scheduling priority than the application. */
   AQUILA_CODEGEN_BACKGROUND = 1u << 1,
+  /* Only what the kernel cache holds: AQUILA_COMPILE_UNAVAILABLE (no
+   * compiler is asked) when it does not hold the code. */
+  AQUILA_CODEGEN_CACHED_ONLY = 1u << 2,
 };
 
 /* Machine code for some kernels of an executable fat binary, from its
@@ -76,6 +80,24 @@ enum aquila_compile_status aquila_compile_kernels(struct aquila_fatbin *fb, cons
                                                   const char *const *names, size_t num_names,
                                                   unsigned flags, struct aquila_fatbin **out,
                                                   int *quick, char **log);
+
+/* What launches fix that a kernel's code may be made for. */
+struct aquila_launch_facts {
+  /* Every work-group of those launches has this size (work-items along x,
+   * y and z): the code is made as if the kernel declared
+   * reqd_work_group_size with it, and is wrong for any other size. */
+  uint32_t local_size[3];
+};
+
+/* aquila_compile_kernels for launches with those facts only: a specialized
+ * version of kernels that declare no required work-group size (one that
+ * does gets AQUILA_COMPILE_FAILED). No quick tier; served from and kept in
+ * the kernel cache under a key that holds the facts. The layout (kernarg,
+ * local memory) is the kernels' usual one. */
+enum aquila_compile_status aquila_compile_kernels_specialized(
+    struct aquila_fatbin *fb, const char *target, const char *const *names, size_t num_names,
+    const struct aquila_launch_facts *facts, unsigned flags, struct aquila_fatbin **out,
+    char **log);
 
 /* Turns a fat binary's portable bitcode into a code object for target and adds
  * it to fb. */
