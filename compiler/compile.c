@@ -506,7 +506,8 @@ static enum aquila_compile_status compile_kernels(struct aquila_fatbin *fb, cons
       (facts ? cache_make_specialized_kernels_key(fb, target, names, num_names, facts, &key)
              : cache_make_kernels_key(fb, target, names, num_names, &key)) == 0;
   if (cacheable && (built = cache_load(&key)) != NULL) {
-    if (aquila_fatbin_find_code(built, target) && fatbin_adopt_layout(fb, built, 0) == 0) {
+    if (aquila_fatbin_find_code(built, target) &&
+        (facts || fatbin_adopt_layout(fb, built, 0) == 0)) {
       *out = built;
       built = NULL;
       status = AQUILA_COMPILE_OK;
@@ -553,7 +554,8 @@ static enum aquila_compile_status compile_kernels(struct aquila_fatbin *fb, cons
           (flags & AQUILA_CODEGEN_QUICK_IF_LARGE) != 0, facts ? facts->local_size : NULL,
           &made_quick, dir, &code, &code_size, &log))
     goto out;
-  if (aquila_fatbin_add_code(built, target, code, code_size) || fatbin_adopt_layout(fb, built, 0)) {
+  if (aquila_fatbin_add_code(built, target, code, code_size) ||
+      (!facts && fatbin_adopt_layout(fb, built, 0))) {
     status = AQUILA_COMPILE_NO_MEMORY;
     goto out;
   }

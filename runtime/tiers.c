@@ -86,9 +86,14 @@ static void job_free(struct upgrade_job *job) {
 #define IDLE_WAIT_MS 2000
 #define URGENT_MS 100
 
+static int start_worker(void);
+
 void tiers_quick_code_launched(const _Atomic uint64_t *entry) {
   uint64_t now = now_ns();
   pthread_mutex_lock(&jobs_lock);
+  /* In a forked child, the first launch starts the worker for the builds
+   * it inherited (tiers_fork). */
+  if (jobs_head && !worker_started) start_worker();
   for (struct upgrade_job *job = jobs_head; job; job = job->next)
     for (uint32_t m = 0; m < job->num_kernels; m++)
       if (job->entries[m] == entry) {
@@ -334,9 +339,11 @@ void tiers_forget_program(cl_program p) {
   }
 }
 
-/* The worker is not in a child: builds still queued stay queued, for a
- * worker started here, and the one under way is queued again at their head
- * (the fork waited for its steps that touch the program: busy sections).
+/* The worker is not in a child: builds still queued stay queued, and the
+ * one under way is queued again at their head (the fork waited for its
+ * steps that touch the program: busy sections), for a worker the child's
+ * next launch or build starts: not here, as a child that only calls exec
+ * (or a sanitizer) has no use for a thread started between fork and exec.
  * What that build had allocated on the parent's worker thread (its request
  * to the compiler process, the copy it built from, about 12 KB) stays
  * unreachable in the child. */
@@ -361,5 +368,4 @@ void tiers_fork(enum runtime_fork_phase phase) {
   running_touches_program = 0;
   running_dropped = 0;
   worker_started = 0;
-  if (jobs_head) start_worker();
 }

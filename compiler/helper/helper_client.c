@@ -401,7 +401,7 @@ static enum aquila_compile_status compile_kernels(struct aquila_fatbin *fb, cons
              : cache_make_kernels_key(fb, target, names, num_names, &key)) == 0) {
     struct aquila_fatbin *cached = cache_load(&key);
     if (cached && aquila_fatbin_find_code(cached, target) &&
-        fatbin_adopt_layout(fb, cached, 0) == 0) {
+        (facts || fatbin_adopt_layout(fb, cached, 0) == 0)) {
       *out = cached;
       *log_out = strdup("");
       return *log_out ? AQUILA_COMPILE_OK : AQUILA_COMPILE_NO_MEMORY;
@@ -442,8 +442,8 @@ static enum aquila_compile_status compile_kernels(struct aquila_fatbin *fb, cons
   uint64_t made_quick = 0;
   enum aquila_compile_status st =
       call_for_fatbin(&req, &built, log_out, (flags & AQUILA_CODEGEN_BACKGROUND) != 0, &made_quick);
-  if (st == AQUILA_COMPILE_OK &&
-      (!aquila_fatbin_find_code(built, target) || fatbin_adopt_layout(fb, built, 0) != 0)) {
+  if (st == AQUILA_COMPILE_OK && (!aquila_fatbin_find_code(built, target) ||
+                                  (!facts && fatbin_adopt_layout(fb, built, 0) != 0))) {
     st = AQUILA_COMPILE_FAILED;
     struct strbuf log = {0};
     strbuf_append(&log, *log_out);

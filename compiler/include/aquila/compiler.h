@@ -93,7 +93,8 @@ struct aquila_launch_facts {
  * version of kernels that declare no required work-group size (one that
  * does gets AQUILA_COMPILE_FAILED). No quick tier; served from and kept in
  * the kernel cache under a key that holds the facts. The layout (kernarg,
- * local memory) is the kernels' usual one. */
+ * local memory) is the kernels' usual one, and fb is left as it is (its
+ * kernels' layout is known already: launches may read it meanwhile). */
 enum aquila_compile_status aquila_compile_kernels_specialized(
     struct aquila_fatbin *fb, const char *target, const char *const *names, size_t num_names,
     const struct aquila_launch_facts *facts, unsigned flags, struct aquila_fatbin **out,
