@@ -373,6 +373,13 @@ static void local_overrun_past_the_segment_fails_the_command(void) {
                        "  barrier(CLK_LOCAL_MEM_FENCE);\n"
                        "  out[get_global_id(0)] = t[l];\n"
                        "}\n";
+#ifdef __SANITIZE_THREAD__
+  /* ThreadSanitizer kills a process whose SIGSEGV handler leaves by
+   * siglongjmp (see test_misuse's kernel_fault_fails_its_command): these
+   * overruns' faults are trapped that way. Checked in the plain and ASan
+   * builds. */
+  return;
+#endif
   cl_int err;
   cl_program p = build_program(source, "", &err);
   REQUIRE(p && err == CL_SUCCESS);
