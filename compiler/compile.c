@@ -24,6 +24,7 @@
 #include "codegen/codegen.h"
 #include "frontend/frontend.h"
 #include "frontend/options.h"
+#include "frontend/spirv.h"
 #include "support/spawn.h"
 #include "support/strbuf.h"
 #include "support/util.h"
@@ -42,9 +43,12 @@ static const char *const common_args[] = {
     "-finclude-default-header",
     "-Xclang",
     "-ffake-address-space-map",
+    /* Builtins' names as SPIR's (builtins.mk): SPIR-V's calls find them. */
+    "-Xclang",
+    "-faddress-space-map-mangling=yes",
     "-Xclang",
     "-cl-ext=-cl_khr_fp16",
-    "-D__OPENCL_VERSION__=120",
+    "-D__OPENCL_VERSION__=300", /* the device's version (runtime/features.c) */
     "-D__IMAGE_SUPPORT__=1",
     "-Wno-unused-command-line-argument",
     "-Wno-psabi",
@@ -283,9 +287,22 @@ enum aquila_compile_status aquila_compile(const struct aquila_compile_input *in,
   struct frontend_result fr = {0};
   struct aquila_fatbin *fb = NULL;
   const char **args = NULL;
+  double t_start = phase_ms(), t_bitcode = 0, parse_ms = 0;
   if (!dir) {
     strbuf_printf(&log, "error: cannot create a scratch directory: %s\n", strerror(errno));
     goto out;
+  }
+  if (in->il) {
+    /* SPIR-V: the translator and spirv.c stand for clang and libclang. */
+    if (in->num_headers || (in->num_targets && !(in->num_targets == 1 &&
+                                                 codegen_supports_target(in->targets[0])))) {
+      strbuf_append(&log, "error: a SPIR-V program is built for this CPU's targets only, "
+                          "without headers\n");
+      goto out;
+    }
+    if (spirv_to_bitcode(in, dir, &bitcode, &bitcode_size, &fr, &log)) goto out;
+    t_bitcode = phase_ms();
+    goto have_bitcode;
   }
   src_path = path_in(dir, "input.cl");
   bc_path = path_in(dir, "program.bc");
@@ -316,7 +333,6 @@ enum aquila_compile_status aquila_compile(const struct aquila_compile_input *in,
   int nargs = 0;
   char std_arg[32];
   args = frontend_args(&opts, dir, std_arg, &nargs);
-  double t_start = phase_ms();
   /* libclang's parse (diagnostics, kernel metadata) and clang's bitcode
    * generation read the same source: they run side by side, the parse on
    * a thread of its own (a 100 KB kernel: 75 ms and 150 ms, one after the
@@ -340,7 +356,8 @@ enum aquila_compile_status aquila_compile(const struct aquila_compile_input *in,
                ? emit_bitcode(args, nargs, lib_path, bc_path, src_path, &diagnostics)
                : EMIT_FAILED;
   if (parallel) pthread_join(parse_thread, NULL);
-  double t_bitcode = phase_ms();
+  t_bitcode = phase_ms();
+  parse_ms = parse.ms;
   strbuf_append(&log, parse.log.data ? parse.log.data : "");
   strbuf_free(&parse.log);
   if (parse.parsed == FRONTEND_CRASHED)
@@ -373,6 +390,7 @@ enum aquila_compile_status aquila_compile(const struct aquila_compile_input *in,
     goto out;
   }
 
+have_bitcode:
   fb = aquila_fatbin_create(AQUILA_FATBIN_EXECUTABLE);
   if (!fb) {
     status = AQUILA_COMPILE_NO_MEMORY;
@@ -447,7 +465,7 @@ enum aquila_compile_status aquila_compile(const struct aquila_compile_input *in,
                   "aquila: build: parse and diagnostics (libclang) %.1f ms, beside it bitcode with "
                   "the builtin library (clang), %.1f for both, then checks, layout and code "
                   "%.1f\n",
-                  parse.ms, t_bitcode - t_start, phase_ms() - t_bitcode);
+                  parse_ms, t_bitcode - t_start, phase_ms() - t_bitcode);
   *out = fb;
   fb = NULL;
   status = AQUILA_COMPILE_OK;

@@ -135,6 +135,8 @@ struct extension_function {
 
 static const struct extension_function extension_functions[] = {
     {"clIcdGetPlatformIDsKHR", (void *)clIcdGetPlatformIDsKHR},
+    /* cl_khr_il_program: the same call as the core one. */
+    {"clCreateProgramWithILKHR", (void *)clCreateProgramWithIL},
 };
 
 AQUILA_API void *clGetExtensionFunctionAddress(const char *func_name) {

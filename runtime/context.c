@@ -1,5 +1,6 @@
 /* Contexts: a set of devices that share memory objects, programs and
  * events. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,7 +49,28 @@ static cl_int copy_properties(const cl_context_properties *props, cl_context c) 
   return CL_SUCCESS;
 }
 
+struct context_destructor {
+  void(CL_CALLBACK *fn)(cl_context, void *);
+  void *user_data;
+  struct context_destructor *next;
+};
+
+/* Registrations are rare; one lock for every context's list. */
+static pthread_mutex_t destructors_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static void context_free(cl_context c) {
+  /* Newest first, as the specification orders them, while the context's
+   * handle is still what the application registered them with. */
+  pthread_mutex_lock(&destructors_lock);
+  struct context_destructor *list = c->destructors;
+  c->destructors = NULL;
+  pthread_mutex_unlock(&destructors_lock);
+  while (list) {
+    struct context_destructor *next = list->next;
+    list->fn(c, list->user_data);
+    free(list);
+    list = next;
+  }
   for (cl_uint i = 0; i < c->num_devices; i++)
     device_release_internal(c->devices[i]);
   free(c->devices);
@@ -142,6 +164,22 @@ AQUILA_API cl_int clRetainContext(cl_context context) {
 AQUILA_API cl_int clReleaseContext(cl_context context) {
   if (!object_is(context, OBJECT_CONTEXT)) return CL_INVALID_CONTEXT;
   if (object_release(&context->header)) context_free(context);
+  return CL_SUCCESS;
+}
+
+AQUILA_API cl_int clSetContextDestructorCallback(cl_context context,
+                                                 void(CL_CALLBACK *pfn_notify)(cl_context, void *),
+                                                 void *user_data) {
+  if (!object_is(context, OBJECT_CONTEXT)) return CL_INVALID_CONTEXT;
+  if (!pfn_notify) return CL_INVALID_VALUE;
+  struct context_destructor *d = malloc(sizeof *d);
+  if (!d) return CL_OUT_OF_HOST_MEMORY;
+  d->fn = pfn_notify;
+  d->user_data = user_data;
+  pthread_mutex_lock(&destructors_lock);
+  d->next = context->destructors;
+  context->destructors = d;
+  pthread_mutex_unlock(&destructors_lock);
   return CL_SUCCESS;
 }
 

@@ -15,12 +15,6 @@
 #include "aquila/compiler.h"
 #include "runtime.h"
 
-#define DEVICE_EXTENSIONS                                                                          \
-  "cl_khr_icd cl_khr_fp64 cl_khr_byte_addressable_store "                                          \
-  "cl_khr_global_int32_base_atomics cl_khr_global_int32_extended_atomics "                         \
-  "cl_khr_local_int32_base_atomics cl_khr_local_int32_extended_atomics "                           \
-  "cl_khr_int64_base_atomics cl_khr_int64_extended_atomics cl_khr_3d_image_writes"
-
 int device_is_valid(cl_device_id d) {
   for (cl_uint i = 0; i < aquila_num_devices; i++)
     if (d == &aquila_devices[i]) return 1;
@@ -311,6 +305,9 @@ AQUILA_API cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_name
     return err;
   /* Everything else a sub-device answers as its root device does. */
   cl_device_id d = device_root(device);
+  if (features_device_info(d, param_name, param_value_size, param_value, param_value_size_ret,
+                           &err))
+    return err;
   switch (param_name) {
   case CL_DEVICE_TYPE:
     INFO_VALUE(cl_device_type, CL_DEVICE_TYPE_CPU);
@@ -459,11 +456,13 @@ AQUILA_API cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_name
   case CL_DEVICE_PROFILE:
     INFO_STRING("FULL_PROFILE");
   case CL_DEVICE_VERSION:
-    INFO_STRING("OpenCL 1.2 Aquila " AQUILA_VERSION);
+    INFO_STRING("OpenCL 3.0 Aquila " AQUILA_VERSION);
   case CL_DEVICE_OPENCL_C_VERSION:
+    /* The newest version whose every optional feature this compiler has:
+     * OpenCL C 3.0 is in CL_DEVICE_OPENCL_C_ALL_VERSIONS (features.c). */
     INFO_STRING("OpenCL C 1.2 ");
   case CL_DEVICE_EXTENSIONS:
-    INFO_STRING(DEVICE_EXTENSIONS);
+    INFO_STRING(features_device_extensions());
   case CL_DEVICE_BUILT_IN_KERNELS:
     INFO_STRING("");
   case CL_DEVICE_PRINTF_BUFFER_SIZE:

@@ -509,6 +509,15 @@ static cl_int enqueue_sync(cl_command_queue q, cl_command_type type, cl_uint num
   return finish_enqueue(ev, num_wait, wait_list, CL_FALSE, event);
 }
 
+static cl_int enqueue_empty_range(cl_command_queue q, cl_uint num_wait, const cl_event *wait_list,
+                                  cl_event *event) {
+  cl_int err = check_wait_list(q, num_wait, wait_list);
+  if (err) return err;
+  cl_event ev = event_create_command(q, CL_COMMAND_NDRANGE_KERNEL, COMMAND_NONE);
+  if (!ev) return CL_OUT_OF_HOST_MEMORY;
+  return finish_enqueue(ev, num_wait, wait_list, CL_FALSE, event);
+}
+
 AQUILA_API cl_int clEnqueueMarkerWithWaitList(cl_command_queue q, cl_uint num_wait,
                                               const cl_event *wait_list, cl_event *event) {
   return enqueue_sync(q, CL_COMMAND_MARKER, num_wait, wait_list, event);
@@ -597,10 +606,14 @@ AQUILA_API cl_int clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel kernel, c
   pthread_mutex_unlock(&kernel->args_lock);
   if (args_err) return args_err;
   if (work_dim < 1 || work_dim > 3) return CL_INVALID_WORK_DIMENSION;
-  if (!global_work_size) return CL_INVALID_GLOBAL_WORK_SIZE;
+  /* OpenCL 2.1 and later: a range without work-items (no global size, or a
+   * 0 in it) is a kernel command that completes once its wait list has. */
+  int empty = !global_work_size;
+  for (cl_uint d = 0; !empty && d < work_dim; d++)
+    empty = global_work_size[d] == 0;
+  if (empty) return enqueue_empty_range(q, num_wait, wait_list, event);
   for (cl_uint d = 0; d < work_dim; d++)
-    if (global_work_size[d] == 0 || global_work_size[d] > UINT32_MAX)
-      return CL_INVALID_GLOBAL_WORK_SIZE;
+    if (global_work_size[d] > UINT32_MAX) return CL_INVALID_GLOBAL_WORK_SIZE;
   if (global_work_offset)
     for (cl_uint d = 0; d < work_dim; d++)
       if (global_work_size[d] + global_work_offset[d] < global_work_size[d])

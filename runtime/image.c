@@ -422,7 +422,9 @@ static cl_int check_desc(cl_context c, const cl_image_desc *d, size_t elem, cons
     if (__builtin_mul_overflow(d->image_width, elem, &bytes) || bytes > b->size)
       return CL_INVALID_IMAGE_DESCRIPTOR;
   } else if (d->buffer) {
-    return CL_INVALID_IMAGE_DESCRIPTOR;
+    /* A 2D image over a buffer (cl_khr_image2d_from_buffer, optional in 3.0)
+     * is not supported: CL_DEVICE_IMAGE_PITCH_ALIGNMENT is 0. */
+    return t == CL_MEM_OBJECT_IMAGE2D ? CL_INVALID_OPERATION : CL_INVALID_IMAGE_DESCRIPTOR;
   }
   /* A 1D buffer image has no host pointer of its own but a buffer whose
    * pitch programs pass along (as the CTS does); it only has to fit. */
@@ -695,6 +697,25 @@ void image_destroy(cl_mem m) {
   m->remote_images = NULL;
 }
 
+AQUILA_API cl_mem clCreateImageWithProperties(cl_context context,
+                                              const cl_mem_properties *properties,
+                                              cl_mem_flags flags, const cl_image_format *format,
+                                              const cl_image_desc *desc, void *host_ptr,
+                                              cl_int *errcode_ret) {
+  if (!object_is(context, OBJECT_CONTEXT)) {
+    if (errcode_ret) *errcode_ret = CL_INVALID_CONTEXT;
+    return NULL;
+  }
+  cl_int err = memory_properties_check(properties);
+  if (err != CL_SUCCESS) {
+    if (errcode_ret) *errcode_ret = err;
+    return NULL;
+  }
+  cl_mem m = clCreateImage(context, flags, format, desc, host_ptr, errcode_ret);
+  if (m) m->has_properties = properties != NULL;
+  return m;
+}
+
 AQUILA_API cl_mem clCreateImage(cl_context context, cl_mem_flags flags,
                                 const cl_image_format *image_format,
                                 const cl_image_desc *image_desc, void *host_ptr,
@@ -730,11 +751,16 @@ AQUILA_API cl_int clGetSupportedImageFormats(cl_context context, cl_mem_flags fl
                                              cl_image_format *image_formats,
                                              cl_uint *num_image_formats) {
   if (!object_is(context, OBJECT_CONTEXT)) return CL_INVALID_CONTEXT;
-  if (mem_check_flags(flags) != CL_SUCCESS) return CL_INVALID_VALUE;
+  /* CL_MEM_KERNEL_READ_AND_WRITE (2.0) asks for formats a kernel may read
+   * and write: there are none, read-write images being an optional
+   * feature these devices do not have (runtime/features.c). */
+  int read_and_write = (flags & CL_MEM_KERNEL_READ_AND_WRITE) != 0;
+  if (mem_check_flags(flags & ~(cl_mem_flags)CL_MEM_KERNEL_READ_AND_WRITE) != CL_SUCCESS)
+    return CL_INVALID_VALUE;
   int geometry = hsa_geometry_of(image_type);
   if (geometry < 0 || (num_entries == 0 && image_formats)) return CL_INVALID_VALUE;
   cl_uint n = 0;
-  for (size_t o = 0; o < sizeof all_orders / sizeof all_orders[0]; o++)
+  for (size_t o = 0; !read_and_write && o < sizeof all_orders / sizeof all_orders[0]; o++)
     for (size_t t = 0; t < sizeof all_types / sizeof all_types[0]; t++) {
       cl_image_format f = {all_orders[o], all_types[t]};
       if (!format_element_size(&f) || !format_supported(context, geometry, &f, flags)) continue;

@@ -140,6 +140,25 @@ AQUILA_API cl_int clCreateKernelsInProgram(cl_program program, cl_uint num_kerne
   return CL_SUCCESS;
 }
 
+/* A new kernel of the same program with the source kernel's argument values
+ * as they are now (OpenCL 2.1); later clSetKernelArg calls on either leave
+ * the other alone. */
+AQUILA_API cl_kernel clCloneKernel(cl_kernel source_kernel, cl_int *errcode_ret) {
+  cl_int err;
+  cl_kernel k = NULL;
+  if (!object_is(source_kernel, OBJECT_KERNEL) || atomic_load(&source_kernel->app_refs) == 0) {
+    err = CL_INVALID_KERNEL;
+  } else if ((k = kernel_create(source_kernel->program, source_kernel->meta, &err))) {
+    const struct aquila_fatbin_kernel *meta = source_kernel->meta;
+    pthread_mutex_lock(&source_kernel->args_lock);
+    memcpy(k->arg_values, source_kernel->arg_values, meta->kernarg_size);
+    memcpy(k->args, source_kernel->args, meta->num_args * sizeof *k->args);
+    pthread_mutex_unlock(&source_kernel->args_lock);
+  }
+  if (errcode_ret) *errcode_ret = err;
+  return k;
+}
+
 /* Takes one of the application's references, failing once it holds none
  * (only enqueued commands keep such a kernel alive). */
 static int take_app_ref(cl_kernel kernel) {

@@ -253,6 +253,30 @@ fail:
   return NULL;
 }
 
+/* Core OpenCL defines no memory property (extensions do), so the list, if
+ * given, must be empty; CL_MEM_PROPERTIES then returns it. */
+cl_int memory_properties_check(const cl_mem_properties *properties) {
+  return properties && properties[0] ? CL_INVALID_PROPERTY : CL_SUCCESS;
+}
+
+AQUILA_API cl_mem clCreateBufferWithProperties(cl_context context,
+                                               const cl_mem_properties *properties,
+                                               cl_mem_flags flags, size_t size, void *host_ptr,
+                                               cl_int *errcode_ret) {
+  if (!object_is(context, OBJECT_CONTEXT)) {
+    if (errcode_ret) *errcode_ret = CL_INVALID_CONTEXT;
+    return NULL;
+  }
+  cl_int err = memory_properties_check(properties);
+  if (err != CL_SUCCESS) {
+    if (errcode_ret) *errcode_ret = err;
+    return NULL;
+  }
+  cl_mem m = clCreateBuffer(context, flags, size, host_ptr, errcode_ret);
+  if (m) m->has_properties = properties != NULL;
+  return m;
+}
+
 AQUILA_API cl_mem clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags,
                                     cl_buffer_create_type buffer_create_type,
                                     const void *buffer_create_info, cl_int *errcode_ret) {
@@ -383,6 +407,12 @@ AQUILA_API cl_int clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name,
   case CL_MEM_CONTEXT: INFO_VALUE(cl_context, memobj->context);
   case CL_MEM_ASSOCIATED_MEMOBJECT: INFO_VALUE(cl_mem, memobj->parent);
   case CL_MEM_OFFSET: INFO_VALUE(size_t, memobj->offset);
+  case CL_MEM_USES_SVM_POINTER: INFO_VALUE(cl_bool, CL_FALSE); /* no SVM on this device */
+  case CL_MEM_PROPERTIES: {
+    static const cl_mem_properties empty_list[1] = {0};
+    return info_copy(empty_list, memobj->has_properties ? sizeof empty_list : 0, param_value_size,
+                     param_value, param_value_size_ret);
+  }
   default: return CL_INVALID_VALUE;
   }
 }

@@ -83,6 +83,17 @@ cl_int info_copy(const void *value, size_t size, size_t param_value_size, void *
   return CL_SUCCESS;
 }
 
+int property_list_copy(const void *list, size_t entries, size_t entry_size, void **copy,
+                       size_t *bytes) {
+  *copy = NULL;
+  *bytes = 0;
+  if (!list) return 0;
+  *bytes = (entries + 1) * entry_size;
+  if (!(*copy = malloc(*bytes))) return -1;
+  memcpy(*copy, list, *bytes);
+  return 0;
+}
+
 uint64_t now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);

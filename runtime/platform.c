@@ -13,7 +13,6 @@
 #include "aquila/compiler.h"
 #include "runtime.h"
 
-#define PLATFORM_EXTENSIONS "cl_khr_icd"
 
 struct _cl_platform_id aquila_platform;
 struct _cl_device_id *aquila_devices;
@@ -202,12 +201,16 @@ AQUILA_API cl_int clGetPlatformInfo(cl_platform_id platform, cl_platform_info pa
                                     size_t param_value_size, void *param_value,
                                     size_t *param_value_size_ret) {
   if (platform != NULL && platform != &aquila_platform) return CL_INVALID_PLATFORM;
+  cl_int err;
+  if (features_platform_info(param_name, param_value_size, param_value, param_value_size_ret,
+                             &err))
+    return err;
   switch (param_name) {
   case CL_PLATFORM_PROFILE: INFO_STRING("FULL_PROFILE");
-  case CL_PLATFORM_VERSION: INFO_STRING("OpenCL 1.2 Aquila " AQUILA_VERSION);
+  case CL_PLATFORM_VERSION: INFO_STRING("OpenCL 3.0 Aquila " AQUILA_VERSION);
   case CL_PLATFORM_NAME: INFO_STRING("Aquila");
   case CL_PLATFORM_VENDOR: INFO_STRING("Aquila");
-  case CL_PLATFORM_EXTENSIONS: INFO_STRING(PLATFORM_EXTENSIONS);
+  case CL_PLATFORM_EXTENSIONS: INFO_STRING(features_platform_extensions());
   case CL_PLATFORM_ICD_SUFFIX_KHR: INFO_STRING("AQUILA");
   default: return CL_INVALID_VALUE;
   }

@@ -156,6 +156,85 @@ static void program_link_arg_info(cl_program out, cl_uint num_inputs, const cl_p
   free(per_kernel);
 }
 
+/* What the compiler builds of p: its source, or its SPIR-V module with the
+ * specialization constants set on it applied (*il_copy, for the caller to
+ * free; NULL when the module is p's own). CL_OUT_OF_HOST_MEMORY when no
+ * copy could be made. */
+static cl_int compile_input_of(cl_program p, const char *options, struct aquila_compile_input *in,
+                               void **il_copy) {
+  *in = (struct aquila_compile_input){
+      .source = p->source, .il = p->il, .il_size = p->il_size, .options = options};
+  *il_copy = NULL;
+  if (!p->il || !p->num_spec_constants) return CL_SUCCESS;
+  pthread_mutex_lock(&p->lock);
+  *il_copy = spirv_module_specialize(p->il, p->il_size, p->num_spec_constants,
+                                     p->spec_constant_ids, p->spec_constant_values);
+  pthread_mutex_unlock(&p->lock);
+  in->il = *il_copy;
+  return *il_copy ? CL_SUCCESS : CL_OUT_OF_HOST_MEMORY;
+}
+
+/* A SPIR-V module (OpenCL 2.1, cl_khr_il_program): kept as given; the
+ * translator reads it at clBuildProgram or clCompileProgram, whose log says
+ * what it could not take. */
+AQUILA_API cl_program clCreateProgramWithIL(cl_context context, const void *il, size_t length,
+                                            cl_int *errcode_ret) {
+  cl_int err = CL_SUCCESS;
+  cl_program p = NULL;
+  if (!object_is(context, OBJECT_CONTEXT)) {
+    err = CL_INVALID_CONTEXT;
+  } else if (!il || !length) {
+    err = CL_INVALID_VALUE;
+  } else if (!spirv_module_check(il, length)) {
+    debug_log("clCreateProgramWithIL: the %zu bytes are not a SPIR-V module", length);
+    err = CL_INVALID_VALUE;
+  } else if (!(p = program_new(context, context->devices, context->num_devices)) ||
+             !(p->il = malloc(length))) {
+    if (p) clReleaseProgram(p);
+    p = NULL;
+    err = CL_OUT_OF_HOST_MEMORY;
+  } else {
+    memcpy(p->il, il, length);
+    p->il_size = length;
+    p->created_from_source = 1;
+  }
+  if (errcode_ret) *errcode_ret = err;
+  return p;
+}
+
+AQUILA_API cl_int clSetProgramSpecializationConstant(cl_program program, cl_uint spec_id,
+                                                     size_t spec_size, const void *spec_value) {
+  if (!object_is(program, OBJECT_PROGRAM) || !program->il) return CL_INVALID_PROGRAM;
+  size_t bytes = 0;
+  if (!spirv_module_spec_constant_size(program->il, program->il_size, spec_id, &bytes))
+    return CL_INVALID_SPEC_ID;
+  if (!spec_value || spec_size != bytes || spec_size > 8) return CL_INVALID_VALUE;
+  uint64_t value = 0;
+  memcpy(&value, spec_value, spec_size); /* little-endian: zero-extended */
+  pthread_mutex_lock(&program->lock);
+  size_t i = 0;
+  while (i < program->num_spec_constants && program->spec_constant_ids[i] != spec_id)
+    i++;
+  cl_int err = CL_SUCCESS;
+  if (i == program->num_spec_constants) {
+    uint32_t *ids = realloc(program->spec_constant_ids, (i + 1) * sizeof *ids);
+    if (ids) program->spec_constant_ids = ids;
+    uint64_t *values = ids ? realloc(program->spec_constant_values, (i + 1) * sizeof *values)
+                           : NULL;
+    if (values) program->spec_constant_values = values;
+    if (!ids || !values)
+      err = CL_OUT_OF_HOST_MEMORY;
+    else
+      program->num_spec_constants++;
+  }
+  if (err == CL_SUCCESS) {
+    program->spec_constant_ids[i] = spec_id;
+    program->spec_constant_values[i] = value;
+  }
+  pthread_mutex_unlock(&program->lock);
+  return err;
+}
+
 AQUILA_API cl_program clCreateProgramWithSource(cl_context context, cl_uint count,
                                                 const char **strings, const size_t *lengths,
                                                 cl_int *errcode_ret) {
@@ -303,6 +382,9 @@ AQUILA_API cl_int clReleaseProgram(cl_program program) {
     free(program->per_device[i].log);
   aquila_fatbin_destroy(program->fatbin);
   free(program->source);
+  free(program->il);
+  free(program->spec_constant_ids);
+  free(program->spec_constant_values);
   free(program->options);
   free(program->devices);
   free(program->per_device);
@@ -859,7 +941,7 @@ AQUILA_API cl_int clBuildProgram(cl_program program, cl_uint num_devices,
   for (cl_uint i = 0; i < num_devices; i++)
     if (!device_is_valid(device_list[i]) || program_device_index(program, device_list[i]) < 0)
       return CL_INVALID_DEVICE;
-  if (!program->source && !program->fatbin) return CL_INVALID_PROGRAM;
+  if (!program->source && !program->il && !program->fatbin) return CL_INVALID_PROGRAM;
   pthread_mutex_lock(&program->lock);
   if (program->building || atomic_load(&program->num_kernels_attached) > 0) {
     pthread_mutex_unlock(&program->lock);
@@ -879,12 +961,17 @@ AQUILA_API cl_int clBuildProgram(cl_program program, cl_uint num_devices,
     program->per_device[i].status = CL_BUILD_IN_PROGRESS;
   }
   if (from_source) {
-    struct aquila_compile_input in = {
-        .source = program->source, .options = options, .code_on_demand = codegen_on_demand()};
+    struct aquila_compile_input in;
+    void *il_copy;
     struct aquila_fatbin *fb = NULL;
     char *log = NULL;
     uint64_t t0 = trace_begin();
-    enum aquila_compile_status st = aquila_compile(&in, &fb, &log);
+    enum aquila_compile_status st = AQUILA_COMPILE_NO_MEMORY;
+    if (compile_input_of(program, options, &in, &il_copy) == CL_SUCCESS) {
+      in.code_on_demand = codegen_on_demand();
+      st = aquila_compile(&in, &fb, &log);
+    }
+    free(il_copy);
     trace_build_step("clBuildProgram: compile", t0, st == AQUILA_COMPILE_OK, fb, options);
     for (cl_uint i = 0; i < program->num_devices; i++)
       append_log(&program->per_device[i], log ? log : "");
@@ -1011,19 +1098,24 @@ AQUILA_API cl_int clCompileProgram(cl_program program, cl_uint num_devices,
     names[i] = header_include_names[i];
     sources[i] = input_headers[i]->source;
   }
-  struct aquila_compile_input in = {.source = program->source,
-                                    .options = options,
-                                    .num_headers = num_input_headers,
-                                    .header_names = names,
-                                    .header_sources = sources,
-                                    .compile_only = 1};
+  struct aquila_compile_input in;
+  void *il_copy;
   struct aquila_fatbin *fb = NULL;
   char *log = NULL;
   uint64_t t0 = trace_begin(), t_compile = now_ns();
-  enum aquila_compile_status st = aquila_compile(&in, &fb, &log);
+  enum aquila_compile_status st = AQUILA_COMPILE_NO_MEMORY;
+  if (compile_input_of(program, options, &in, &il_copy) == CL_SUCCESS) {
+    in.num_headers = num_input_headers;
+    in.header_names = names;
+    in.header_sources = sources;
+    in.compile_only = 1;
+    st = aquila_compile(&in, &fb, &log);
+  }
+  free(il_copy);
   trace_build_step("clCompileProgram", t0, st == AQUILA_COMPILE_OK, fb, options);
-  debug_log("clCompileProgram: %zu bytes of source, %u headers, options '%s': %.1f ms",
-            strlen(program->source), num_input_headers, options ? options : "",
+  debug_log("clCompileProgram: %zu bytes of %s, %u headers, options '%s': %.1f ms",
+            program->source ? strlen(program->source) : program->il_size,
+            program->source ? "source" : "SPIR-V", num_input_headers, options ? options : "",
             (double)(now_ns() - t_compile) / 1e6);
   free(names);
   free(sources);
@@ -1240,6 +1332,14 @@ AQUILA_API cl_int clGetProgramInfo(cl_program program, cl_program_info param_nam
     free(names);
     return err;
   }
+  case CL_PROGRAM_IL: /* empty for a program not made from IL */
+    return info_copy(p->il, p->il ? p->il_size : 0, param_value_size, param_value,
+                     param_value_size_ret);
+  /* Program-scope variables (and so their constructors and destructors) are
+   * an optional feature this device does not have. */
+  case CL_PROGRAM_SCOPE_GLOBAL_CTORS_PRESENT:
+  case CL_PROGRAM_SCOPE_GLOBAL_DTORS_PRESENT:
+    INFO_VALUE(cl_bool, CL_FALSE);
   default:
     return CL_INVALID_VALUE;
   }
@@ -1261,6 +1361,8 @@ AQUILA_API cl_int clGetProgramBuildInfo(cl_program program, cl_device_id device,
     INFO_STRING(pd->log ? pd->log : "");
   case CL_PROGRAM_BINARY_TYPE:
     INFO_VALUE(cl_program_binary_type, pd->binary_type);
+  case CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE:
+    INFO_VALUE(size_t, 0); /* no program-scope variables (features.c) */
   default:
     return CL_INVALID_VALUE;
   }

@@ -86,6 +86,78 @@ fail:
   return NULL;
 }
 
+/* OpenCL 2.0's way to create a queue: a 0-terminated property list. The
+ * properties of device-side queues (CL_QUEUE_ON_DEVICE, CL_QUEUE_SIZE) are
+ * refused: this device has none (CL_DEVICE_QUEUE_ON_DEVICE_PROPERTIES is 0). */
+AQUILA_API cl_command_queue clCreateCommandQueueWithProperties(cl_context context,
+                                                               cl_device_id device,
+                                                               const cl_queue_properties *properties,
+                                                               cl_int *errcode_ret) {
+  cl_int err = CL_SUCCESS;
+  if (!object_is(context, OBJECT_CONTEXT)) {
+    err = CL_INVALID_CONTEXT;
+    goto fail;
+  }
+  if (!device_is_valid(device) || !context_has_device(context, device)) {
+    err = CL_INVALID_DEVICE;
+    goto fail;
+  }
+  cl_command_queue_properties flags = 0;
+  size_t n = 0;
+  int seen_flags = 0, seen_size = 0;
+  for (; properties && properties[n]; n += 2) {
+    switch (properties[n]) {
+    case CL_QUEUE_PROPERTIES:
+      if (seen_flags++) {
+        err = CL_INVALID_VALUE; /* a property named twice */
+        goto fail;
+      }
+      flags = (cl_command_queue_properties)properties[n + 1];
+      break;
+    case CL_QUEUE_SIZE:
+      if (seen_size++) {
+        err = CL_INVALID_VALUE;
+        goto fail;
+      }
+      break;
+    default:
+      err = CL_INVALID_VALUE;
+      goto fail;
+    }
+  }
+  if (flags & (CL_QUEUE_ON_DEVICE | CL_QUEUE_ON_DEVICE_DEFAULT)) {
+    err = CL_INVALID_QUEUE_PROPERTIES;
+    goto fail;
+  }
+  if (seen_size) {
+    err = CL_INVALID_VALUE; /* CL_QUEUE_SIZE is for device-side queues only */
+    goto fail;
+  }
+  if (flags & ~(cl_command_queue_properties)(CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE |
+                                             CL_QUEUE_PROFILING_ENABLE)) {
+    err = CL_INVALID_VALUE;
+    goto fail;
+  }
+  void *copy;
+  size_t copy_size;
+  if (property_list_copy(properties, n, sizeof *properties, &copy, &copy_size)) {
+    err = CL_OUT_OF_HOST_MEMORY;
+    goto fail;
+  }
+  cl_command_queue q = clCreateCommandQueue(context, device, flags, &err);
+  if (!q) {
+    free(copy);
+    goto fail;
+  }
+  q->properties_array = copy;
+  q->properties_array_size = copy_size;
+  if (errcode_ret) *errcode_ret = CL_SUCCESS;
+  return q;
+fail:
+  if (errcode_ret) *errcode_ret = err;
+  return NULL;
+}
+
 AQUILA_API cl_int clRetainCommandQueue(cl_command_queue q) {
   if (queue_check(q)) return CL_INVALID_COMMAND_QUEUE;
   object_retain(&q->header);
@@ -100,6 +172,7 @@ AQUILA_API cl_int clReleaseCommandQueue(cl_command_queue q) {
     hsa_queue_destroy(q->hsa_queue);
     pthread_mutex_destroy(&q->lock);
     pthread_cond_destroy(&q->idle_cond);
+    free(q->properties_array);
     cl_context ctx = q->context;
     object_free(q);
     clReleaseContext(ctx);
@@ -116,6 +189,12 @@ AQUILA_API cl_int clGetCommandQueueInfo(cl_command_queue q, cl_command_queue_inf
   case CL_QUEUE_DEVICE: INFO_VALUE(cl_device_id, q->device);
   case CL_QUEUE_REFERENCE_COUNT: INFO_VALUE(cl_uint, atomic_load(&q->header.refcount));
   case CL_QUEUE_PROPERTIES: INFO_VALUE(cl_command_queue_properties, q->properties);
+  case CL_QUEUE_PROPERTIES_ARRAY:
+    return info_copy(q->properties_array, q->properties_array_size, param_value_size, param_value,
+                     param_value_size_ret);
+  /* Device-side queues (2.0) are not supported: a host queue has neither. */
+  case CL_QUEUE_SIZE: return CL_INVALID_COMMAND_QUEUE;
+  case CL_QUEUE_DEVICE_DEFAULT: INFO_VALUE(cl_command_queue, NULL);
   default: return CL_INVALID_VALUE;
   }
 }

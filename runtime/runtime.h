@@ -75,6 +75,23 @@ cl_int info_copy(const void *value, size_t size, size_t param_value_size, void *
 
 uint64_t now_ns(void);
 
+/* A copy of a 0-terminated property list of `entries` entries (the 0 not
+ * counted) of entry_size bytes, kept for a CL_*_PROPERTIES query: *copy is
+ * NULL and *bytes 0 for a NULL list. -1 on no memory. */
+int property_list_copy(const void *list, size_t entries, size_t entry_size, void **copy,
+                       size_t *bytes);
+
+/* ---- what the platform and devices support (features.c) ---------------- */
+
+const char *features_platform_extensions(void);
+const char *features_device_extensions(void);
+/* The 3.0 queries and those of optional features: 1 and *err set when
+ * param_name is one of them. */
+int features_platform_info(cl_platform_info param_name, size_t param_value_size, void *param_value,
+                           size_t *param_value_size_ret, cl_int *err);
+int features_device_info(cl_device_id d, cl_device_info param_name, size_t param_value_size,
+                         void *param_value, size_t *param_value_size_ret, cl_int *err);
+
 /* ---- platform and devices ---------------------------------------------- */
 
 struct _cl_platform_id {
@@ -161,6 +178,7 @@ struct _cl_context {
   size_t num_properties;
   void(CL_CALLBACK *notify)(const char *, const void *, size_t, void *);
   void *notify_data;
+  struct context_destructor *destructors; /* clSetContextDestructorCallback's, newest first */
 };
 
 int context_has_device(cl_context c, cl_device_id d);
@@ -172,6 +190,10 @@ struct _cl_command_queue {
   cl_context context;
   cl_device_id device;
   cl_command_queue_properties properties;
+  /* clCreateCommandQueueWithProperties' list, 0-terminated, for
+   * CL_QUEUE_PROPERTIES_ARRAY; NULL for clCreateCommandQueue's queues. */
+  cl_queue_properties *properties_array;
+  size_t properties_array_size; /* in bytes, the 0 included */
   hsa_queue_t *hsa_queue;
   pthread_mutex_t lock;
   pthread_cond_t idle_cond;
@@ -206,6 +228,10 @@ struct _cl_mem {
   cl_mem_flags flags;
   size_t size;
   void *host_ptr; /* as given with CL_MEM_USE_HOST_PTR */
+  /* Made by clCreate{Buffer,Image}WithProperties with a list (which can
+   * only be empty: core OpenCL defines no memory property): CL_MEM_PROPERTIES
+   * then returns that list, {0}. */
+  int has_properties;
   char *data;     /* the storage kernels see */
   int owns_data;
   size_t storage_size; /* the mapping behind data when owns_data (mem_storage_alloc) */
@@ -316,8 +342,15 @@ struct program_device {
 struct _cl_program {
   struct object_header header;
   cl_context context;
-  int created_from_source; /* clCreateProgramWithSource, not a binary */
-  char *source;
+  int created_from_source; /* clCreateProgramWithSource or WithIL, not a binary */
+  char *source;            /* NULL for a program made from IL */
+  /* clCreateProgramWithIL's SPIR-V module, and the specialization
+   * constants set on it (values zero-extended), newest value per id. */
+  void *il;
+  size_t il_size;
+  size_t num_spec_constants;
+  uint32_t *spec_constant_ids;
+  uint64_t *spec_constant_values;
   char *options;
   struct aquila_fatbin *fatbin;
   cl_uint num_devices;
@@ -693,7 +726,24 @@ struct _cl_sampler {
   cl_addressing_mode addressing_mode;
   cl_filter_mode filter_mode;
   uint64_t bits; /* hsa_ext_sampler_t: what a sampler_t kernel argument carries */
+  /* clCreateSamplerWithProperties' list, 0-terminated, for
+   * CL_SAMPLER_PROPERTIES; NULL otherwise. */
+  cl_sampler_properties *properties;
+  size_t properties_size; /* in bytes, the 0 included */
 };
+
+/* SPIR-V modules as the runtime reads them (spirv_module.c): whether il is
+ * one, and the size in bytes of its specialization constant spec_id (0 when
+ * it has none of that id). */
+int spirv_module_check(const void *il, size_t size);
+int spirv_module_spec_constant_size(const void *il, size_t size, uint32_t spec_id, size_t *bytes);
+/* A malloc'd copy of the module with `count` constants (ids[i] set to
+ * values[i], zero-extended) applied; NULL on no memory. */
+void *spirv_module_specialize(const void *il, size_t size, size_t count, const uint32_t *ids,
+                              const uint64_t *values);
+
+/* CL_INVALID_PROPERTY for a memory property list that is not empty. */
+cl_int memory_properties_check(const cl_mem_properties *properties);
 
 /* Program helpers. */
 cl_int program_load_for_device(cl_program p, cl_uint dev_index);

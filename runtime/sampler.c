@@ -4,6 +4,7 @@
  * (kernel.c). */
 #include <hsa/hsa_ext_image.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "runtime.h"
 
@@ -84,6 +85,67 @@ fail:
   return NULL;
 }
 
+/* OpenCL 2.0's sampler creation: the three 1.2 settings as a 0-terminated
+ * property list, each at most once; the list is kept for
+ * CL_SAMPLER_PROPERTIES. */
+AQUILA_API cl_sampler clCreateSamplerWithProperties(cl_context context,
+                                                    const cl_sampler_properties *properties,
+                                                    cl_int *errcode_ret) {
+  cl_bool normalized = CL_TRUE;
+  cl_addressing_mode addressing = CL_ADDRESS_CLAMP;
+  cl_filter_mode filter = CL_FILTER_NEAREST;
+  unsigned seen = 0;
+  size_t n = 0;
+  cl_int err = CL_SUCCESS;
+  if (!object_is(context, OBJECT_CONTEXT)) {
+    err = CL_INVALID_CONTEXT;
+    goto fail;
+  }
+  for (; properties && properties[n]; n += 2) {
+    unsigned bit;
+    switch (properties[n]) {
+    case CL_SAMPLER_NORMALIZED_COORDS:
+      bit = 1;
+      normalized = (cl_bool)properties[n + 1];
+      break;
+    case CL_SAMPLER_ADDRESSING_MODE:
+      bit = 2;
+      addressing = (cl_addressing_mode)properties[n + 1];
+      break;
+    case CL_SAMPLER_FILTER_MODE:
+      bit = 4;
+      filter = (cl_filter_mode)properties[n + 1];
+      break;
+    default:
+      err = CL_INVALID_VALUE;
+      goto fail;
+    }
+    if (seen & bit) {
+      err = CL_INVALID_VALUE; /* named twice */
+      goto fail;
+    }
+    seen |= bit;
+  }
+  void *copy;
+  size_t copy_size;
+  if (property_list_copy(properties, n, sizeof *properties, &copy, &copy_size)) {
+    err = CL_OUT_OF_HOST_MEMORY;
+    goto fail;
+  }
+  cl_sampler s = clCreateSampler(context, normalized, addressing, filter, &err);
+  if (!s) {
+    free(copy);
+    goto fail;
+  }
+  s->properties = copy;
+  s->properties_size = copy_size;
+  if (errcode_ret) *errcode_ret = CL_SUCCESS;
+  return s;
+fail:
+  if (errcode_ret) *errcode_ret = err;
+  return NULL;
+}
+
 AQUILA_API cl_int clRetainSampler(cl_sampler sampler) {
   if (!sampler_is_valid(sampler)) return CL_INVALID_SAMPLER;
   object_retain(&sampler->header);
@@ -96,6 +158,7 @@ AQUILA_API cl_int clReleaseSampler(cl_sampler sampler) {
   cl_context ctx = sampler->context;
   hsa_ext_sampler_t hs = {sampler->bits};
   hsa_ext_sampler_destroy(aquila_host_agent, hs);
+  free(sampler->properties);
   object_free(sampler);
   clReleaseContext(ctx);
   return CL_SUCCESS;
@@ -116,6 +179,9 @@ AQUILA_API cl_int clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_nam
     INFO_VALUE(cl_addressing_mode, sampler->addressing_mode);
   case CL_SAMPLER_FILTER_MODE:
     INFO_VALUE(cl_filter_mode, sampler->filter_mode);
+  case CL_SAMPLER_PROPERTIES:
+    return info_copy(sampler->properties, sampler->properties_size, param_value_size, param_value,
+                     param_value_size_ret);
   default:
     return CL_INVALID_VALUE;
   }

@@ -75,9 +75,16 @@ bench: all bench-deps $(BENCH_BINS) $(BUILD)/bench/clblast_sgemm $(BUILD)/bench/
 	sh bench/apps-bench.sh $(BUILD) $(abspath $(ICD_FILE)) || status=1; \
 	echo; echo "Time to the first result, every cache cold (s, medians of 3; bench/first-result.sh)"; \
 	sh bench/first-result.sh $(BUILD) 3 Aquila=$(abspath $(ICD_FILE)) pocl=/etc/OpenCL/vendors/pocl.icd || status=1; \
+	echo; echo "Kernels from SPIR-V against the same source (medians, bench/spirv.sh)"; \
+	sh bench/spirv.sh $(BUILD) $(abspath $(ICD_FILE)) || status=1; \
 	echo; echo "A remote device on this machine beside ucx_perftest (bench/remote.sh)"; \
 	sh bench/remote.sh $(BUILD) $(abspath $(ICD_FILE)) || status=1; \
 	exit $$status
+
+# Only the SPIR-V section of `make bench`.
+.PHONY: bench-spirv
+bench-spirv: all
+	sh bench/spirv.sh $(BUILD) $(abspath $(ICD_FILE))
 
 # Only the remote section of `make bench`.
 .PHONY: bench-remote

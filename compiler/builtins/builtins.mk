@@ -26,14 +26,29 @@ BUILTINS_CL_EXT := +cl_khr_fp64,+cl_khr_int64_base_atomics,+cl_khr_int64_extende
 # operations, and the loop vectorizer rejects a work-item loop holding any
 # vector-typed instruction ("instruction return type cannot be vectorized"):
 # vectorizing is left to the kernel's own optimization, after inlining.
+# -faddress-space-map-mangling=yes: pointer arguments' address spaces are
+# mangled as their numbers (PU3AS1f, not PU8CLglobalf), as SPIR's are, so
+# that the calls of a SPIR-V module's translation (compiler/frontend/spirv.c)
+# name the same functions as OpenCL C's (compile.c passes it too).
 # -fno-strict-aliasing: the library's accesses are inlined into programs
 # that may reach the same memory through other types (a vstore4 of floats
 # read back by a vload4 of ints): without -cl-strict-aliasing, OpenCL C
 # allows no type-based alias analysis, so the library carries no TBAA tags.
 BUILTINS_CLFLAGS := -x cl -cl-std=CL1.2 -target x86_64-pc-linux-gnu -fPIC \
   -Xclang -finclude-default-header -Xclang -ffake-address-space-map \
+  -Xclang -faddress-space-map-mangling=yes \
   -Xclang -cl-ext=$(BUILTINS_CL_EXT) -O2 -fno-slp-vectorize -fno-strict-aliasing -Wno-psabi
 BUILTINS_LLVM_LINK ?= $(LLVM_DIR)/bin/llvm-link
+# OpenCL C 3.0's C11 atomics, work_group_barrier and 2.0's work-item
+# functions are declared by clang's header only from 2.0 on: their files are
+# compiled as OpenCL C 3.0 with the optional features user
+# programs get (compiler/frontend/options.c's CL3.0 arguments; the device's
+# list is runtime/features.c).
+BUILTINS_CL30_FLAGS := -cl-std=CL3.0 \
+  -Xclang -cl-ext=-__opencl_c_generic_address_space,-__opencl_c_pipes,-__opencl_c_device_enqueue,-__opencl_c_program_scope_global_variables,-__opencl_c_read_write_images,-__opencl_c_subgroups,-cl_khr_subgroups \
+  -D__opencl_c_atomic_scope_device=1 -D__opencl_c_atomic_scope_all_devices=1
+BUILTINS_CL30_PARTS := atomic_c11 opencl_c_3
+$(foreach f,$(BUILTINS_CL30_PARTS),$(BUILD)/compiler/builtins/$(f).bc $(BUILD)/compiler/builtins/%/$(f).bc): BUILTINS_CLFLAGS += $(BUILTINS_CL30_FLAGS)
 
 BUILTINS_SRCS := $(wildcard compiler/builtins/*.cl)
 BUILTINS_PARTS := $(patsubst compiler/builtins/%.cl,$(BUILD)/compiler/builtins/%.bc,$(BUILTINS_SRCS)) \
@@ -42,7 +57,8 @@ BUILTINS_BC := $(BUILD)/compiler/builtins-x86_64.bc
 
 # -MMD writes the .d beside each .bc; the top-level Makefile includes them,
 # so editing clc.h rebuilds every part.
-$(BUILD)/compiler/builtins/%.bc: compiler/builtins/%.cl | deps
+# builtins.mk itself: a change of the flags above rebuilds the library.
+$(BUILD)/compiler/builtins/%.bc: compiler/builtins/%.cl compiler/builtins/builtins.mk | deps
 	@mkdir -p $(dir $@)
 	$(CLANG) $(BUILTINS_CLFLAGS) -emit-llvm -MMD -MP -c $< -o $@
 
@@ -62,7 +78,7 @@ LIBS += $(BUILTINS_BC)
 BUILTINS_CPUS ?=
 BUILTINS_CPU_BCS := $(foreach c,$(BUILTINS_CPUS),$(BUILD)/compiler/builtins-$(c).bc)
 define BUILTINS_CPU_RULES
-$(BUILD)/compiler/builtins/$(1)/%.bc: compiler/builtins/%.cl | deps
+$(BUILD)/compiler/builtins/$(1)/%.bc: compiler/builtins/%.cl compiler/builtins/builtins.mk | deps
 	@mkdir -p $$(dir $$@)
 	$$(CLANG) $$(BUILTINS_CLFLAGS) -march=$(1) -emit-llvm -MMD -MP -c $$< -o $$@
 $(BUILD)/compiler/builtins-$(1).bc: $(patsubst compiler/builtins/%.cl,$(BUILD)/compiler/builtins/$(1)/%.bc,$(BUILTINS_SRCS)) compiler/builtins/libm.ll

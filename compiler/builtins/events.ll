@@ -1,6 +1,7 @@
 ; wait_group_events as user programs call it. clang's table-generated
 ; declaration takes a generic event pointer even in OpenCL C 1.2, which
-; OpenCL C 1.2 source cannot spell, so this one overload is written in IR.
+; OpenCL C 1.2 source cannot spell, so this one overload is written in IR
+; (names mangled with address-space numbers, as SPIR's: builtins.mk).
 ; Every work-item of the group calls it: the copies done by
 ; async_work_group_copy (each item its share) are complete after a barrier.
 
@@ -9,7 +10,7 @@ target triple = "x86_64-pc-linux-gnu"
 
 declare void @__aquila_barrier(i32) #0
 
-define void @_Z17wait_group_eventsiPU9CLgeneric9ocl_event(i32 %n, ptr addrspace(4) %events) #1 {
+define void @_Z17wait_group_eventsiPU3AS49ocl_event(i32 %n, ptr addrspace(4) %events) #1 {
   call void @__aquila_barrier(i32 3) #0
   ret void
 }

@@ -10,7 +10,7 @@ trap 'rm -rf "$tmp"' EXIT
 # -cl-no-stdinc drops the driver's table-generated declarations, so the
 # explicit -finclude-default-header includes the full opencl-c.h.
 clang-19 -x cl -cl-std=CL1.2 -target x86_64-pc-linux-gnu -cl-no-stdinc \
-  -Xclang -finclude-default-header -Xclang -ffake-address-space-map \
+  -Xclang -finclude-default-header -Xclang -ffake-address-space-map -Xclang -faddress-space-map-mangling=yes \
   -fsyntax-only -Xclang -ast-dump=json "$tmp/empty.cl" >"$tmp/ast.json" || exit 1
 llvm-nm-19 "$bc" | awk '$2 == "T" { print $3 }' >"$tmp/defined"
 python3 - "$tmp/ast.json" "$tmp/defined" <<'PY'

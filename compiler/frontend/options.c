@@ -66,8 +66,12 @@ int build_options_parse(const char *options, struct build_options *o, struct str
       add_arg(o, a);
     } else if (!strncmp(a, "-cl-std=", 8)) {
       const char *v = a + 8;
-      if (strcmp(v, "CL1.0") && strcmp(v, "CL1.1") && strcmp(v, "CL1.2")) {
-        strbuf_printf(log, "error: unsupported OpenCL C version '%s' (this device supports CL1.0, CL1.1, CL1.2)\n", v);
+      if (strcmp(v, "CL1.0") && strcmp(v, "CL1.1") && strcmp(v, "CL1.2") && strcmp(v, "CL3.0")) {
+        strbuf_printf(log,
+                      "error: unsupported OpenCL C version '%s' (this device supports CL1.0, "
+                      "CL1.1, CL1.2 and CL3.0; OpenCL C 2.0's generic address space, pipes "
+                      "and device-side enqueue are not supported)\n",
+                      v);
         status = -1;
         break;
       }
@@ -112,6 +116,11 @@ int build_options_parse(const char *options, struct build_options *o, struct str
       add_arg(o, "-U__IMAGE_SUPPORT__");
     } else if (!strcmp(a, "-w") || !strcmp(a, "-Werror")) {
       add_arg(o, a);
+    } else if (!strcmp(a, "-cl-uniform-work-group-size") || !strcmp(a, "-cl-no-subgroup-ifp")) {
+      /* 2.0's promise that every work-group is whole, and 2.1's that
+       * sub-groups need no independent forward progress: both hold for
+       * every program here (non-uniform work-groups and sub-groups are
+       * optional features these devices do not have), so code is the same. */
     } else if (!strcmp(a, "-create-library")) {
       o->create_library = 1;
     } else if (!strcmp(a, "-enable-link-options")) {
@@ -129,6 +138,18 @@ int build_options_parse(const char *options, struct build_options *o, struct str
    * forwards stale values through a store of another type (a byte buffer
    * filled through ulong * and read as uint words). */
   if (status == 0 && !o->strict_aliasing) add_arg(o, "-fno-strict-aliasing");
+  /* OpenCL C 3.0: clang defines every optional feature for this target;
+   * the ones the device lacks are taken back and the atomic scopes it has
+   * added, so that the __opencl_c_* macros are runtime/features.c's list
+   * (compiler/builtins/builtins.mk compiles the C11 atomics the same way). */
+  if (status == 0 && !strcmp(o->cl_std, "CL3.0")) {
+    add_arg(o, "-Xclang");
+    add_arg(o, "-cl-ext=-__opencl_c_generic_address_space,-__opencl_c_pipes,"
+               "-__opencl_c_device_enqueue,-__opencl_c_program_scope_global_variables,"
+               "-__opencl_c_read_write_images,-__opencl_c_subgroups,-cl_khr_subgroups");
+    add_arg(o, "-D__opencl_c_atomic_scope_device=1");
+    add_arg(o, "-D__opencl_c_atomic_scope_all_devices=1");
+  }
   for (size_t i = 0; i < n; i++) free(w[i]);
   free(w);
   if (status) build_options_free(o);

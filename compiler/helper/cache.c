@@ -213,6 +213,15 @@ int cache_make_key(const struct aquila_compile_input *in, struct cache_key *key)
   if (!cache_enabled()) return -1;
   struct hasher h = start_key(1);
   hash_field(&h, in->source);
+  if (in->il) {
+    /* A SPIR-V module (its constants applied): its bytes, and the
+     * translator that reads it. */
+    const char *translator = getenv("AQUILA_LLVM_SPIRV");
+    hash_field(&h, translator ? translator : "llvm-spirv-15");
+    uint64_t n = in->il_size;
+    hash_bytes(&h, &n, sizeof n);
+    hash_bytes(&h, in->il, in->il_size);
+  }
   hash_field(&h, in->options ? in->options : "");
   hash_field(&h, in->compile_only     ? "object"
                  : in->code_on_demand ? "bitcode executable"

@@ -47,6 +47,7 @@ static void reply_fatbin(struct wire *out, enum aquila_compile_status status, ch
 static void serve_compile(struct wire *in, struct wire *out) {
   struct aquila_compile_input ci = {0};
   ci.source = wire_get_str(in);
+  ci.il = wire_get_bytes_or_null(in, &ci.il_size); /* NULL for source */
   ci.options = wire_get_str(in);
   ci.compile_only = (int)wire_get_u64(in);
   ci.code_on_demand = (int)wire_get_u64(in);
@@ -65,7 +66,7 @@ static void serve_compile(struct wire *in, struct wire *out) {
   ci.header_names = names;
   ci.header_sources = sources;
   compile_frontend_in_sequence = (int)wire_get_u64(in);
-  if (in->failed || !ci.source || !targets || !names || !sources) {
+  if (in->failed || (!ci.source && !ci.il) || !targets || !names || !sources) {
     reply(out, AQUILA_COMPILE_FAILED, "error: internal: malformed compile request\n", NULL, 0);
   } else {
     struct aquila_fatbin *fb = NULL;

@@ -339,6 +339,10 @@ static void put_compile_request(struct wire *req, const struct aquila_compile_in
                                 int in_sequence) {
   begin_request(req, WIRE_COMPILE);
   wire_put_str(req, in->source);
+  if (in->il)
+    wire_put_bytes(req, in->il, in->il_size);
+  else
+    wire_put_str(req, NULL);
   wire_put_str(req, in->options);
   wire_put_u64(req, (uint64_t)in->compile_only);
   wire_put_u64(req, (uint64_t)in->code_on_demand);

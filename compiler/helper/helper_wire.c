@@ -94,6 +94,13 @@ const void *wire_get_bytes(struct wire *w, size_t *len) {
   return w->failed ? NULL : p;
 }
 
+const void *wire_get_bytes_or_null(struct wire *w, size_t *len) {
+  int is_null;
+  *len = 0;
+  const char *p = get_field(w, len, &is_null);
+  return w->failed ? NULL : p;
+}
+
 void wire_free(struct wire *w) {
   free(w->data);
   memset(w, 0, sizeof *w);

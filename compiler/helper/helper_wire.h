@@ -32,6 +32,8 @@ uint64_t wire_get_u64(struct wire *w);
 /* Points into the message (NUL-terminated); valid until wire_free. */
 const char *wire_get_str(struct wire *w);
 const void *wire_get_bytes(struct wire *w, size_t *len);
+/* The same, where a NULL field (wire_put_str(w, NULL)) is NULL, not a failure. */
+const void *wire_get_bytes_or_null(struct wire *w, size_t *len);
 void wire_free(struct wire *w);
 
 /* Sends the message on a stream socket; 0 or -1 (peer gone: no SIGPIPE). */

@@ -594,9 +594,11 @@ static int is_fp_type(LLVMTypeRef ty) {
 }
 
 /* Whether v is a floating-point add or subtract, or llvm.fma /
- * llvm.fmuladd, one of whose operands is carried from elsewhere in the
- * function: a phi, or (the region's values are in memory by now) a load
- * of a stack slot. */
+ * llvm.fmuladd or OpenCL C's mad and fma (not inlined yet here; a kernel
+ * that calls mad itself, and SPIR-V, whose translator turns every
+ * llvm.fmuladd into mad), one of whose operands is carried from elsewhere
+ * in the function: a phi, or (the region's values are in memory by now) a
+ * load of a stack slot. */
 static int fp_accumulation(LLVMValueRef v) {
   if (!LLVMIsAInstruction(v) || !is_fp_type(LLVMTypeOf(v))) return 0;
   LLVMOpcode op = LLVMGetInstructionOpcode(v);
@@ -605,7 +607,9 @@ static int fp_accumulation(LLVMValueRef v) {
     LLVMValueRef callee = LLVMGetCalledValue(v);
     size_t len = 0;
     const char *name = callee && LLVMIsAFunction(callee) ? LLVMGetValueName2(callee, &len) : "";
-    if (strncmp(name, "llvm.fma.", 9) && strncmp(name, "llvm.fmuladd.", 13)) return 0;
+    if (strncmp(name, "llvm.fma.", 9) && strncmp(name, "llvm.fmuladd.", 13) &&
+        strncmp(name, "_Z3mad", 6) && strncmp(name, "_Z3fma", 6))
+      return 0;
     n--; /* the callee */
   } else if (op != LLVMFAdd && op != LLVMFSub) {
     return 0;

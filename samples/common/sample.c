@@ -68,6 +68,9 @@ static void usage(const char *usage_line, const struct sample_extra_option *extr
           "  --iterations N        timed repetitions (the median is reported)\n"
           "  --binary FILE         create the program from this binary instead of source\n"
           "  --save-binary FILE    write the built program's binary to FILE\n"
+          "  --il FILE             create the program from this SPIR-V module (cl_khr_il_program)\n"
+          "  --print-source FILE   write the kernel source, its build options on the first\n"
+          "                        line, to FILE and exit (to make SPIR-V of it elsewhere)\n"
           "  --verify/--no-verify  check against the host reference (default on)\n"
           "  --quiet               print nothing unless something fails\n"
           "  --json                print the result as one JSON object\n"
@@ -109,6 +112,10 @@ void sample_parse(int argc, char **argv, const char *usage_line,
       opts->binary = argv[++i];
     else if (!strcmp(a, "--save-binary"))
       opts->save_binary = argv[++i];
+    else if (!strcmp(a, "--il"))
+      opts->il = argv[++i];
+    else if (!strcmp(a, "--print-source"))
+      opts->print_source = argv[++i];
     else if (!strcmp(a, "--size"))
       opts->size = strtoull(argv[++i], NULL, 0);
     else if (!strcmp(a, "--iterations"))
@@ -229,8 +236,37 @@ cl_program sample_build(const struct sample_options *opts, const struct sample_c
                         const char *source, const char *build_options, double *build_ms) {
   cl_int err;
   cl_program program;
+  if (opts->print_source) {
+    FILE *f = fopen(opts->print_source, "w");
+    if (!f || fprintf(f, "// options: %s\n%s", build_options ? build_options : "", source) < 0 ||
+        fclose(f)) {
+      fprintf(stderr, "%s: cannot write %s\n", program_name, opts->print_source);
+      exit(1);
+    }
+    exit(0);
+  }
   double t0 = sample_seconds();
-  if (opts->binary) {
+  if (opts->il) {
+    /* Through the extension's entry point: the samples keep to the 1.2 API. */
+    typedef cl_program(CL_API_CALL * create_with_il_fn)(cl_context, const void *, size_t,
+                                                         cl_int *);
+    create_with_il_fn create_with_il = (create_with_il_fn)clGetExtensionFunctionAddressForPlatform(
+        cl->platform, "clCreateProgramWithILKHR");
+    if (!create_with_il) {
+      fprintf(stderr, "%s: %s does not take SPIR-V (no cl_khr_il_program)\n", program_name,
+              cl->device_name);
+      exit(1);
+    }
+    size_t size;
+    unsigned char *data = read_file(opts->il, &size);
+    program = create_with_il(cl->context, data, size, &err);
+    free(data);
+    if (err != CL_SUCCESS) {
+      fprintf(stderr, "%s: %s is not a SPIR-V module %s takes: %s\n", program_name, opts->il,
+              cl->device_name, sample_error_name(err));
+      exit(1);
+    }
+  } else if (opts->binary) {
     size_t size;
     unsigned char *data = read_file(opts->binary, &size);
     cl_int status;

@@ -18,6 +18,9 @@ struct sample_options {
   int iterations;          /* --iterations N: timed repetitions */
   const char *binary;      /* --binary FILE: program binary instead of source */
   const char *save_binary; /* --save-binary FILE: write the built program's binary */
+  const char *il;          /* --il FILE: a SPIR-V module instead of source (cl_khr_il_program) */
+  const char *print_source; /* --print-source FILE: write the kernel source and its build
+                               options (first line, a comment) to FILE and exit */
   int verify;              /* --verify / --no-verify */
   int quiet;               /* --quiet: print nothing on success */
   int json;                /* --json: one JSON object on stdout */
@@ -53,7 +56,7 @@ void sample_parse(int argc, char **argv, const char *usage_line,
 void sample_init(const struct sample_options *opts, struct sample_cl *cl);
 void sample_release(struct sample_cl *cl);
 
-/* Creates and builds the program from source, or from opts->binary; on a build
+/* Creates and builds the program from source, opts->binary or opts->il; on a build
  * failure prints the build log and exits. *build_ms receives the build time. */
 cl_program sample_build(const struct sample_options *opts, const struct sample_cl *cl,
                         const char *source, const char *build_options, double *build_ms);

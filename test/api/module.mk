@@ -1,6 +1,6 @@
 # test/api/: OpenCL API tests, each a program linked only with the system
 # ICD loader, as an application would be.
-API_TEST_NAMES := test_platform_device test_context_queue test_opencl2_slots test_buffers test_events test_program_kernel test_ndrange \
+API_TEST_NAMES := test_platform_device test_context_queue test_opencl3 test_spirv test_buffers test_events test_program_kernel test_ndrange \
                   test_subdevices test_images test_threads test_fork test_misuse test_trace test_robust
 API_TESTS := $(foreach t,$(API_TEST_NAMES),$(BUILD)/test/api/$(t))
 

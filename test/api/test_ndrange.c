@@ -343,10 +343,20 @@ static void enqueue_errors(void) {
                CL_INVALID_WORK_DIMENSION);
   CHECK_EQ_INT(clEnqueueNDRangeKernel(queue, ids, 4, NULL, g, NULL, 0, NULL, NULL),
                CL_INVALID_WORK_DIMENSION);
-  CHECK_EQ_INT(clEnqueueNDRangeKernel(queue, ids, 1, NULL, NULL, NULL, 0, NULL, NULL),
-               CL_INVALID_GLOBAL_WORK_SIZE);
-  CHECK_EQ_INT(clEnqueueNDRangeKernel(queue, ids, 1, NULL, zero, NULL, 0, NULL, NULL),
-               CL_INVALID_GLOBAL_WORK_SIZE);
+  /* OpenCL 2.1 and later: a range without work-items is a kernel command
+   * that runs nothing and completes. */
+  cl_event empty[2] = {NULL, NULL};
+  CHECK_EQ_INT(clEnqueueNDRangeKernel(queue, ids, 1, NULL, NULL, NULL, 0, NULL, &empty[0]),
+               CL_SUCCESS);
+  CHECK_EQ_INT(clEnqueueNDRangeKernel(queue, ids, 1, NULL, zero, NULL, 0, NULL, &empty[1]),
+               CL_SUCCESS);
+  CHECK_EQ_INT(clWaitForEvents(2, empty), CL_SUCCESS);
+  for (int i = 0; i < 2; i++) {
+    cl_command_type type = 0;
+    clGetEventInfo(empty[i], CL_EVENT_COMMAND_TYPE, sizeof type, &type, NULL);
+    CHECK_EQ_INT(type, CL_COMMAND_NDRANGE_KERNEL);
+    if (empty[i]) clReleaseEvent(empty[i]);
+  }
   size_t off[1] = {SIZE_MAX - 4};
   CHECK_EQ_INT(clEnqueueNDRangeKernel(queue, ids, 1, off, g, NULL, 0, NULL, NULL),
                CL_INVALID_GLOBAL_OFFSET);

@@ -113,7 +113,7 @@ static void platform_info_all(void) {
   clGetPlatformInfo(platform, CL_PLATFORM_PROFILE, sizeof s, s, NULL);
   CHECK(!strcmp(s, "FULL_PROFILE"));
   clGetPlatformInfo(platform, CL_PLATFORM_VERSION, sizeof s, s, NULL);
-  CHECK(!strncmp(s, "OpenCL 1.2 ", 11));
+  CHECK(!strncmp(s, "OpenCL 3.0 ", 11));
   clGetPlatformInfo(platform, CL_PLATFORM_EXTENSIONS, sizeof s, s, NULL);
   CHECK(strstr(s, "cl_khr_icd") != NULL);
   CHECK_EQ_INT(clGetPlatformInfo(platform, 0x7777, sizeof s, s, NULL), CL_INVALID_VALUE);
@@ -237,7 +237,7 @@ static void device_info_values(void) {
   CHECK(qp & CL_QUEUE_PROFILING_ENABLE);
   char s[1024];
   clGetDeviceInfo(device, CL_DEVICE_VERSION, sizeof s, s, NULL);
-  CHECK(!strncmp(s, "OpenCL 1.2 ", 11));
+  CHECK(!strncmp(s, "OpenCL 3.0 ", 11));
   clGetDeviceInfo(device, CL_DEVICE_OPENCL_C_VERSION, sizeof s, s, NULL);
   CHECK(!strncmp(s, "OpenCL C 1.2 ", 13));
   clGetDeviceInfo(device, CL_DEVICE_EXTENSIONS, sizeof s, s, NULL);

@@ -20,6 +20,13 @@ $(BUILD)/test/compiler/test_footprint: test/compiler/test_footprint.sh $(BUILD)/
 
 TESTS += $(BUILD)/test/compiler/test_footprint
 
+# SPIR-V made from the samples at test time, run and verified; a shell test.
+$(BUILD)/test/compiler/test_spirv_samples: test/compiler/test_spirv_samples.sh $(SAMPLES)
+	@mkdir -p $(dir $@)
+	cp $< $@ && chmod +x $@
+
+TESTS += $(BUILD)/test/compiler/test_spirv_samples
+
 # The whole-function vectorizer against the scalar build of the same kernels.
 $(BUILD)/test/compiler/test_vectorize: test/compiler/test_vectorize.c test/api/api.h test/check.h \
                                        $(BUILD)/icd/aquila.icd | deps

@@ -20,7 +20,11 @@ enum aquila_compile_status {
 };
 
 struct aquila_compile_input {
-  const char *source;
+  const char *source; /* NULL for a SPIR-V module (il) */
+  /* clCreateProgramWithIL: a SPIR-V module instead of source, with the
+   * specialization constants set on it applied (runtime/spirv_module.c). */
+  const void *il;
+  size_t il_size;
   const char *options; /* OpenCL build options, may be NULL */
   /* Targets to build (fatbin target names); NULL/0 means the host CPU only. */
   const char *const *targets;

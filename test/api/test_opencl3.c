@@ -1,0 +1,316 @@
+/* OpenCL 3.0 through the loader: the platform and device report 3.0 and its
+ * queries consistently (the extensions' names and name-version arrays agree,
+ * OpenCL C 3.0 is listed with its features), the 2.x calls a 3.0 device has
+ * work (queues, samplers, buffers and images with property lists and their
+ * queries, clCloneKernel, context destructor callbacks, the host timer), an
+ * OpenCL C 3.0 kernel with C11 atomics of every order and scope runs, and
+ * the optional features the device lacks give the specified errors after
+ * the argument checks (SPIR-V programs: test_spirv). */
+#define CL_TARGET_OPENCL_VERSION 300
+#include <unistd.h>
+
+#include "api.h"
+
+static void versions_and_queries(void) {
+  char text[4096];
+  CHECK_EQ_INT(clGetPlatformInfo(platform, CL_PLATFORM_VERSION, sizeof text, text, NULL),
+               CL_SUCCESS);
+  CHECK(!strncmp(text, "OpenCL 3.0 ", 11));
+  cl_version v = 0;
+  CHECK_EQ_INT(clGetPlatformInfo(platform, CL_PLATFORM_NUMERIC_VERSION, sizeof v, &v, NULL),
+               CL_SUCCESS);
+  CHECK_EQ_INT(v, CL_MAKE_VERSION(3, 0, 0));
+  CHECK_EQ_INT(clGetDeviceInfo(device, CL_DEVICE_VERSION, sizeof text, text, NULL), CL_SUCCESS);
+  CHECK(!strncmp(text, "OpenCL 3.0 ", 11));
+  CHECK_EQ_INT(clGetDeviceInfo(device, CL_DEVICE_NUMERIC_VERSION, sizeof v, &v, NULL), CL_SUCCESS);
+  CHECK_EQ_INT(v, CL_MAKE_VERSION(3, 0, 0));
+  CHECK_EQ_INT(clGetDeviceInfo(device, CL_DEVICE_OPENCL_C_VERSION, sizeof text, text, NULL),
+               CL_SUCCESS);
+  CHECK(!strncmp(text, "OpenCL C 1.2", 12));
+
+  /* Every extension in the string is in the array, and as many. */
+  cl_name_version ext[64];
+  size_t size = 0;
+  CHECK_EQ_INT(clGetDeviceInfo(device, CL_DEVICE_EXTENSIONS_WITH_VERSION, sizeof ext, ext, &size),
+               CL_SUCCESS);
+  size_t n = size / sizeof ext[0];
+  CHECK(n >= 2 && size % sizeof ext[0] == 0);
+  CHECK_EQ_INT(clGetDeviceInfo(device, CL_DEVICE_EXTENSIONS, sizeof text, text, NULL), CL_SUCCESS);
+  size_t words = 0;
+  for (char *w = strtok(text, " "); w; w = strtok(NULL, " ")) {
+    int found = 0;
+    for (size_t i = 0; i < n; i++)
+      found |= !strcmp(ext[i].name, w);
+    if (!found) printf("# %s is not in CL_DEVICE_EXTENSIONS_WITH_VERSION\n", w);
+    CHECK(found);
+    words++;
+  }
+  CHECK_EQ_INT(words, n);
+
+  cl_name_version c[16];
+  CHECK_EQ_INT(clGetDeviceInfo(device, CL_DEVICE_OPENCL_C_ALL_VERSIONS, sizeof c, c, &size),
+               CL_SUCCESS);
+  int has_3 = 0;
+  for (size_t i = 0; i < size / sizeof c[0]; i++) {
+    CHECK(!strcmp(c[i].name, "OpenCL C"));
+    has_3 |= c[i].version == CL_MAKE_VERSION(3, 0, 0);
+  }
+  CHECK(has_3);
+  cl_name_version f[32];
+  CHECK_EQ_INT(clGetDeviceInfo(device, CL_DEVICE_OPENCL_C_FEATURES, sizeof f, f, &size),
+               CL_SUCCESS);
+  int int64 = 0, generic = 0;
+  for (size_t i = 0; i < size / sizeof f[0]; i++) {
+    int64 |= !strcmp(f[i].name, "__opencl_c_int64");
+    generic |= !strcmp(f[i].name, "__opencl_c_generic_address_space");
+  }
+  CHECK(int64 && !generic);
+  /* An empty array is a size of 0. */
+  CHECK_EQ_INT(clGetDeviceInfo(device, CL_DEVICE_BUILT_IN_KERNELS_WITH_VERSION, 0, NULL, &size),
+               CL_SUCCESS);
+  CHECK_EQ_INT(size, 0);
+
+  cl_device_atomic_capabilities atomics = 0;
+  CHECK_EQ_INT(
+      clGetDeviceInfo(device, CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES, sizeof atomics, &atomics, NULL),
+      CL_SUCCESS);
+  CHECK((atomics & (CL_DEVICE_ATOMIC_ORDER_RELAXED | CL_DEVICE_ATOMIC_SCOPE_WORK_GROUP)) ==
+        (CL_DEVICE_ATOMIC_ORDER_RELAXED | CL_DEVICE_ATOMIC_SCOPE_WORK_GROUP));
+  cl_device_svm_capabilities svm = 1;
+  CHECK_EQ_INT(clGetDeviceInfo(device, CL_DEVICE_SVM_CAPABILITIES, sizeof svm, &svm, NULL),
+               CL_SUCCESS);
+  CHECK_EQ_INT(svm, 0);
+  cl_bool flag = CL_TRUE;
+  CHECK_EQ_INT(
+      clGetDeviceInfo(device, CL_DEVICE_GENERIC_ADDRESS_SPACE_SUPPORT, sizeof flag, &flag, NULL),
+      CL_SUCCESS);
+  CHECK_EQ_INT(flag, CL_FALSE);
+  cl_ulong resolution = 0;
+  CHECK_EQ_INT(clGetPlatformInfo(platform, CL_PLATFORM_HOST_TIMER_RESOLUTION, sizeof resolution,
+                                 &resolution, NULL),
+               CL_SUCCESS);
+  CHECK(resolution > 0);
+}
+
+static void queues_samplers_buffers(void) {
+  cl_int err;
+  cl_queue_properties qp[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
+  cl_command_queue q = clCreateCommandQueueWithProperties(context, device, qp, &err);
+  CHECK_EQ_INT(err, CL_SUCCESS);
+  REQUIRE(q);
+  cl_command_queue_properties got = 0;
+  clGetCommandQueueInfo(q, CL_QUEUE_PROPERTIES, sizeof got, &got, NULL);
+  CHECK_EQ_INT(got, CL_QUEUE_PROFILING_ENABLE);
+  cl_queue_properties back_props[8];
+  size_t size = 0;
+  CHECK_EQ_INT(
+      clGetCommandQueueInfo(q, CL_QUEUE_PROPERTIES_ARRAY, sizeof back_props, back_props, &size),
+      CL_SUCCESS);
+  CHECK(size == sizeof qp && !memcmp(back_props, qp, sizeof qp));
+  CHECK_EQ_INT(clGetCommandQueueInfo(queue, CL_QUEUE_PROPERTIES_ARRAY, 0, NULL, &size), CL_SUCCESS);
+  CHECK_EQ_INT(size, 0); /* made without a property list */
+  size_t queue_size;
+  CHECK_EQ_INT(clGetCommandQueueInfo(q, CL_QUEUE_SIZE, sizeof queue_size, &queue_size, NULL),
+               CL_INVALID_COMMAND_QUEUE);
+  cl_queue_properties device_queue[] = {CL_QUEUE_SIZE, 1024, 0};
+  CHECK(clCreateCommandQueueWithProperties(context, device, device_queue, &err) == NULL);
+  CHECK_EQ_INT(err, CL_INVALID_VALUE);
+  cl_queue_properties on_device[] = {
+      CL_QUEUE_PROPERTIES, CL_QUEUE_ON_DEVICE | CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, 0};
+  CHECK(clCreateCommandQueueWithProperties(context, device, on_device, &err) == NULL);
+  CHECK_EQ_INT(err, CL_INVALID_QUEUE_PROPERTIES);
+  CHECK(clCreateCommandQueueWithProperties(NULL, device, NULL, &err) == NULL);
+  CHECK_EQ_INT(err, CL_INVALID_CONTEXT);
+
+  cl_sampler_properties sp[] = {CL_SAMPLER_NORMALIZED_COORDS, CL_FALSE, CL_SAMPLER_FILTER_MODE,
+                                CL_FILTER_LINEAR, 0};
+  cl_sampler s = clCreateSamplerWithProperties(context, sp, &err);
+  CHECK_EQ_INT(err, CL_SUCCESS);
+  cl_filter_mode filter = 0;
+  cl_sampler_properties sp_back[8];
+  if (s) {
+    clGetSamplerInfo(s, CL_SAMPLER_FILTER_MODE, sizeof filter, &filter, NULL);
+    CHECK_EQ_INT(clGetSamplerInfo(s, CL_SAMPLER_PROPERTIES, sizeof sp_back, sp_back, &size),
+                 CL_SUCCESS);
+    CHECK(size == sizeof sp && !memcmp(sp_back, sp, sizeof sp));
+  }
+  CHECK_EQ_INT(filter, CL_FILTER_LINEAR);
+  cl_sampler_properties twice[] = {CL_SAMPLER_FILTER_MODE, CL_FILTER_LINEAR, CL_SAMPLER_FILTER_MODE,
+                                   CL_FILTER_NEAREST, 0};
+  CHECK(clCreateSamplerWithProperties(context, twice, &err) == NULL);
+  CHECK_EQ_INT(err, CL_INVALID_VALUE);
+
+  cl_mem_properties none[] = {0};
+  cl_mem b = clCreateBufferWithProperties(context, none, CL_MEM_READ_WRITE, 64, NULL, &err);
+  CHECK_EQ_INT(err, CL_SUCCESS);
+  REQUIRE(b);
+  cl_mem_properties mp_back[4] = {1, 1, 1, 1};
+  CHECK_EQ_INT(clGetMemObjectInfo(b, CL_MEM_PROPERTIES, sizeof mp_back, mp_back, &size),
+               CL_SUCCESS);
+  CHECK(size == sizeof none && mp_back[0] == 0);
+  cl_mem plain = clCreateBuffer(context, CL_MEM_READ_WRITE, 64, NULL, &err);
+  CHECK_EQ_INT(clGetMemObjectInfo(plain, CL_MEM_PROPERTIES, 0, NULL, &size), CL_SUCCESS);
+  CHECK_EQ_INT(size, 0);
+  cl_bool uses_svm = CL_TRUE;
+  CHECK_EQ_INT(clGetMemObjectInfo(plain, CL_MEM_USES_SVM_POINTER, sizeof uses_svm, &uses_svm, NULL),
+               CL_SUCCESS);
+  CHECK_EQ_INT(uses_svm, CL_FALSE);
+  cl_mem_properties unknown[] = {0x12345, 1, 0};
+  CHECK(clCreateBufferWithProperties(context, unknown, CL_MEM_READ_WRITE, 64, NULL, &err) == NULL);
+  CHECK_EQ_INT(err, CL_INVALID_PROPERTY);
+  int value = 5, back = 0;
+  CHECK_EQ_INT(clEnqueueWriteBuffer(q, b, CL_TRUE, 0, sizeof value, &value, 0, NULL, NULL),
+               CL_SUCCESS);
+  CHECK_EQ_INT(clEnqueueReadBuffer(q, b, CL_TRUE, 0, sizeof back, &back, 0, NULL, NULL),
+               CL_SUCCESS);
+  CHECK_EQ_INT(back, 5);
+  if (s) clReleaseSampler(s);
+  clReleaseMemObject(plain);
+  clReleaseMemObject(b);
+  clReleaseCommandQueue(q);
+}
+
+static int destructor_order[4], destructors_run;
+static void CL_CALLBACK on_context_destroyed(cl_context c, void *data) {
+  if (destructors_run < 4) destructor_order[destructors_run] = (int)(size_t)data;
+  destructors_run++;
+}
+
+static void context_destructors_run_newest_first(void) {
+  cl_int err;
+  cl_context c = clCreateContext(NULL, 1, &device, NULL, NULL, &err);
+  REQUIRE(c);
+  cl_mem m = clCreateBuffer(c, CL_MEM_READ_WRITE, 16, NULL, &err);
+  CHECK_EQ_INT(clSetContextDestructorCallback(c, on_context_destroyed, (void *)1), CL_SUCCESS);
+  CHECK_EQ_INT(clSetContextDestructorCallback(c, on_context_destroyed, (void *)2), CL_SUCCESS);
+  CHECK_EQ_INT(clSetContextDestructorCallback(c, NULL, NULL), CL_INVALID_VALUE);
+  CHECK_EQ_INT(clSetContextDestructorCallback(NULL, on_context_destroyed, NULL),
+               CL_INVALID_CONTEXT);
+  clReleaseContext(c);
+  CHECK_EQ_INT(destructors_run, 0); /* the buffer still holds the context */
+  clReleaseMemObject(m);
+  CHECK_EQ_INT(destructors_run, 2);
+  CHECK(destructor_order[0] == 2 && destructor_order[1] == 1);
+}
+
+static const char *c11_source =
+    "__kernel void count(__global atomic_int *total, __global atomic_uint *flags,\n"
+    "                    __global int *seen) {\n"
+    "  __local atomic_int group;\n"
+    "  if (get_local_id(0) == 0) atomic_init(&group, 0);\n"
+    "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "  atomic_fetch_add_explicit(&group, 1, memory_order_relaxed, memory_scope_work_group);\n"
+    "  atomic_fetch_add(total, 1);\n"
+    "  atomic_fetch_or_explicit(flags, 1u << (get_group_id(0) % 32), memory_order_acq_rel,\n"
+    "                           memory_scope_device);\n"
+    "  int expected = 0;\n"
+    "  atomic_compare_exchange_strong(&total[1], &expected, 7);\n"
+    "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "  if (get_local_id(0) == 0)\n"
+    "    seen[get_group_id(0)] = atomic_load_explicit(&group, memory_order_acquire);\n"
+    "#if __OPENCL_C_VERSION__ != 300 || !defined(__opencl_c_atomic_scope_all_devices) || \\\n"
+    "    defined(__opencl_c_generic_address_space) || defined(__opencl_c_pipes)\n"
+    "  seen[0] = -1;\n"
+    "#endif\n"
+    "}\n";
+
+static void opencl_c_3_kernel_with_c11_atomics(void) {
+  cl_int err;
+  cl_program p = clCreateProgramWithSource(context, 1, &c11_source, NULL, &err);
+  REQUIRE(p);
+  err = clBuildProgram(p, 1, &device, "-cl-std=CL3.0", NULL, NULL);
+  if (err != CL_SUCCESS) {
+    char log[8192] = "";
+    clGetProgramBuildInfo(p, device, CL_PROGRAM_BUILD_LOG, sizeof log, log, NULL);
+    printf("# build log:\n%s\n", log);
+  }
+  CHECK_EQ_INT(err, CL_SUCCESS);
+  cl_kernel k = clCreateKernel(p, "count", &err);
+  REQUIRE(k);
+  enum { GROUPS = 40, LOCAL = 64 };
+  int zero[2] = {0, 0};
+  cl_mem total =
+      clCreateBuffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof zero, zero, &err);
+  cl_uint no_flags = 0;
+  cl_mem flags = clCreateBuffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof no_flags,
+                                &no_flags, &err);
+  cl_mem seen = clCreateBuffer(context, CL_MEM_READ_WRITE, GROUPS * sizeof(int), NULL, &err);
+  clSetKernelArg(k, 0, sizeof total, &total);
+  clSetKernelArg(k, 1, sizeof flags, &flags);
+  clSetKernelArg(k, 2, sizeof seen, &seen);
+  /* A clone made now keeps these arguments; the original's next change is
+   * its own. */
+  cl_kernel clone = clCloneKernel(k, &err);
+  CHECK_EQ_INT(err, CL_SUCCESS);
+  REQUIRE(clone);
+  cl_mem other = clCreateBuffer(context, CL_MEM_READ_WRITE, sizeof zero, NULL, &err);
+  clSetKernelArg(k, 0, sizeof other, &other);
+  size_t global = GROUPS * LOCAL, local = LOCAL;
+  CHECK_EQ_INT(clEnqueueNDRangeKernel(queue, clone, 1, NULL, &global, &local, 0, NULL, NULL),
+               CL_SUCCESS);
+  int totals[2] = {0, 0}, seen_back[GROUPS];
+  cl_uint flags_back = 0;
+  clEnqueueReadBuffer(queue, total, CL_TRUE, 0, sizeof totals, totals, 0, NULL, NULL);
+  clEnqueueReadBuffer(queue, flags, CL_TRUE, 0, sizeof flags_back, &flags_back, 0, NULL, NULL);
+  clEnqueueReadBuffer(queue, seen, CL_TRUE, 0, sizeof seen_back, seen_back, 0, NULL, NULL);
+  CHECK_EQ_INT(totals[0], GROUPS * LOCAL);
+  CHECK_EQ_INT(totals[1], 7);
+  CHECK_EQ_INT(flags_back, 0xffffffffu);
+  int groups_right = 0;
+  for (int g = 0; g < GROUPS; g++)
+    groups_right += seen_back[g] == LOCAL;
+  CHECK_EQ_INT(groups_right, GROUPS);
+  CHECK(clCloneKernel(NULL, &err) == NULL);
+  CHECK_EQ_INT(err, CL_INVALID_KERNEL);
+  clReleaseMemObject(other);
+  clReleaseMemObject(total);
+  clReleaseMemObject(flags);
+  clReleaseMemObject(seen);
+  clReleaseKernel(clone);
+  clReleaseKernel(k);
+  clReleaseProgram(p);
+}
+
+static void opencl_c_2_0_is_refused_with_a_reason(void) {
+  const char *src = "__kernel void k(__global int *p) { p[0] = 1; }";
+  cl_int err;
+  cl_program p = clCreateProgramWithSource(context, 1, &src, NULL, &err);
+  REQUIRE(p);
+  err = clBuildProgram(p, 1, &device, "-cl-std=CL2.0", NULL, NULL);
+  CHECK_EQ_INT(err, CL_INVALID_BUILD_OPTIONS);
+  char log[1024] = "";
+  clGetProgramBuildInfo(p, device, CL_PROGRAM_BUILD_LOG, sizeof log, log, NULL);
+  CHECK(strstr(log, "CL2.0") != NULL);
+  clReleaseProgram(p);
+}
+
+static void timers_and_missing_features(void) {
+  cl_ulong host = 0, dev = 0, host2 = 0;
+  CHECK_EQ_INT(clGetHostTimer(device, &host), CL_SUCCESS);
+  CHECK_EQ_INT(clGetDeviceAndHostTimer(device, &dev, &host2), CL_SUCCESS);
+  CHECK(host > 0 && host2 >= host && dev > 0);
+  CHECK(clSVMAlloc(context, CL_MEM_READ_WRITE, 64, 0) == NULL);
+  clSVMFree(context, NULL);
+  cl_int err;
+  CHECK(clCreatePipe(context, 0, 4, 4, NULL, &err) == NULL);
+  CHECK_EQ_INT(err, CL_INVALID_OPERATION);
+  int x = 0;
+  CHECK_EQ_INT(clEnqueueSVMMemcpy(queue, CL_TRUE, &x, &x, sizeof x, 0, NULL, NULL),
+               CL_INVALID_OPERATION);
+  CHECK_EQ_INT(clEnqueueSVMMemcpy(NULL, CL_TRUE, &x, &x, sizeof x, 0, NULL, NULL),
+               CL_INVALID_COMMAND_QUEUE);
+  CHECK_EQ_INT(clSetKernelArgSVMPointer(NULL, 0, &x), CL_INVALID_KERNEL);
+  CHECK_EQ_INT(clSetDefaultDeviceCommandQueue(context, device, queue), CL_INVALID_OPERATION);
+}
+
+int main(void) {
+  api_setup();
+  RUN(versions_and_queries);
+  RUN(queues_samplers_buffers);
+  RUN(context_destructors_run_newest_first);
+  RUN(opencl_c_3_kernel_with_c11_atomics);
+  RUN(opencl_c_2_0_is_refused_with_a_reason);
+  RUN(timers_and_missing_features);
+  api_teardown();
+  CHECK_EXIT();
+}
