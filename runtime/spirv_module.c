@@ -87,7 +87,9 @@ void *spirv_module_specialize(const void *il, size_t size, size_t count, const u
     for (size_t i = SPIRV_HEADER_WORDS; target && i < n;) {
       uint32_t first = word_at(p, i, swapped), words = first >> 16, op = first & 0xffff;
       if (words == 0 || i + words > n) break;
-      if (words >= 3 && word_at(p, i + 2, swapped) == target) {
+      int constant = op == OP_SPEC_CONSTANT || op == OP_SPEC_CONSTANT_TRUE ||
+                     op == OP_SPEC_CONSTANT_FALSE;
+      if (constant && words >= 3 && word_at(p, i + 2, swapped) == target) {
         if (op == OP_SPEC_CONSTANT_TRUE || op == OP_SPEC_CONSTANT_FALSE) {
           uint32_t chosen = values[c] ? OP_SPEC_CONSTANT_TRUE : OP_SPEC_CONSTANT_FALSE;
           put_word(p, i, (words << 16) | chosen, swapped);

@@ -168,8 +168,10 @@ static void kernel_from_spirv_matches_opencl_c(void) {
   CHECK(clGetExtensionFunctionAddressForPlatform(platform, "clCreateProgramWithILKHR") != NULL);
 }
 
-/* A kernel storing two specialization constants: an int (SpecId 3,
- * default 42) and a float (SpecId 5, default 1.5), and a plain 7. */
+/* A kernel storing three specialization constants: an int (SpecId 3,
+ * default 42), a float (SpecId 5, default 1.5) and an 8-bit one (SpecId 7,
+ * default 3, result id 8: an 8-bit type's width word equals it, which once
+ * hid it), and a plain 7. */
 static const char *spec_module_text = "OpCapability Addresses\n"
                                       "OpCapability Linkage\n"
                                       "OpCapability Kernel\n"
@@ -179,6 +181,7 @@ static const char *spec_module_text = "OpCapability Addresses\n"
                                       "OpEntryPoint Kernel %k \"k\"\n"
                                       "OpDecorate %int_42 SpecId 3\n"
                                       "OpDecorate %float_1_5 SpecId 5\n"
+                                      "OpDecorate %8 SpecId 7\n"
                                       "%uint = OpTypeInt 32 0\n"
                                       "%ulong = OpTypeInt 64 0\n"
                                       "%int_42 = OpSpecConstant %uint 42\n"
@@ -188,33 +191,42 @@ static const char *spec_module_text = "OpCapability Addresses\n"
                                       "%p_uint = OpTypePointer CrossWorkgroup %uint\n"
                                       "%float = OpTypeFloat 32\n"
                                       "%p_float = OpTypePointer CrossWorkgroup %float\n"
-                                      "%fn = OpTypeFunction %void %p_uint %p_float\n"
+                                      "%uchar = OpTypeInt 8 0\n"
+                                      "%p_uchar = OpTypePointer CrossWorkgroup %uchar\n"
+                                      "%fn = OpTypeFunction %void %p_uint %p_float %p_uchar\n"
                                       "%float_1_5 = OpSpecConstant %float 1.5\n"
+                                      "%8 = OpSpecConstant %uchar 3\n"
                                       "%k = OpFunction %void None %fn\n"
                                       "%out = OpFunctionParameter %p_uint\n"
                                       "%f = OpFunctionParameter %p_float\n"
+                                      "%c = OpFunctionParameter %p_uchar\n"
                                       "%entry = OpLabel\n"
                                       "OpStore %out %int_42 Aligned 4\n"
                                       "%second = OpInBoundsPtrAccessChain %p_uint %out %ulong_1\n"
                                       "OpStore %second %uint_7 Aligned 4\n"
                                       "OpStore %f %float_1_5 Aligned 4\n"
+                                      "OpStore %c %8 Aligned 1\n"
                                       "OpReturn\n"
                                       "OpFunctionEnd\n";
 
-static void run_spec_kernel(cl_program p, cl_uint out[2], float *f) {
+static void run_spec_kernel(cl_program p, cl_uint out[2], float *f, cl_uchar *c) {
   cl_int err;
   cl_kernel k = clCreateKernel(p, "k", &err);
   REQUIRE(k);
   cl_mem bo = clCreateBuffer(context, CL_MEM_READ_WRITE, 2 * sizeof(cl_uint), NULL, &err);
   cl_mem bf = clCreateBuffer(context, CL_MEM_READ_WRITE, sizeof(float), NULL, &err);
+  cl_mem bc = clCreateBuffer(context, CL_MEM_READ_WRITE, 1, NULL, &err);
   clSetKernelArg(k, 0, sizeof bo, &bo);
   clSetKernelArg(k, 1, sizeof bf, &bf);
+  clSetKernelArg(k, 2, sizeof bc, &bc);
   size_t one = 1;
   CHECK_EQ_INT(clEnqueueNDRangeKernel(queue, k, 1, NULL, &one, NULL, 0, NULL, NULL), CL_SUCCESS);
   clEnqueueReadBuffer(queue, bo, CL_TRUE, 0, 2 * sizeof(cl_uint), out, 0, NULL, NULL);
   clEnqueueReadBuffer(queue, bf, CL_TRUE, 0, sizeof(float), f, 0, NULL, NULL);
+  clEnqueueReadBuffer(queue, bc, CL_TRUE, 0, 1, c, 0, NULL, NULL);
   clReleaseMemObject(bo);
   clReleaseMemObject(bf);
+  clReleaseMemObject(bc);
   clReleaseKernel(k);
 }
 
@@ -241,24 +253,27 @@ static void specialization_constants_reach_the_code(void) {
   CHECK_EQ_INT(clBuildProgram(p, 1, &device, "", NULL, NULL), CL_SUCCESS);
   cl_uint out[2] = {0, 0};
   float value = 0;
-  run_spec_kernel(p, out, &value);
-  CHECK(out[0] == 42 && out[1] == 7 && value == 1.5f);
+  cl_uchar small = 0;
+  run_spec_kernel(p, out, &value, &small);
+  CHECK(out[0] == 42 && out[1] == 7 && value == 1.5f && small == 3);
   /* Then set: a new build has them. */
   cl_uint n = 100;
   float g = 2.25f;
   CHECK_EQ_INT(clSetProgramSpecializationConstant(p, 3, sizeof n, &n), CL_SUCCESS);
   CHECK_EQ_INT(clSetProgramSpecializationConstant(p, 5, sizeof g, &g), CL_SUCCESS);
+  cl_uchar eight = 200;
+  CHECK_EQ_INT(clSetProgramSpecializationConstant(p, 7, sizeof eight, &eight), CL_SUCCESS);
   CHECK_EQ_INT(clSetProgramSpecializationConstant(p, 9, sizeof n, &n), CL_INVALID_SPEC_ID);
   CHECK_EQ_INT(clSetProgramSpecializationConstant(p, 3, 8, &n), CL_INVALID_VALUE);
   CHECK_EQ_INT(clSetProgramSpecializationConstant(p, 3, sizeof n, NULL), CL_INVALID_VALUE);
   CHECK_EQ_INT(clBuildProgram(p, 1, &device, "", NULL, NULL), CL_SUCCESS);
-  run_spec_kernel(p, out, &value);
-  CHECK(out[0] == 100 && out[1] == 7 && value == 2.25f);
+  run_spec_kernel(p, out, &value, &small);
+  CHECK(out[0] == 100 && out[1] == 7 && value == 2.25f && small == 200);
   /* Another value is other code, not the cached build of the first. */
   n = 200;
   CHECK_EQ_INT(clSetProgramSpecializationConstant(p, 3, sizeof n, &n), CL_SUCCESS);
   CHECK_EQ_INT(clBuildProgram(p, 1, &device, "", NULL, NULL), CL_SUCCESS);
-  run_spec_kernel(p, out, &value);
+  run_spec_kernel(p, out, &value, &small);
   CHECK_EQ_INT(out[0], 200);
   clReleaseProgram(p);
   /* A program not made from IL has none. */
