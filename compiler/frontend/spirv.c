@@ -388,6 +388,94 @@ static int describe_kernel(LLVMContextRef ctx, LLVMValueRef f, struct aquila_fat
   return ok ? 0 : -1;
 }
 
+/* The translator calls a builtin with the plain OpenCL types (a uchar4 as
+ * <4 x i8>, a float8 as <8 x float>); the library, compiled for x86-64 by
+ * clang, takes what the C calling convention makes of them: a small vector
+ * as an integer of its size, a vector wider than 16 bytes through a byval
+ * pointer. A call of another function type than its callee's is undefined
+ * (and never inlined), so each such call is rebuilt with the library's
+ * type: same-sized values reinterpreted, byval ones stored to a stack slot
+ * and passed by address, the result reinterpreted back. A call it cannot
+ * adapt fails the build (a wrong answer is worse). */
+static LLVMValueRef adapt_value(LLVMBuilderRef b, LLVMTargetDataRef td, LLVMValueRef v,
+                                LLVMTypeRef to) {
+  LLVMTypeRef from = LLVMTypeOf(v);
+  if (from == to) return v;
+  if (LLVMGetTypeKind(from) == LLVMPointerTypeKind || LLVMGetTypeKind(to) == LLVMPointerTypeKind)
+    return NULL;
+  if (LLVMSizeOfTypeInBits(td, from) != LLVMSizeOfTypeInBits(td, to)) return NULL;
+  return LLVMBuildBitCast(b, v, to, "");
+}
+
+static int adapt_builtin_calls(LLVMModuleRef m, LLVMModuleRef builtins, struct strbuf *log) {
+  LLVMTargetDataRef td = LLVMGetModuleDataLayout(m);
+  LLVMContextRef ctx = LLVMGetModuleContext(m);
+  LLVMBuilderRef b = LLVMCreateBuilderInContext(ctx);
+  unsigned byval = LLVMGetEnumAttributeKindForName("byval", 5);
+  int status = 0;
+  for (LLVMValueRef d = LLVMGetFirstFunction(m); d && status == 0; d = LLVMGetNextFunction(d)) {
+    size_t len;
+    const char *name = LLVMGetValueName2(d, &len);
+    LLVMValueRef def = LLVMIsDeclaration(d) ? LLVMGetNamedFunction(builtins, name) : NULL;
+    if (!def || LLVMIsDeclaration(def)) continue;
+    LLVMTypeRef want = LLVMGlobalGetValueType(def), have = LLVMGlobalGetValueType(d);
+    if (want == have || LLVMIsFunctionVarArg(want)) continue;
+    unsigned n = LLVMCountParamTypes(want);
+    LLVMTypeRef *params = calloc(n + 1, sizeof *params);
+    LLVMValueRef *args = calloc(n + 1, sizeof *args);
+    if (!params || !args) abort();
+    LLVMGetParamTypes(want, params);
+    LLVMUseRef next;
+    for (LLVMUseRef u = LLVMGetFirstUse(d); u && status == 0; u = next) {
+      next = LLVMGetNextUse(u);
+      LLVMValueRef call = LLVMGetUser(u);
+      if (!LLVMIsACallInst(call) || LLVMGetCalledValue(call) != d) continue;
+      int ok = LLVMGetNumArgOperands(call) == n;
+      LLVMPositionBuilderBefore(b, call);
+      for (unsigned i = 0; ok && i < n; i++) {
+        LLVMValueRef a = LLVMGetOperand(call, i);
+        if (LLVMGetEnumAttributeAtIndex(def, i + 1, byval) &&
+            LLVMGetTypeKind(LLVMTypeOf(a)) != LLVMPointerTypeKind) {
+          /* The slot in the entry block: one per call, not one per loop trip. */
+          LLVMValueRef fn = LLVMGetBasicBlockParent(LLVMGetInstructionParent(call));
+          LLVMBuilderRef entry = LLVMCreateBuilderInContext(ctx);
+          LLVMBasicBlockRef first = LLVMGetEntryBasicBlock(fn);
+          LLVMPositionBuilderBefore(entry, LLVMGetFirstInstruction(first));
+          LLVMValueRef slot = LLVMBuildAlloca(entry, LLVMTypeOf(a), "byval");
+          LLVMSetAlignment(slot, LLVMPreferredAlignmentOfType(td, LLVMTypeOf(a)));
+          LLVMDisposeBuilder(entry);
+          LLVMBuildStore(b, a, slot);
+          args[i] = slot;
+        } else {
+          ok = (args[i] = adapt_value(b, td, a, params[i])) != NULL;
+        }
+      }
+      LLVMTypeRef ret = LLVMGetReturnType(want), call_ret = LLVMTypeOf(call);
+      ok = ok && (ret == call_ret ||
+                  (LLVMGetTypeKind(ret) != LLVMVoidTypeKind &&
+                   LLVMGetTypeKind(call_ret) != LLVMVoidTypeKind &&
+                   LLVMSizeOfTypeInBits(td, ret) == LLVMSizeOfTypeInBits(td, call_ret)));
+      if (!ok) {
+        strbuf_printf(log,
+                      "error: the SPIR-V module calls '%s' in a form the builtin library's "
+                      "function cannot take\n",
+                      name);
+        status = -1;
+        break;
+      }
+      LLVMValueRef adapted = LLVMBuildCall2(b, want, d, args, n, "");
+      LLVMSetInstructionCallConv(adapted, LLVMGetInstructionCallConv(call));
+      if (ret != call_ret) adapted = LLVMBuildBitCast(b, adapted, call_ret, "");
+      LLVMReplaceAllUsesWith(call, adapted);
+      LLVMInstructionEraseFromParent(call);
+    }
+    free(params);
+    free(args);
+  }
+  LLVMDisposeBuilder(b);
+  return status;
+}
+
 /* Builtins linked, everything but the kernels internal, the rest removed:
  * what clang's -mlink-builtin-bitcode leaves for OpenCL C. */
 static int link_builtins(LLVMContextRef ctx, LLVMModuleRef m, struct strbuf *log) {
@@ -403,6 +491,10 @@ static int link_builtins(LLVMContextRef ctx, LLVMModuleRef m, struct strbuf *log
   }
   LLVMSetTarget(m, LLVMGetTarget(builtins));
   LLVMSetDataLayout(m, LLVMGetDataLayoutStr(builtins));
+  if (adapt_builtin_calls(m, builtins, log)) {
+    LLVMDisposeModule(builtins);
+    return -1;
+  }
   /* Only what the library brings becomes internal: the module's own
    * functions stay as it declared them (clLinkProgram links another
    * module's imports with them). The library's definitions are the
