@@ -702,15 +702,7 @@ AQUILA_API cl_mem clCreateImageWithProperties(cl_context context,
                                               cl_mem_flags flags, const cl_image_format *format,
                                               const cl_image_desc *desc, void *host_ptr,
                                               cl_int *errcode_ret) {
-  if (!object_is(context, OBJECT_CONTEXT)) {
-    if (errcode_ret) *errcode_ret = CL_INVALID_CONTEXT;
-    return NULL;
-  }
-  cl_int err = memory_properties_check(properties);
-  if (err != CL_SUCCESS) {
-    if (errcode_ret) *errcode_ret = err;
-    return NULL;
-  }
+  if (!memory_properties_check(context, properties, errcode_ret)) return NULL;
   cl_mem m = clCreateImage(context, flags, format, desc, host_ptr, errcode_ret);
   if (m) m->has_properties = properties != NULL;
   return m;

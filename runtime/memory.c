@@ -255,23 +255,20 @@ fail:
 
 /* Core OpenCL defines no memory property (extensions do), so the list, if
  * given, must be empty; CL_MEM_PROPERTIES then returns it. */
-cl_int memory_properties_check(const cl_mem_properties *properties) {
-  return properties && properties[0] ? CL_INVALID_PROPERTY : CL_SUCCESS;
+int memory_properties_check(cl_context context, const cl_mem_properties *properties,
+                            cl_int *errcode_ret) {
+  cl_int err = !object_is(context, OBJECT_CONTEXT)  ? CL_INVALID_CONTEXT
+               : properties && properties[0] ? CL_INVALID_PROPERTY
+                                             : CL_SUCCESS;
+  if (err != CL_SUCCESS && errcode_ret) *errcode_ret = err;
+  return err == CL_SUCCESS;
 }
 
 AQUILA_API cl_mem clCreateBufferWithProperties(cl_context context,
                                                const cl_mem_properties *properties,
                                                cl_mem_flags flags, size_t size, void *host_ptr,
                                                cl_int *errcode_ret) {
-  if (!object_is(context, OBJECT_CONTEXT)) {
-    if (errcode_ret) *errcode_ret = CL_INVALID_CONTEXT;
-    return NULL;
-  }
-  cl_int err = memory_properties_check(properties);
-  if (err != CL_SUCCESS) {
-    if (errcode_ret) *errcode_ret = err;
-    return NULL;
-  }
+  if (!memory_properties_check(context, properties, errcode_ret)) return NULL;
   cl_mem m = clCreateBuffer(context, flags, size, host_ptr, errcode_ret);
   if (m) m->has_properties = properties != NULL;
   return m;

@@ -742,8 +742,11 @@ int spirv_module_spec_constant_size(const void *il, size_t size, uint32_t spec_i
 void *spirv_module_specialize(const void *il, size_t size, size_t count, const uint32_t *ids,
                               const uint64_t *values);
 
-/* CL_INVALID_PROPERTY for a memory property list that is not empty. */
-cl_int memory_properties_check(const cl_mem_properties *properties);
+/* The checks of clCreate{Buffer,Image}WithProperties before their 1.2
+ * calls': the context, then the property list (which must be empty:
+ * CL_INVALID_PROPERTY). 0, with *errcode_ret set, on an error. */
+int memory_properties_check(cl_context context, const cl_mem_properties *properties,
+                            cl_int *errcode_ret);
 
 /* Program helpers. */
 cl_int program_load_for_device(cl_program p, cl_uint dev_index);
