@@ -23,19 +23,19 @@ cl_int queue_check(cl_command_queue q) {
   return object_is(q, OBJECT_QUEUE) ? CL_SUCCESS : CL_INVALID_COMMAND_QUEUE;
 }
 
+/* A queue's context and device, the first checks of both ways to make one. */
+static cl_int queue_place_check(cl_context context, cl_device_id device) {
+  if (!object_is(context, OBJECT_CONTEXT)) return CL_INVALID_CONTEXT;
+  if (!device_is_valid(device) || !context_has_device(context, device)) return CL_INVALID_DEVICE;
+  return CL_SUCCESS;
+}
+
 AQUILA_API cl_command_queue clCreateCommandQueue(cl_context context, cl_device_id device,
                                                  cl_command_queue_properties properties,
                                                  cl_int *errcode_ret) {
-  cl_int err = CL_SUCCESS;
   cl_command_queue q = NULL;
-  if (!object_is(context, OBJECT_CONTEXT)) {
-    err = CL_INVALID_CONTEXT;
-    goto fail;
-  }
-  if (!device_is_valid(device) || !context_has_device(context, device)) {
-    err = CL_INVALID_DEVICE;
-    goto fail;
-  }
+  cl_int err = queue_place_check(context, device);
+  if (err != CL_SUCCESS) goto fail;
   if (properties & ~(cl_command_queue_properties)(CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE |
                                                   CL_QUEUE_PROFILING_ENABLE)) {
     err = CL_INVALID_VALUE;
@@ -93,15 +93,8 @@ AQUILA_API cl_command_queue clCreateCommandQueueWithProperties(cl_context contex
                                                                cl_device_id device,
                                                                const cl_queue_properties *properties,
                                                                cl_int *errcode_ret) {
-  cl_int err = CL_SUCCESS;
-  if (!object_is(context, OBJECT_CONTEXT)) {
-    err = CL_INVALID_CONTEXT;
-    goto fail;
-  }
-  if (!device_is_valid(device) || !context_has_device(context, device)) {
-    err = CL_INVALID_DEVICE;
-    goto fail;
-  }
+  cl_int err = queue_place_check(context, device);
+  if (err != CL_SUCCESS) goto fail;
   cl_command_queue_properties flags = 0;
   size_t n = 0;
   int seen_flags = 0, seen_size = 0;
