@@ -49,6 +49,26 @@ static cl_int copy_properties(const cl_context_properties *props, cl_context c) 
   return CL_SUCCESS;
 }
 
+void context_finish_queues(cl_context c) {
+  /* Each queue retained while it is finished: another thread may release it. */
+  pthread_mutex_lock(&c->queues_lock);
+  size_t n = 0;
+  for (cl_command_queue q = c->queues; q; q = q->context_next)
+    n++;
+  cl_command_queue *queues = malloc((n ? n : 1) * sizeof *queues);
+  n = 0;
+  for (cl_command_queue q = c->queues; queues && q; q = q->context_next) {
+    object_retain(&q->header);
+    queues[n++] = q;
+  }
+  pthread_mutex_unlock(&c->queues_lock);
+  for (size_t i = 0; i < n; i++) {
+    clFinish(queues[i]);
+    clReleaseCommandQueue(queues[i]);
+  }
+  free(queues);
+}
+
 struct context_destructor {
   void(CL_CALLBACK *fn)(cl_context, void *);
   void *user_data;
@@ -71,6 +91,9 @@ static void context_free(cl_context c) {
     free(list);
     list = next;
   }
+  svm_context_release(c);
+  pthread_mutex_destroy(&c->svm_lock);
+  pthread_mutex_destroy(&c->queues_lock);
   for (cl_uint i = 0; i < c->num_devices; i++)
     device_release_internal(c->devices[i]);
   free(c->devices);
@@ -106,6 +129,8 @@ AQUILA_API cl_context clCreateContext(const cl_context_properties *properties, c
     goto fail;
   }
   object_init(&c->header, OBJECT_CONTEXT);
+  pthread_mutex_init(&c->svm_lock, NULL);
+  pthread_mutex_init(&c->queues_lock, NULL);
   if ((err = copy_properties(properties, c)) != CL_SUCCESS) goto fail;
   c->devices = malloc(num_devices * sizeof *c->devices);
   if (!c->devices) {

@@ -681,6 +681,7 @@ AQUILA_API cl_int clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel kernel, c
   memcpy(kernarg, kernel->arg_values, meta->kernarg_size);
   /* Static __local variables come first in the group segment (cpu_abi.h). */
   uint64_t group_segment = meta->local_mem_size;
+  int svm_args = 0; /* SVM pointers: memory only the host's agents reach */
   for (uint32_t i = 0; !err && i < meta->num_args; i++) {
     const struct aquila_fatbin_arg *a = &meta->args[i];
     if (a->kind == AQUILA_ARG_GLOBAL_PTR || a->kind == AQUILA_ARG_CONSTANT_PTR) {
@@ -688,7 +689,16 @@ AQUILA_API cl_int clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel kernel, c
       uint64_t addr = m ? (uint64_t)(uintptr_t)m->data : 0;
       /* On a remote device, the address of the buffer's copy there. */
       if (m && device_root(dev)->remote && !err) err = mem_device_address(m, dev, &addr);
-      memcpy(kernarg + a->offset, &addr, sizeof addr);
+      /* An SVM pointer is in the kernarg image already; a host address
+       * means nothing on a device without SVM (svm.c). */
+      if (kernel->args[i].pointer && !device_svm_capabilities(dev) && !err) {
+        debug_log("clEnqueueNDRangeKernel: argument %u of '%s' is an SVM pointer, and '%s' has "
+                  "no SVM",
+                  i, meta->name, dev->name);
+        err = CL_INVALID_OPERATION;
+      }
+      if (!kernel->args[i].pointer) memcpy(kernarg + a->offset, &addr, sizeof addr);
+      svm_args |= kernel->args[i].pointer;
       /* A read-only buffer or a __constant one is not written by a correct
        * kernel, nor one the compiler saw no write through (launch_footprint.c). */
       int writes = a->kind == AQUILA_ARG_GLOBAL_PTR && m && !(m->flags & CL_MEM_READ_ONLY) &&
@@ -761,7 +771,8 @@ AQUILA_API cl_int clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel kernel, c
   if (q->context->has_remote) mark_overwritten(ev, meta);
   uint64_t groups = 1;
   for (int d = 0; d < 3; d++) groups *= (global[d] + local[d] - 1) / local[d];
-  ev->u.ndrange.spread = spread_eligible(q, kernel, groups) && ev->u.ndrange.mem_arg_offset != NULL;
+  ev->u.ndrange.spread =
+      !svm_args && spread_eligible(q, kernel, groups) && ev->u.ndrange.mem_arg_offset != NULL;
   /* A spread launch runs each device's usual code (spread.c). */
   if (!ev->u.ndrange.spread)
     ev->u.ndrange.kernel_object =

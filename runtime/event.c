@@ -247,6 +247,18 @@ static const char *command_type_name(cl_command_type type) {
     return "fill buffer";
   case CL_COMMAND_FILL_IMAGE:
     return "fill image";
+  case CL_COMMAND_SVM_FREE:
+    return "SVM free";
+  case CL_COMMAND_SVM_MEMCPY:
+    return "SVM copy";
+  case CL_COMMAND_SVM_MEMFILL:
+    return "SVM fill";
+  case CL_COMMAND_SVM_MAP:
+    return "SVM map";
+  case CL_COMMAND_SVM_UNMAP:
+    return "SVM unmap";
+  case CL_COMMAND_SVM_MIGRATE_MEM:
+    return "SVM migrate";
   default:
     return "command";
   }

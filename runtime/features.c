@@ -196,7 +196,7 @@ int features_device_info(cl_device_id d, cl_device_info param_name, size_t param
   case CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES:
     ANSWER(cl_device_device_enqueue_capabilities, 0);
   case CL_DEVICE_SVM_CAPABILITIES:
-    ANSWER(cl_device_svm_capabilities, 0);
+    ANSWER(cl_device_svm_capabilities, device_svm_capabilities(d));
   case CL_DEVICE_QUEUE_ON_DEVICE_PROPERTIES:
     ANSWER(cl_command_queue_properties, 0);
   case CL_DEVICE_QUEUE_ON_HOST_PROPERTIES:

@@ -252,6 +252,7 @@ static cl_int set_arg_locked(cl_kernel kernel, cl_uint arg_index, size_t arg_siz
     if (m && !mem_is_buffer(m)) return CL_INVALID_MEM_OBJECT;
     if (m && m->context != kernel->program->context) return CL_INVALID_MEM_OBJECT;
     ka->mem = m;
+    ka->pointer = 0;
     break;
   }
   case AQUILA_ARG_LOCAL_PTR:
@@ -291,6 +292,21 @@ static cl_int set_arg_locked(cl_kernel kernel, cl_uint arg_index, size_t arg_siz
     break;
   }
   ka->set = 1;
+  return CL_SUCCESS;
+}
+
+cl_int kernel_set_arg_pointer(cl_kernel kernel, cl_uint arg_index, const void *pointer) {
+  if (arg_index >= kernel->meta->num_args) return CL_INVALID_ARG_INDEX;
+  const struct aquila_fatbin_arg *a = &kernel->meta->args[arg_index];
+  if (a->kind != AQUILA_ARG_GLOBAL_PTR && a->kind != AQUILA_ARG_CONSTANT_PTR)
+    return CL_INVALID_ARG_VALUE;
+  uint64_t address = (uint64_t)(uintptr_t)pointer;
+  pthread_mutex_lock(&kernel->args_lock);
+  memcpy(kernel->arg_values + a->offset, &address, sizeof address);
+  kernel->args[arg_index].mem = NULL;
+  kernel->args[arg_index].pointer = 1;
+  kernel->args[arg_index].set = 1;
+  pthread_mutex_unlock(&kernel->args_lock);
   return CL_SUCCESS;
 }
 

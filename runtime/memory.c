@@ -214,6 +214,16 @@ AQUILA_API cl_mem clCreateBuffer(cl_context context, cl_mem_flags flags, size_t 
     err = CL_INVALID_HOST_PTR;
     goto fail;
   }
+  /* A buffer over SVM (OpenCL 2.0) uses that memory, and must lie in its
+   * allocation. */
+  struct svm_block svm;
+  int uses_svm = (flags & CL_MEM_USE_HOST_PTR) && svm_block_find(context, host_ptr, &svm);
+  if (uses_svm && size > svm.size - (size_t)((char *)host_ptr - svm.ptr)) {
+    debug_log("clCreateBuffer: %zu bytes from %p run past the end of its SVM allocation", size,
+              host_ptr);
+    err = CL_INVALID_BUFFER_SIZE;
+    goto fail;
+  }
   m = calloc(1, sizeof *m);
   if (!m) {
     err = CL_OUT_OF_HOST_MEMORY;
@@ -228,6 +238,7 @@ AQUILA_API cl_mem clCreateBuffer(cl_context context, cl_mem_flags flags, size_t 
   if (flags & CL_MEM_USE_HOST_PTR) {
     m->host_ptr = host_ptr;
     m->data = host_ptr;
+    m->uses_svm = uses_svm;
   } else {
     if (!(m->data = mem_storage_alloc(size, &m->storage_size))) {
       free(m);
@@ -404,7 +415,8 @@ AQUILA_API cl_int clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name,
   case CL_MEM_CONTEXT: INFO_VALUE(cl_context, memobj->context);
   case CL_MEM_ASSOCIATED_MEMOBJECT: INFO_VALUE(cl_mem, memobj->parent);
   case CL_MEM_OFFSET: INFO_VALUE(size_t, memobj->offset);
-  case CL_MEM_USES_SVM_POINTER: INFO_VALUE(cl_bool, CL_FALSE); /* no SVM on this device */
+  case CL_MEM_USES_SVM_POINTER:
+    INFO_VALUE(cl_bool, (memobj->parent ? memobj->parent : memobj)->uses_svm ? CL_TRUE : CL_FALSE);
   case CL_MEM_PROPERTIES: {
     static const cl_mem_properties empty_list[1] = {0};
     return info_copy(empty_list, memobj->has_properties ? sizeof empty_list : 0, param_value_size,

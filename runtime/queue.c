@@ -72,6 +72,10 @@ AQUILA_API cl_command_queue clCreateCommandQueue(cl_context context, cl_device_i
    * agent records into their completion signals. */
   if (queue_takes_times(q)) hsa_amd_profiling_set_profiler_enabled(q->hsa_queue, 1);
   object_retain(&context->header);
+  pthread_mutex_lock(&context->queues_lock);
+  q->context_next = context->queues;
+  context->queues = q;
+  pthread_mutex_unlock(&context->queues_lock);
   if (AQ_TRACE_ON()) {
     static atomic_uint queues_made;
     q->trace_track = aq_trace_track(
@@ -162,6 +166,13 @@ AQUILA_API cl_int clReleaseCommandQueue(cl_command_queue q) {
   /* Commands in flight hold their own references, so the queue lives on
    * until they complete. */
   if (object_release(&q->header)) {
+    cl_context c = q->context;
+    pthread_mutex_lock(&c->queues_lock);
+    cl_command_queue *link = &c->queues;
+    while (*link && *link != q)
+      link = &(*link)->context_next;
+    if (*link) *link = q->context_next;
+    pthread_mutex_unlock(&c->queues_lock);
     hsa_queue_destroy(q->hsa_queue);
     pthread_mutex_destroy(&q->lock);
     pthread_cond_destroy(&q->idle_cond);

@@ -8,6 +8,7 @@
 #define AQUILA_RUNTIME_H
 
 #include <CL/cl.h>
+#include <CL/cl_ext.h>
 #include <CL/cl_icd.h>
 #include <hsa/hsa.h>
 #include <pthread.h>
@@ -179,9 +180,50 @@ struct _cl_context {
   void(CL_CALLBACK *notify)(const char *, const void *, size_t, void *);
   void *notify_data;
   struct context_destructor *destructors; /* clSetContextDestructorCallback's, newest first */
+  /* SVM and USM allocations (svm.c), sorted by address, under svm_lock. */
+  pthread_mutex_t svm_lock;
+  struct svm_block *svm_blocks;
+  size_t svm_count, svm_capacity;
+  /* The context's command queues (queue.c), for clMemBlockingFreeINTEL. */
+  pthread_mutex_t queues_lock;
+  struct _cl_command_queue *queues;
 };
 
 int context_has_device(cl_context c, cl_device_id d);
+
+/* ---- svm.c and usm.c: shared virtual memory ------------------------------ */
+
+/* One allocation of clSVMAlloc or of a clMemAllocINTEL call: the bytes
+ * [ptr, ptr + size) inside storage (mem_storage_alloc's). */
+struct svm_block {
+  char *ptr;
+  size_t size;
+  void *storage;
+  size_t storage_size;
+  cl_svm_mem_flags svm_flags; /* clSVMAlloc's */
+  cl_uint usm_type;           /* CL_MEM_TYPE_*_INTEL; 0 for clSVMAlloc's */
+  cl_device_id usm_device;    /* the device of a device or shared USM allocation */
+  cl_bitfield usm_flags;      /* CL_MEM_ALLOC_FLAGS_INTEL */
+};
+
+/* What SVM the device has: every kind on the CPU agent, none on a remote one. */
+cl_device_svm_capabilities device_svm_capabilities(cl_device_id d);
+/* Registers a new block of c (alignment a power of two); NULL if no memory. */
+void *svm_block_allocate(cl_context c, size_t size, size_t alignment, const struct svm_block *kind);
+/* Frees the block that starts at p; 0 if no block does. */
+int svm_block_free(cl_context c, void *p);
+/* Whether a block of c holds p; *out (if not NULL) gets a copy of it. */
+int svm_block_find(cl_context c, const void *p, struct svm_block *out);
+void svm_context_release(cl_context c);
+/* Commands on host pointers, their arguments checked. */
+cl_int svm_enqueue_copy(cl_command_queue q, cl_command_type type, cl_bool blocking, void *dst,
+                        const void *src, size_t size, cl_uint num_wait, const cl_event *wait_list,
+                        cl_event *event);
+cl_int svm_enqueue_fill(cl_command_queue q, cl_command_type type, void *dst, const void *pattern,
+                        size_t pattern_size, size_t size, cl_uint num_wait,
+                        const cl_event *wait_list, cl_event *event);
+int svm_fill_arguments_valid(const void *ptr, const void *pattern, size_t pattern_size,
+                             size_t size);
 
 /* ---- command queues ------------------------------------------------------ */
 
@@ -189,6 +231,7 @@ struct _cl_command_queue {
   struct object_header header;
   cl_context context;
   cl_device_id device;
+  struct _cl_command_queue *context_next; /* the context's list of queues */
   cl_command_queue_properties properties;
   /* clCreateCommandQueueWithProperties' list, 0-terminated, for
    * CL_QUEUE_PROPERTIES_ARRAY; NULL for clCreateCommandQueue's queues. */
@@ -228,6 +271,7 @@ struct _cl_mem {
   cl_mem_flags flags;
   size_t size;
   void *host_ptr; /* as given with CL_MEM_USE_HOST_PTR */
+  int uses_svm;   /* host_ptr is in an SVM allocation (svm.c) */
   /* Made by clCreate{Buffer,Image}WithProperties with a list (which can
    * only be empty: core OpenCL defines no memory property): CL_MEM_PROPERTIES
    * then returns that list, {0}. */
@@ -443,6 +487,7 @@ struct kernel_arg {
   int set;
   size_t local_size; /* __local arguments */
   cl_mem mem;        /* buffer arguments (not retained, as the specification says) */
+  int pointer;       /* set by clSetKernelArgSVMPointer: arg_values holds the address */
 };
 
 struct _cl_kernel {
@@ -755,5 +800,11 @@ cl_int program_load_for_device(cl_program p, cl_uint dev_index);
 int program_has_executable(cl_program p);
 /* Drops a reference that an enqueued command held. */
 void kernel_release_internal(cl_kernel k);
+/* An SVM or USM pointer as a __global or __constant pointer argument:
+ * CL_INVALID_ARG_INDEX, CL_INVALID_ARG_VALUE for an argument of another
+ * kind, else CL_SUCCESS. */
+cl_int kernel_set_arg_pointer(cl_kernel k, cl_uint arg_index, const void *pointer);
+/* clFinish of every queue of c: what clMemBlockingFreeINTEL waits for. */
+void context_finish_queues(cl_context c);
 
 #endif

@@ -86,8 +86,9 @@ struct ndrange_check *vector_check_create(cl_kernel kernel) {
   uint32_t pointers = 0;
   for (uint32_t i = 0; i < meta->num_args; i++) {
     const struct aquila_fatbin_arg *a = &meta->args[i];
-    if (a->kind == AQUILA_ARG_IMAGE) {
-      /* The scalar run would write the real image: not compared. */
+    if (a->kind == AQUILA_ARG_IMAGE || kernel->args[i].pointer) {
+      /* The scalar run would write the real image, or the memory an SVM
+       * pointer reaches (which has no bounds to copy): not compared. */
       atomic_fetch_add(&with_images, 1);
       return NULL;
     }
@@ -284,7 +285,7 @@ __attribute__((destructor)) static void vector_check_summary(void) {
   if (!n && !nv && !s && !im) return;
   fprintf(stderr,
           "aquila: AQUILA_VECTORIZE=check: %lu kernel commands compared, %lu differed (%lu more "
-          "only by floating-point rounding); %lu of kernels not vectorized, %lu with image "
-          "arguments and %lu others ran without a comparison\n",
+          "only by floating-point rounding); %lu of kernels not vectorized, %lu with image or "
+          "SVM arguments and %lu others ran without a comparison\n",
           n, d, cl, nv, im, s);
 }

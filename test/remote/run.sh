@@ -145,7 +145,7 @@ for s in vectoradd matrixmul nbody bitonicsort reduction transpose histogram; do
 done
 # (test_subdevices and test_platform_device ask for partitions, which a
 # remote device has not; test_robust sets the local device's memory size.)
-for t in ${REMOTE_API_TESTS:-test_buffers test_events test_ndrange test_program_kernel test_context_queue test_threads test_images test_misuse test_spirv}; do
+for t in ${REMOTE_API_TESTS:-test_buffers test_events test_ndrange test_program_kernel test_context_queue test_threads test_images test_misuse test_spirv test_svm}; do
   if AQUILA_LOCAL_DEVICE=0 AQUILA_REMOTE=$a timeout 300 "$BUILD/test/api/$t" >"$dir/out" 2>&1 &&
     ! grep -q '^not ok' "$dir/out"; then
     echo "ok api_on_remote_$t ($(grep -c '^ok ' "$dir/out") cases)"
