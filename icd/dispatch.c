@@ -137,6 +137,19 @@ static const struct extension_function extension_functions[] = {
     {"clIcdGetPlatformIDsKHR", (void *)clIcdGetPlatformIDsKHR},
     /* cl_khr_il_program: the same call as the core one. */
     {"clCreateProgramWithILKHR", (void *)clCreateProgramWithIL},
+    /* cl_intel_unified_shared_memory (runtime/usm.c). */
+    {"clHostMemAllocINTEL", (void *)clHostMemAllocINTEL},
+    {"clDeviceMemAllocINTEL", (void *)clDeviceMemAllocINTEL},
+    {"clSharedMemAllocINTEL", (void *)clSharedMemAllocINTEL},
+    {"clMemFreeINTEL", (void *)clMemFreeINTEL},
+    {"clMemBlockingFreeINTEL", (void *)clMemBlockingFreeINTEL},
+    {"clGetMemAllocInfoINTEL", (void *)clGetMemAllocInfoINTEL},
+    {"clSetKernelArgMemPointerINTEL", (void *)clSetKernelArgMemPointerINTEL},
+    {"clEnqueueMemsetINTEL", (void *)clEnqueueMemsetINTEL},
+    {"clEnqueueMemFillINTEL", (void *)clEnqueueMemFillINTEL},
+    {"clEnqueueMemcpyINTEL", (void *)clEnqueueMemcpyINTEL},
+    {"clEnqueueMigrateMemINTEL", (void *)clEnqueueMigrateMemINTEL},
+    {"clEnqueueMemAdviseINTEL", (void *)clEnqueueMemAdviseINTEL},
 };
 
 AQUILA_API void *clGetExtensionFunctionAddress(const char *func_name) {

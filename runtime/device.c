@@ -462,7 +462,7 @@ AQUILA_API cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_name
      * OpenCL C 3.0 is in CL_DEVICE_OPENCL_C_ALL_VERSIONS (features.c). */
     INFO_STRING("OpenCL C 1.2 ");
   case CL_DEVICE_EXTENSIONS:
-    INFO_STRING(features_device_extensions());
+    INFO_STRING(features_device_extensions(d));
   case CL_DEVICE_BUILT_IN_KERNELS:
     INFO_STRING("");
   case CL_DEVICE_PRINTF_BUFFER_SIZE:

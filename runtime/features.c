@@ -32,7 +32,11 @@ static const cl_name_version device_extensions[] = {
     {CL_MAKE_VERSION(1, 0, 0), "cl_khr_int64_extended_atomics"},
     {CL_MAKE_VERSION(1, 0, 0), "cl_khr_3d_image_writes"},
     {CL_MAKE_VERSION(1, 0, 0), "cl_khr_il_program"},
+    /* Last: what only devices in the host's memory have (svm.c, usm.c). */
+    {CL_MAKE_VERSION(1, 0, 0), "cl_intel_unified_shared_memory"},
 };
+/* A remote device lists the extensions before these. */
+#define HOST_MEMORY_EXTENSIONS 1
 
 /* What the SPIR-V/LLVM translator of Debian 12 (llvm-spirv-15) reads in
  * full: it takes 1.4's version number but stops (an assertion) at some of
@@ -83,18 +87,26 @@ static void names_of(const cl_name_version *table, size_t n, char *buffer, size_
 }
 
 static pthread_once_t names_once = PTHREAD_ONCE_INIT;
-static char device_extension_names[1024], platform_extension_names[256];
+static char device_extension_names[1024], remote_extension_names[1024],
+    platform_extension_names[256];
+
+/* How many of device_extensions d has. */
+static size_t extension_count(cl_device_id d) {
+  return COUNT(device_extensions) - (device_root(d)->remote ? HOST_MEMORY_EXTENSIONS : 0);
+}
 
 static void make_names(void) {
   names_of(device_extensions, COUNT(device_extensions), device_extension_names,
            sizeof device_extension_names);
+  names_of(device_extensions, COUNT(device_extensions) - HOST_MEMORY_EXTENSIONS,
+           remote_extension_names, sizeof remote_extension_names);
   names_of(platform_extensions, COUNT(platform_extensions), platform_extension_names,
            sizeof platform_extension_names);
 }
 
-const char *features_device_extensions(void) {
+const char *features_device_extensions(cl_device_id d) {
   pthread_once(&names_once, make_names);
-  return device_extension_names;
+  return device_root(d)->remote ? remote_extension_names : device_extension_names;
 }
 
 const char *features_platform_extensions(void) {
@@ -155,11 +167,15 @@ int features_platform_info(cl_platform_info param_name, size_t param_value_size,
 
 int features_device_info(cl_device_id d, cl_device_info param_name, size_t param_value_size,
                          void *param_value, size_t *param_value_size_ret, cl_int *err) {
+  if (usm_device_info(d, param_name, param_value_size, param_value, param_value_size_ret, err))
+    return 1;
   switch (param_name) {
   case CL_DEVICE_NUMERIC_VERSION:
     ANSWER(cl_version, VERSION_3_0);
   case CL_DEVICE_EXTENSIONS_WITH_VERSION:
-    ANSWER_ARRAY(device_extensions);
+    *err = info_copy(device_extensions, extension_count(d) * sizeof device_extensions[0],
+                     param_value_size, param_value, param_value_size_ret);
+    return 1;
   case CL_DEVICE_OPENCL_C_ALL_VERSIONS:
     ANSWER_ARRAY(opencl_c_versions);
   case CL_DEVICE_OPENCL_C_FEATURES:

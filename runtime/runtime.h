@@ -85,7 +85,10 @@ int property_list_copy(const void *list, size_t entries, size_t entry_size, void
 /* ---- what the platform and devices support (features.c) ---------------- */
 
 const char *features_platform_extensions(void);
-const char *features_device_extensions(void);
+const char *features_device_extensions(cl_device_id d);
+/* The cl_intel_unified_shared_memory queries (usm.c); 0 for the others. */
+int usm_device_info(cl_device_id d, cl_device_info param_name, size_t param_value_size,
+                    void *param_value, size_t *param_value_size_ret, cl_int *err);
 /* The 3.0 queries and those of optional features: 1 and *err set when
  * param_name is one of them. */
 int features_platform_info(cl_platform_info param_name, size_t param_value_size, void *param_value,

@@ -4,11 +4,15 @@
  * pointers stored inside SVM followed by a kernel, fine-grain atomics, the
  * clEnqueueSVM* commands (fill, copy, map, unmap, migrate, free with and
  * without a callback) with their errors and command types, buffers over SVM
- * (CL_MEM_USES_SVM_POINTER), and clSetKernelExecInfo. On a device without
+ * (CL_MEM_USES_SVM_POINTER), and clSetKernelExecInfo; Intel's unified
+ * shared memory on top (allocations of each kind, their queries, kernel
+ * arguments, fill, memset, copy, migrate, advise, blocking free). On a device without
  * SVM (a remote one: test/remote/run.sh runs this there), every SVM call
  * gives the specified answer instead. */
 #define CL_TARGET_OPENCL_VERSION 300
 #include "api.h"
+
+#include <CL/cl_ext.h>
 
 static const char *source =
     "kernel void scale(global int *p, int k) {\n"
@@ -356,6 +360,137 @@ static void buffers_over_svm(void) {
   CHECK_EQ_INT(clReleaseContext(c), CL_SUCCESS);
 }
 
+/* cl_intel_unified_shared_memory, through the extension's addresses. */
+#define USM_FN(name)                                                                               \
+  name##_fn name##_p = (name##_fn)clGetExtensionFunctionAddressForPlatform(platform, #name)
+static void unified_shared_memory(void) {
+  char ext[2048];
+  clGetDeviceInfo(device, CL_DEVICE_EXTENSIONS, sizeof ext, ext, NULL);
+  CHECK(strstr(ext, "cl_intel_unified_shared_memory") != NULL);
+  USM_FN(clHostMemAllocINTEL);
+  USM_FN(clDeviceMemAllocINTEL);
+  USM_FN(clSharedMemAllocINTEL);
+  USM_FN(clMemFreeINTEL);
+  USM_FN(clMemBlockingFreeINTEL);
+  USM_FN(clGetMemAllocInfoINTEL);
+  USM_FN(clSetKernelArgMemPointerINTEL);
+  USM_FN(clEnqueueMemsetINTEL);
+  USM_FN(clEnqueueMemFillINTEL);
+  USM_FN(clEnqueueMemcpyINTEL);
+  USM_FN(clEnqueueMigrateMemINTEL);
+  USM_FN(clEnqueueMemAdviseINTEL);
+  REQUIRE(clHostMemAllocINTEL_p && clDeviceMemAllocINTEL_p && clSharedMemAllocINTEL_p &&
+          clMemFreeINTEL_p && clMemBlockingFreeINTEL_p && clGetMemAllocInfoINTEL_p &&
+          clSetKernelArgMemPointerINTEL_p && clEnqueueMemsetINTEL_p && clEnqueueMemFillINTEL_p &&
+          clEnqueueMemcpyINTEL_p && clEnqueueMigrateMemINTEL_p && clEnqueueMemAdviseINTEL_p);
+  cl_device_unified_shared_memory_capabilities_intel caps = 0;
+  CHECK_EQ_INT(
+      clGetDeviceInfo(device, CL_DEVICE_DEVICE_MEM_CAPABILITIES_INTEL, sizeof caps, &caps, NULL),
+      CL_SUCCESS);
+  CHECK(caps & CL_UNIFIED_SHARED_MEMORY_ATOMIC_ACCESS_INTEL);
+
+  enum { N = 1000 };
+  cl_int err;
+  cl_mem_properties_intel props[] = {CL_MEM_ALLOC_FLAGS_INTEL, CL_MEM_ALLOC_WRITE_COMBINED_INTEL,
+                                     0};
+  int *host = clHostMemAllocINTEL_p(context, props, N * sizeof(int), 0, &err);
+  CHECK_EQ_INT(err, CL_SUCCESS);
+  int *dev = clDeviceMemAllocINTEL_p(context, device, NULL, N * sizeof(int), 64, &err);
+  CHECK_EQ_INT(err, CL_SUCCESS);
+  int *shared = clSharedMemAllocINTEL_p(context, NULL, NULL, N * sizeof(int), 0, &err);
+  CHECK_EQ_INT(err, CL_SUCCESS);
+  REQUIRE(host && dev && shared);
+  /* The queries, from the start or the middle of an allocation. */
+  cl_unified_shared_memory_type_intel type = 0;
+  clGetMemAllocInfoINTEL_p(context, dev + 10, CL_MEM_ALLOC_TYPE_INTEL, sizeof type, &type, NULL);
+  CHECK_EQ_INT(type, CL_MEM_TYPE_DEVICE_INTEL);
+  clGetMemAllocInfoINTEL_p(context, host, CL_MEM_ALLOC_TYPE_INTEL, sizeof type, &type, NULL);
+  CHECK_EQ_INT(type, CL_MEM_TYPE_HOST_INTEL);
+  clGetMemAllocInfoINTEL_p(context, shared + N - 1, CL_MEM_ALLOC_TYPE_INTEL, sizeof type, &type,
+                           NULL);
+  CHECK_EQ_INT(type, CL_MEM_TYPE_SHARED_INTEL);
+  int outside;
+  clGetMemAllocInfoINTEL_p(context, &outside, CL_MEM_ALLOC_TYPE_INTEL, sizeof type, &type, NULL);
+  CHECK_EQ_INT(type, CL_MEM_TYPE_UNKNOWN_INTEL);
+  void *base = NULL;
+  size_t size = 0;
+  cl_device_id owner = NULL;
+  cl_mem_alloc_flags_intel flags = 0;
+  clGetMemAllocInfoINTEL_p(context, dev + 10, CL_MEM_ALLOC_BASE_PTR_INTEL, sizeof base, &base,
+                           NULL);
+  clGetMemAllocInfoINTEL_p(context, dev + 10, CL_MEM_ALLOC_SIZE_INTEL, sizeof size, &size, NULL);
+  clGetMemAllocInfoINTEL_p(context, dev, CL_MEM_ALLOC_DEVICE_INTEL, sizeof owner, &owner, NULL);
+  clGetMemAllocInfoINTEL_p(context, host, CL_MEM_ALLOC_FLAGS_INTEL, sizeof flags, &flags, NULL);
+  CHECK(base == dev && size == N * sizeof(int) && owner == device && (uintptr_t)dev % 64 == 0);
+  CHECK_EQ_INT(flags, CL_MEM_ALLOC_WRITE_COMBINED_INTEL);
+  CHECK_EQ_INT(clGetMemAllocInfoINTEL_p(context, dev, 0x1234, sizeof flags, &flags, NULL),
+               CL_INVALID_VALUE);
+
+  /* Fill the host allocation, copy it to the device one, run a kernel on
+   * it, copy the result to the shared one. */
+  const int seven = 7;
+  cl_event fill;
+  CHECK_EQ_INT(
+      clEnqueueMemFillINTEL_p(queue, host, &seven, sizeof seven, N * sizeof(int), 0, NULL, &fill),
+      CL_SUCCESS);
+  cl_command_type command = 0;
+  clGetEventInfo(fill, CL_EVENT_COMMAND_TYPE, sizeof command, &command, NULL);
+  CHECK_EQ_INT(command, CL_COMMAND_MEMFILL_INTEL);
+  clReleaseEvent(fill);
+  CHECK_EQ_INT(clEnqueueMemcpyINTEL_p(queue, CL_FALSE, dev, host, N * sizeof(int), 0, NULL, NULL),
+               CL_SUCCESS);
+  CHECK_EQ_INT(clEnqueueMigrateMemINTEL_p(queue, dev, N * sizeof(int), 0, 0, NULL, NULL),
+               CL_SUCCESS);
+  CHECK_EQ_INT(clEnqueueMemAdviseINTEL_p(queue, dev, N * sizeof(int), 0, 0, NULL, NULL),
+               CL_SUCCESS);
+  cl_kernel k = kernel("scale");
+  int two = 2;
+  CHECK_EQ_INT(clSetKernelArgMemPointerINTEL_p(k, 0, dev), CL_SUCCESS);
+  CHECK_EQ_INT(clSetKernelArgMemPointerINTEL_p(k, 1, dev), CL_INVALID_ARG_VALUE);
+  CHECK_EQ_INT(clSetKernelArg(k, 1, sizeof two, &two), CL_SUCCESS);
+  cl_bool yes = CL_TRUE;
+  CHECK_EQ_INT(
+      clSetKernelExecInfo(k, CL_KERNEL_EXEC_INFO_INDIRECT_DEVICE_ACCESS_INTEL, sizeof yes, &yes),
+      CL_SUCCESS);
+  size_t global = N;
+  CHECK_EQ_INT(clEnqueueNDRangeKernel(queue, k, 1, NULL, &global, NULL, 0, NULL, NULL), CL_SUCCESS);
+  CHECK_EQ_INT(clEnqueueMemcpyINTEL_p(queue, CL_TRUE, shared, dev, N * sizeof(int), 0, NULL, NULL),
+               CL_SUCCESS);
+  int bad = 0;
+  for (int i = 0; i < N; i++)
+    bad += shared[i] != 14 + i;
+  CHECK_EQ_INT(bad, 0);
+  CHECK_EQ_INT(clEnqueueMemsetINTEL_p(queue, shared, 0x01, N * sizeof(int), 0, NULL, NULL),
+               CL_SUCCESS);
+  CHECK_EQ_INT(clFinish(queue), CL_SUCCESS);
+  CHECK_EQ_INT(shared[N / 2], 0x01010101);
+  clReleaseKernel(k);
+
+  /* Errors. */
+  CHECK(clDeviceMemAllocINTEL_p(context, NULL, NULL, 64, 0, &err) == NULL);
+  CHECK_EQ_INT(err, CL_INVALID_DEVICE);
+  CHECK(clHostMemAllocINTEL_p(context, NULL, 0, 0, &err) == NULL);
+  CHECK_EQ_INT(err, CL_INVALID_BUFFER_SIZE);
+  CHECK(clHostMemAllocINTEL_p(context, NULL, 64, 12, &err) == NULL);
+  CHECK_EQ_INT(err, CL_INVALID_VALUE);
+  cl_mem_properties_intel bad_props[] = {CL_MEM_ALLOC_FLAGS_INTEL, 0x100, 0};
+  CHECK(clSharedMemAllocINTEL_p(context, device, bad_props, 64, 0, &err) == NULL);
+  CHECK_EQ_INT(err, CL_INVALID_PROPERTY);
+  CHECK(clHostMemAllocINTEL_p(NULL, NULL, 64, 0, &err) == NULL);
+  CHECK_EQ_INT(err, CL_INVALID_CONTEXT);
+  CHECK_EQ_INT(clEnqueueMemcpyINTEL_p(queue, CL_TRUE, dev, dev + 1, 16, 0, NULL, NULL),
+               CL_MEM_COPY_OVERLAP);
+  CHECK_EQ_INT(clEnqueueMemFillINTEL_p(queue, dev, &seven, 3, 12, 0, NULL, NULL), CL_INVALID_VALUE);
+  CHECK_EQ_INT(clMemFreeINTEL_p(context, dev + 1), CL_INVALID_VALUE);
+  CHECK_EQ_INT(clMemFreeINTEL_p(context, NULL), CL_SUCCESS);
+
+  CHECK_EQ_INT(clMemFreeINTEL_p(context, host), CL_SUCCESS);
+  CHECK_EQ_INT(clMemBlockingFreeINTEL_p(context, dev), CL_SUCCESS);
+  CHECK_EQ_INT(clMemFreeINTEL_p(context, shared), CL_SUCCESS);
+  clGetMemAllocInfoINTEL_p(context, dev, CL_MEM_ALLOC_TYPE_INTEL, sizeof type, &type, NULL);
+  CHECK_EQ_INT(type, CL_MEM_TYPE_UNKNOWN_INTEL);
+}
+
 static void without_svm(void) {
   CHECK(clSVMAlloc(context, 0, 64, 0) == NULL);
   CHECK(clSVMAlloc(context, CL_MEM_SVM_FINE_GRAIN_BUFFER, 64, 0) == NULL);
@@ -369,6 +504,15 @@ static void without_svm(void) {
   cl_kernel k = kernel("scale");
   CHECK_EQ_INT(clSetKernelArgSVMPointer(k, 0, &x), CL_INVALID_OPERATION);
   clReleaseKernel(k);
+  /* No unified shared memory either. */
+  char ext[2048];
+  clGetDeviceInfo(device, CL_DEVICE_EXTENSIONS, sizeof ext, ext, NULL);
+  CHECK(strstr(ext, "cl_intel_unified_shared_memory") == NULL);
+  USM_FN(clHostMemAllocINTEL);
+  REQUIRE(clHostMemAllocINTEL_p);
+  cl_int err = CL_SUCCESS;
+  CHECK(clHostMemAllocINTEL_p(context, NULL, 64, 0, &err) == NULL);
+  CHECK_EQ_INT(err, CL_INVALID_OPERATION);
 }
 
 int main(void) {
@@ -389,6 +533,7 @@ int main(void) {
     RUN(pointers_inside_svm);
     RUN(commands);
     RUN(buffers_over_svm);
+    RUN(unified_shared_memory);
   }
   clReleaseProgram(program);
   api_teardown();
