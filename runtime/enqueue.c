@@ -570,6 +570,24 @@ static size_t pick_local_size(size_t global, size_t limit, uint32_t units) {
   return 1;
 }
 
+/* Whether the kernel's last work-groups may be partial (OpenCL 2.0's
+ * non-uniform work-groups): its program is OpenCL C 2.0 or later, or
+ * SPIR-V, without -cl-uniform-work-group-size. The compiler decides the
+ * same from the kernel (compiler/workgroup/workgroup.c): such code takes
+ * no work-group size as every group's. Asked only of a launch whose sizes
+ * do not divide. */
+static int program_allows_partial_groups(cl_program p) {
+  const char *options = p->fatbin && p->fatbin->build_options ? p->fatbin->build_options
+                        : p->options                          ? p->options
+                                                              : "";
+  if (strstr(options, "-cl-uniform-work-group-size")) return 0;
+  if (p->il) return 1;
+  const char *std = NULL;
+  for (const char *s = strstr(options, "-cl-std="); s; s = strstr(s + 1, "-cl-std="))
+    std = s + 8;
+  return std && (!strncmp(std, "CL2.", 4) || !strncmp(std, "CL3.", 4));
+}
+
 /* CL_INVALID_KERNEL_ARGS unless every argument is set and names a live
  * memory object where it names one; under the kernel's args_lock. */
 static cl_int kernel_args_ready(cl_kernel kernel) {
@@ -637,11 +655,12 @@ AQUILA_API cl_int clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel kernel, c
                   reqd[d], d, work_dim);
         return CL_INVALID_WORK_GROUP_SIZE;
       }
+  int partial = 0; /* a last work-group is partial */
   if (local_work_size) {
     size_t total = 1;
     for (cl_uint d = 0; d < work_dim; d++) {
-      if (local_work_size[d] == 0 || global[d] % local_work_size[d])
-        return CL_INVALID_WORK_GROUP_SIZE;
+      if (local_work_size[d] == 0) return CL_INVALID_WORK_GROUP_SIZE;
+      partial |= global[d] % local_work_size[d] != 0;
       if (has_reqd && local_work_size[d] != reqd[d]) return CL_INVALID_WORK_GROUP_SIZE;
       local[d] = local_work_size[d];
       total *= local[d];
@@ -651,7 +670,7 @@ AQUILA_API cl_int clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel kernel, c
       if (local[d] > dev->max_work_group_size) return CL_INVALID_WORK_ITEM_SIZE;
   } else if (has_reqd) {
     for (cl_uint d = 0; d < work_dim; d++) {
-      if (global[d] % reqd[d]) return CL_INVALID_WORK_GROUP_SIZE;
+      partial |= global[d] % reqd[d] != 0;
       local[d] = reqd[d];
     }
   } else {
@@ -660,6 +679,19 @@ AQUILA_API cl_int clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel kernel, c
       local[d] = d == 0 ? pick_local_size(global[d], budget, dev->compute_units) : 1;
       budget /= local[d];
     }
+    /* A size without a good divisor (a prime: groups of 1 work-item, each
+     * a call) gets whole groups of 64 and a partial last one, where the
+     * program allows partial groups. */
+    if (global[0] >= 128 && local[0] < 16 && program_allows_partial_groups(kernel->program)) {
+      local[0] = 64;
+      partial = global[0] % 64 != 0;
+    }
+  }
+  if (partial && !program_allows_partial_groups(kernel->program)) {
+    debug_log("clEnqueueNDRangeKernel: the global size is not a multiple of the work-group size, "
+              "which needs a program of OpenCL C 2.0 or later built without "
+              "-cl-uniform-work-group-size");
+    return CL_INVALID_WORK_GROUP_SIZE;
   }
   cl_int err = check_wait_list(q, num_wait, wait_list);
   if (err) return err;
@@ -768,13 +800,15 @@ AQUILA_API cl_int clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel kernel, c
   ev->kernel = kernel;
   object_retain(&kernel->header);
   ev->u.ndrange.kernel_object = kernel_object_now(kernel, (cl_uint)slot);
-  if (q->context->has_remote) mark_overwritten(ev, meta);
+  /* Partial work-groups: no footprint over whole groups, no spreading in
+   * chunks of whole groups, no version specialized for one size. */
+  if (q->context->has_remote && !partial) mark_overwritten(ev, meta);
   uint64_t groups = 1;
   for (int d = 0; d < 3; d++) groups *= (global[d] + local[d] - 1) / local[d];
-  ev->u.ndrange.spread =
-      !svm_args && spread_eligible(q, kernel, groups) && ev->u.ndrange.mem_arg_offset != NULL;
+  ev->u.ndrange.spread = !svm_args && !partial && spread_eligible(q, kernel, groups) &&
+                         ev->u.ndrange.mem_arg_offset != NULL;
   /* A spread launch runs each device's usual code (spread.c). */
-  if (!ev->u.ndrange.spread)
+  if (!ev->u.ndrange.spread && !partial)
     ev->u.ndrange.kernel_object =
         specialize_kernel_object(kernel, (cl_uint)slot, local, ev->u.ndrange.kernel_object);
   return finish_enqueue(ev, num_wait, wait_list, CL_FALSE, event);

@@ -202,8 +202,11 @@ int features_device_info(cl_device_id d, cl_device_info param_name, size_t param
                CL_DEVICE_ATOMIC_ORDER_SEQ_CST | CL_DEVICE_ATOMIC_SCOPE_WORK_ITEM |
                CL_DEVICE_ATOMIC_SCOPE_WORK_GROUP | CL_DEVICE_ATOMIC_SCOPE_DEVICE |
                CL_DEVICE_ATOMIC_SCOPE_ALL_DEVICES);
-  /* The optional features of 2.x that this device does not have. */
+  /* The agent runs a partial last work-group as HSA defines it
+   * (hsa/cpu_agent.c); enqueue.c says which programs may ask for one. */
   case CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT:
+    ANSWER(cl_bool, CL_TRUE);
+  /* The optional features of 2.x that this device does not have. */
   case CL_DEVICE_WORK_GROUP_COLLECTIVE_FUNCTIONS_SUPPORT:
   case CL_DEVICE_GENERIC_ADDRESS_SPACE_SUPPORT:
   case CL_DEVICE_PIPE_SUPPORT:

@@ -308,6 +308,18 @@ static void bound_work_dim(struct wg_types *t, LLVMModuleRef m, struct kernel_bu
   LLVMDisposeBuilder(b);
 }
 
+/* Whether every work-group of every launch is whole: clang says so of
+ * OpenCL C before 2.0 and of -cl-uniform-work-group-size. */
+static int kernel_groups_uniform(LLVMValueRef kernel) {
+  static const char key[] = "uniform-work-group-size";
+  LLVMAttributeRef a =
+      LLVMGetStringAttributeAtIndex(kernel, LLVMAttributeFunctionIndex, key, sizeof key - 1);
+  unsigned len = 0;
+  const char *v = a ? LLVMGetStringAttributeValue(a, &len) : NULL;
+  return v && len == 4 && !memcmp(v, "true", 4);
+}
+
+
 int workgroup_compile(LLVMModuleRef m, struct aquila_fatbin_kernel *kernels, unsigned num_kernels,
                       const struct vectorize_target *vt, const uint32_t *local_size,
                       struct strbuf *log) {
@@ -338,8 +350,14 @@ int workgroup_compile(LLVMModuleRef m, struct aquila_fatbin_kernel *kernels, uns
       free(kb->meta->attributes);
       kb->meta->attributes = kernel_attributes(kb->meta);
     }
+    /* OpenCL C 2.0 and later (clang's "uniform-work-group-size"="false",
+     * and SPIR-V, which says nothing): the last work-group of a dimension
+     * may be partial, so the required size is only the enqueued one and
+     * the code takes no size as every group's. The metadata keeps it. */
+    if (!kernel_groups_uniform(f)) memset(kb->reqd, 0, sizeof kb->reqd);
     /* A specialized version: the launch's size stands for a required one
-     * in the code (and the kernel table), not in the metadata. */
+     * in the code (and the kernel table), not in the metadata; the runtime
+     * specializes only launches whose work-groups are all whole. */
     if (local_size && !kb->reqd[0] && !kb->reqd[1] && !kb->reqd[2])
       memcpy(kb->reqd, local_size, sizeof kb->reqd);
   }

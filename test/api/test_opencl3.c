@@ -273,6 +273,113 @@ static void opencl_c_3_kernel_with_c11_atomics(void) {
   clReleaseProgram(p);
 }
 
+/* Non-uniform work-groups (OpenCL 2.0): an OpenCL C 3.0 program's last
+ * work-group may be partial, with get_local_size that group's size and
+ * get_enqueued_local_size the launch's, in a plain kernel (vectorized),
+ * one with barriers and __local memory, and one with a required size; an
+ * OpenCL C 1.2 program, or one built with -cl-uniform-work-group-size,
+ * refuses such a launch. */
+static const char *partial_source =
+    "#if __OPENCL_C_VERSION__ >= 200\n"
+    "kernel void sizes(global uint *out) {\n"
+    "  out[get_global_id(0)] = (uint)(get_local_size(0) * 1000 + get_enqueued_local_size(0));\n"
+    "}\n"
+    "#endif\n"
+    "kernel void reverse(global int *out, local int *tmp) {\n"
+    "  size_t l = get_local_id(0), n = get_local_size(0);\n"
+    "  tmp[l] = (int)get_global_id(0);\n"
+    "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "  out[get_global_id(0)] = tmp[n - 1 - l];\n"
+    "}\n"
+    "__attribute__((reqd_work_group_size(16, 1, 1)))\n"
+    "kernel void required(global uint *out) {\n"
+    "  out[get_global_id(0)] = (uint)get_local_size(0);\n"
+    "}\n";
+
+static cl_program partial_program(const char *options) {
+  cl_int err;
+  cl_program p = clCreateProgramWithSource(context, 1, &partial_source, NULL, &err);
+  if (p && clBuildProgram(p, 1, &device, options, NULL, NULL) != CL_SUCCESS) {
+    clReleaseProgram(p);
+    return NULL;
+  }
+  return p;
+}
+
+static void partial_work_groups(void) {
+  cl_bool supported = CL_FALSE;
+  clGetDeviceInfo(device, CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT, sizeof supported, &supported,
+                  NULL);
+  CHECK_EQ_INT(supported, CL_TRUE);
+  enum { N = 1001 };
+  cl_int err;
+  cl_program p = partial_program("-cl-std=CL3.0");
+  REQUIRE(p);
+  cl_mem out = clCreateBuffer(context, CL_MEM_READ_WRITE, N * sizeof(cl_uint), NULL, &err);
+  cl_uint back[N];
+  size_t global = N, local = 64;
+  cl_kernel k = clCreateKernel(p, "sizes", &err);
+  clSetKernelArg(k, 0, sizeof out, &out);
+  CHECK_EQ_INT(clEnqueueNDRangeKernel(queue, k, 1, NULL, &global, &local, 0, NULL, NULL),
+               CL_SUCCESS);
+  clEnqueueReadBuffer(queue, out, CL_TRUE, 0, sizeof back, back, 0, NULL, NULL);
+  int bad = 0;
+  for (int i = 0; i < N; i++)
+    bad += back[i] != (i < 960 ? 64064u : 41064u);
+  CHECK_EQ_INT(bad, 0);
+  /* No local size for a prime global size: whole groups and a partial one. */
+  global = 1009;
+  CHECK_EQ_INT(clEnqueueNDRangeKernel(queue, k, 1, NULL, &global, NULL, 0, NULL, NULL),
+               CL_SUCCESS);
+  clEnqueueReadBuffer(queue, out, CL_TRUE, 0, sizeof back, back, 0, NULL, NULL);
+  CHECK(back[0] / 1000 > 1 && back[0] % 1000 == back[0] / 1000);
+  clReleaseKernel(k);
+
+  k = clCreateKernel(p, "reverse", &err);
+  clSetKernelArg(k, 0, sizeof out, &out);
+  clSetKernelArg(k, 1, 64 * sizeof(int), NULL);
+  global = N;
+  CHECK_EQ_INT(clEnqueueNDRangeKernel(queue, k, 1, NULL, &global, &local, 0, NULL, NULL),
+               CL_SUCCESS);
+  clEnqueueReadBuffer(queue, out, CL_TRUE, 0, sizeof back, back, 0, NULL, NULL);
+  bad = 0;
+  for (int i = 0; i < N; i++) {
+    int first = i / 64 * 64, size = i < 960 ? 64 : 41;
+    bad += (int)back[i] != first + size - 1 - (i - first);
+  }
+  CHECK_EQ_INT(bad, 0);
+  clReleaseKernel(k);
+
+  k = clCreateKernel(p, "required", &err);
+  clSetKernelArg(k, 0, sizeof out, &out);
+  global = 40;
+  CHECK_EQ_INT(clEnqueueNDRangeKernel(queue, k, 1, NULL, &global, NULL, 0, NULL, NULL),
+               CL_SUCCESS);
+  clEnqueueReadBuffer(queue, out, CL_TRUE, 0, 40 * sizeof(cl_uint), back, 0, NULL, NULL);
+  bad = 0;
+  for (int i = 0; i < 40; i++)
+    bad += back[i] != (i < 32 ? 16u : 8u);
+  CHECK_EQ_INT(bad, 0);
+  clReleaseKernel(k);
+  clReleaseProgram(p);
+
+  /* Refused where the program promises whole groups. */
+  const char *uniform_options[] = {"", "-cl-std=CL1.2", "-cl-std=CL3.0 -cl-uniform-work-group-size"};
+  for (int i = 0; i < 3; i++) {
+    p = partial_program(uniform_options[i]);
+    REQUIRE(p);
+    k = clCreateKernel(p, "reverse", &err);
+    clSetKernelArg(k, 0, sizeof out, &out);
+    clSetKernelArg(k, 1, 64 * sizeof(int), NULL);
+    global = N;
+    CHECK_EQ_INT(clEnqueueNDRangeKernel(queue, k, 1, NULL, &global, &local, 0, NULL, NULL),
+                 CL_INVALID_WORK_GROUP_SIZE);
+    clReleaseKernel(k);
+    clReleaseProgram(p);
+  }
+  clReleaseMemObject(out);
+}
+
 static void opencl_c_2_0_is_refused_with_a_reason(void) {
   const char *src = "__kernel void k(__global int *p) { p[0] = 1; }";
   cl_int err;
@@ -303,6 +410,7 @@ int main(void) {
   RUN(queues_samplers_buffers);
   RUN(context_destructors_run_newest_first);
   RUN(opencl_c_3_kernel_with_c11_atomics);
+  RUN(partial_work_groups);
   RUN(opencl_c_2_0_is_refused_with_a_reason);
   RUN(timers_and_missing_features);
   api_teardown();
