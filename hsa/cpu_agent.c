@@ -629,6 +629,7 @@ static bool run_groups(struct aq_compute_unit *cu, struct aq_dispatch *d, aquila
     wg.num_groups[i] = d->num_groups[i];
   }
   wg.work_dim = d->work_dim;
+  wg.group_segment_size = d->group_segment_size;
   wg.services = services;
   wg.group_segment = group_segment_of(cu);
   struct kernel_trap trap;

@@ -69,6 +69,8 @@ static const cl_name_version opencl_c_features[] = {
     {VERSION_3_0, "__opencl_c_atomic_order_seq_cst"},
     {VERSION_3_0, "__opencl_c_atomic_scope_device"},
     {VERSION_3_0, "__opencl_c_atomic_scope_all_devices"},
+    /* Every pointer is an address of the process (builtins/generic.cl). */
+    {VERSION_3_0, "__opencl_c_generic_address_space"},
 };
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
@@ -206,9 +208,10 @@ int features_device_info(cl_device_id d, cl_device_info param_name, size_t param
    * (hsa/cpu_agent.c); enqueue.c says which programs may ask for one. */
   case CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT:
     ANSWER(cl_bool, CL_TRUE);
+  case CL_DEVICE_GENERIC_ADDRESS_SPACE_SUPPORT:
+    ANSWER(cl_bool, CL_TRUE);
   /* The optional features of 2.x that this device does not have. */
   case CL_DEVICE_WORK_GROUP_COLLECTIVE_FUNCTIONS_SUPPORT:
-  case CL_DEVICE_GENERIC_ADDRESS_SPACE_SUPPORT:
   case CL_DEVICE_PIPE_SUPPORT:
   case CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS:
     ANSWER(cl_bool, CL_FALSE);

@@ -4,7 +4,7 @@
  * order-only and order-and-scope forms, and atomic_work_item_fence. Compiled
  * as OpenCL C 3.0 with the feature macros user programs get
  * (compiler/frontend/options.c, runtime/features.c): every order and every
- * scope, no generic address space. On a CPU every scope is the processor's
+ * scope, and the generic address space, whose forms are the same code. On a CPU every scope is the processor's
  * own coherence, so the scope argument only has to be accepted; clang's
  * __opencl_atomic_* builtins turn the order into the instruction's. */
 #include "clc.h"
@@ -147,6 +147,25 @@ FETCH_ALL(__local)
 
 FLAG(__global)
 FLAG(__local)
+
+/* The generic forms, the only ones clang's header declares once the generic
+ * address space is on: objects and `expected` anywhere. */
+#define CAS_GENERIC(A, C)                                                                          \
+  CAS_ONE(A, C, __generic, __generic, strong) CAS_ONE(A, C, __generic, __generic, weak)
+BASIC(atomic_int, int, __generic)
+BASIC(atomic_uint, uint, __generic)
+BASIC(atomic_long, long, __generic)
+BASIC(atomic_ulong, ulong, __generic)
+BASIC(atomic_float, float, __generic)
+BASIC(atomic_double, double, __generic)
+CAS_GENERIC(atomic_int, int)
+CAS_GENERIC(atomic_uint, uint)
+CAS_GENERIC(atomic_long, long)
+CAS_GENERIC(atomic_ulong, ulong)
+CAS_GENERIC(atomic_float, float)
+CAS_GENERIC(atomic_double, double)
+FETCH_ALL(__generic)
+FLAG(__generic)
 
 /* A fence of the given order over the given memories: on a CPU one fence
  * orders them all; relaxed orders nothing. */

@@ -39,15 +39,15 @@ BUILTINS_CLFLAGS := -x cl -cl-std=CL1.2 -target x86_64-pc-linux-gnu -fPIC \
   -Xclang -faddress-space-map-mangling=yes \
   -Xclang -cl-ext=$(BUILTINS_CL_EXT) -O2 -fno-slp-vectorize -fno-strict-aliasing -Wno-psabi
 BUILTINS_LLVM_LINK ?= $(LLVM_DIR)/bin/llvm-link
-# OpenCL C 3.0's C11 atomics, work_group_barrier and 2.0's work-item
-# functions are declared by clang's header only from 2.0 on: their files are
-# compiled as OpenCL C 3.0 with the optional features user
-# programs get (compiler/frontend/options.c's CL3.0 arguments; the device's
-# list is runtime/features.c).
+# OpenCL C 3.0's C11 atomics, work_group_barrier, 2.0's work-item
+# functions and the generic address space's functions are declared by
+# clang's header only from 2.0 on: their files are compiled as OpenCL C 3.0
+# with the optional features user programs get (compiler/frontend/options.c's
+# CL3.0 arguments; the device's list is runtime/features.c).
 BUILTINS_CL30_FLAGS := -cl-std=CL3.0 \
-  -Xclang -cl-ext=-__opencl_c_generic_address_space,-__opencl_c_pipes,-__opencl_c_device_enqueue,-__opencl_c_program_scope_global_variables,-__opencl_c_read_write_images,-__opencl_c_subgroups,-cl_khr_subgroups \
+  -Xclang -cl-ext=-__opencl_c_pipes,-__opencl_c_device_enqueue,-__opencl_c_program_scope_global_variables,-__opencl_c_read_write_images,-__opencl_c_subgroups,-cl_khr_subgroups \
   -D__opencl_c_atomic_scope_device=1 -D__opencl_c_atomic_scope_all_devices=1
-BUILTINS_CL30_PARTS := atomic_c11 opencl_c_3
+BUILTINS_CL30_PARTS := atomic_c11 opencl_c_3 generic
 $(foreach f,$(BUILTINS_CL30_PARTS),$(BUILD)/compiler/builtins/$(f).bc $(BUILD)/compiler/builtins/%/$(f).bc): BUILTINS_CLFLAGS += $(BUILTINS_CL30_FLAGS)
 
 BUILTINS_SRCS := $(wildcard compiler/builtins/*.cl)

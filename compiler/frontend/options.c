@@ -144,7 +144,7 @@ int build_options_parse(const char *options, struct build_options *o, struct str
    * (compiler/builtins/builtins.mk compiles the C11 atomics the same way). */
   if (status == 0 && !strcmp(o->cl_std, "CL3.0")) {
     add_arg(o, "-Xclang");
-    add_arg(o, "-cl-ext=-__opencl_c_generic_address_space,-__opencl_c_pipes,"
+    add_arg(o, "-cl-ext=-__opencl_c_pipes,"
                "-__opencl_c_device_enqueue,-__opencl_c_program_scope_global_variables,"
                "-__opencl_c_read_write_images,-__opencl_c_subgroups,-cl_khr_subgroups");
     add_arg(o, "-D__opencl_c_atomic_scope_device=1");

@@ -486,6 +486,22 @@ int bind_workitem_builtins(struct wg_types *t, struct kernel_build *kb, LLVMValu
         if (LLVMIsALoadInst(v))
           LLVMSetMetadata(v, LLVMGetMDKindIDInContext(t->ctx, "range", 5),
                           LLVMMetadataAsValue(t->ctx, LLVMMDNodeInContext2(t->ctx, range, 2)));
+      } else if (!strcmp(what, "group_segment_base")) {
+        /* Where this work-group's __local memory is, and its bytes: what
+         * to_local and get_fence of a generic pointer compare it with
+         * (builtins/generic.cl). */
+        v = LLVMBuildPtrToInt(b, load_wg_field(t, b, wg, WG_GROUP_SEGMENT, NULL, t->ptr), t->i64,
+                              "");
+      } else if (!strcmp(what, "stack_pointer")) {
+        LLVMModuleRef mod = LLVMGetGlobalParent(fn);
+        static const char name[] = "llvm.stacksave";
+        unsigned id = LLVMLookupIntrinsicID(name, sizeof name - 1);
+        LLVMValueRef save = LLVMGetIntrinsicDeclaration(mod, id, &t->ptr, 1);
+        LLVMTypeRef save_type = LLVMIntrinsicGetType(t->ctx, id, &t->ptr, 1);
+        v = LLVMBuildPtrToInt(b, LLVMBuildCall2(b, save_type, save, NULL, 0, ""), t->i64, "");
+      } else if (!strcmp(what, "group_segment_size")) {
+        v = LLVMBuildZExt(b, load_wg_field(t, b, wg, WG_GROUP_SEGMENT_SIZE, NULL, t->i32), t->i64,
+                          "");
       } else if (!strcmp(what, "global_offset") && dim) {
         LLVMValueRef off = LLVMBuildAdd(b, LLVMConstInt(t->i64, kb->hidden_offset, 0),
                                         LLVMBuildMul(b, dim64, LLVMConstInt(t->i64, 8, 0), ""), "");

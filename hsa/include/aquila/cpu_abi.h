@@ -41,7 +41,10 @@ struct aquila_workgroup {
   uint32_t group_id[3];
   uint32_t num_groups[3];
   uint32_t work_dim;
-  uint32_t reserved;
+  /* The bytes of group_segment this dispatch uses (to_local and get_fence
+   * of a generic pointer ask whether it points there); 0 in agents before
+   * it was filled, which only such code reads. */
+  uint32_t group_segment_size;
   /* This work-group's group (__local) memory, aligned to
    * AQUILA_GROUP_SEGMENT_ALIGNMENT: the kernel's static __local variables
    * (group_segment_size of its descriptor) from offset 0, then the dynamic
