@@ -415,7 +415,20 @@ have_bitcode:
   const char *const *targets = in->num_targets ? in->targets : &host;
   size_t num_targets = in->num_targets ? in->num_targets : 1;
   int layout_done = 0; /* the kernels' layout filled in */
-  if (in->code_on_demand && in->num_targets == 0) {
+  /* Writable program-scope variables: every kernel must reach the same
+   * ones, so the code is one object, made now. */
+  uint64_t variables = 0;
+  if (codegen_program_variables(bitcode, bitcode_size, &variables, &log)) goto out;
+  if (variables) {
+    unsigned char le[8];
+    for (int i = 0; i < 8; i++)
+      le[i] = (unsigned char)(variables >> (8 * i));
+    if (aquila_fatbin_add_code(fb, CODEGEN_PROGRAM_VARIABLES_ENTRY, le, sizeof le)) {
+      status = AQUILA_COMPILE_NO_MEMORY;
+      goto out;
+    }
+  }
+  if (in->code_on_demand && in->num_targets == 0 && !variables) {
     /* Code comes kernel by kernel when the application uses one
      * (aquila_compile_kernels); the build still reports what code
      * generation would refuse. */
@@ -424,7 +437,8 @@ have_bitcode:
     layout_done = 1;
   }
   for (size_t i = 0; i < num_targets; i++) {
-    if (!strcmp(targets[i], "bitcode")) continue; /* always included */
+    if (!strcmp(targets[i], "bitcode") || !strcmp(targets[i], CODEGEN_PROGRAM_VARIABLES_ENTRY))
+      continue; /* always included, or not code */
     void *code = NULL;
     size_t code_size = 0;
     if (codegen_supports_target(targets[i])) {

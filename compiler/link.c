@@ -117,7 +117,19 @@ enum aquila_compile_status aquila_link(const struct aquila_fatbin *const *inputs
   linked_bc = LLVMWriteBitcodeToMemoryBuffer(linked);
   const void *bc_data = LLVMGetBufferStart(linked_bc);
   size_t bc_size = LLVMGetBufferSize(linked_bc);
-  if (!create_library && code_on_demand) {
+  uint64_t variables = 0;
+  if (!create_library) {
+    if (codegen_program_variables(bc_data, bc_size, &variables, &log)) goto out;
+    unsigned char le[8];
+    for (int i = 0; i < 8; i++)
+      le[i] = (unsigned char)(variables >> (8 * i));
+    if (variables && aquila_fatbin_add_code(fb, CODEGEN_PROGRAM_VARIABLES_ENTRY, le, sizeof le)) {
+      status = AQUILA_COMPILE_NO_MEMORY;
+      goto out;
+    }
+  }
+  /* Writable program-scope variables: one code object, made now (compile.c). */
+  if (!create_library && code_on_demand && !variables) {
     /* What code generation would refuse (a function nobody defines) is the
      * link's error still; the code itself comes when kernels are created. */
     if (codegen_check_bitcode(bc_data, bc_size, fb->kernels, fb->num_kernels, &log)) goto out;

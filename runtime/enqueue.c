@@ -774,7 +774,10 @@ AQUILA_API cl_int clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel kernel, c
     }
   }
   struct ndrange_check *check = NULL;
-  if (!err && vector_check_enabled()) check = vector_check_create(kernel);
+  /* The scalar twin of the check would update program-scope variables a
+   * second time. */
+  if (!err && vector_check_enabled() && !program_variables_size(kernel->program))
+    check = vector_check_create(kernel);
   pthread_mutex_unlock(&kernel->args_lock);
   if (group_segment > dev->local_mem_size) err = CL_OUT_OF_RESOURCES;
   if (kernel->private_size > AQUILA_PRIVATE_SEGMENT_MAX) {
@@ -805,7 +808,9 @@ AQUILA_API cl_int clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel kernel, c
   if (q->context->has_remote && !partial) mark_overwritten(ev, meta);
   uint64_t groups = 1;
   for (int d = 0; d < 3; d++) groups *= (global[d] + local[d] - 1) / local[d];
-  ev->u.ndrange.spread = !svm_args && !partial && spread_eligible(q, kernel, groups) &&
+  /* Program-scope variables are each device's own: one NDRange stays on one. */
+  ev->u.ndrange.spread = !svm_args && !partial && !program_variables_size(kernel->program) &&
+                         spread_eligible(q, kernel, groups) &&
                          ev->u.ndrange.mem_arg_offset != NULL;
   /* A spread launch runs each device's usual code (spread.c). */
   if (!ev->u.ndrange.spread && !partial)

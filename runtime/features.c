@@ -71,6 +71,8 @@ static const cl_name_version opencl_c_features[] = {
     {VERSION_3_0, "__opencl_c_atomic_scope_all_devices"},
     /* Every pointer is an address of the process (builtins/generic.cl). */
     {VERSION_3_0, "__opencl_c_generic_address_space"},
+    /* One code object per device holds them (compiler/compile.c). */
+    {VERSION_3_0, "__opencl_c_program_scope_global_variables"},
 };
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
@@ -239,9 +241,10 @@ int features_device_info(cl_device_id d, cl_device_info param_name, size_t param
   case CL_DEVICE_IMAGE_PITCH_ALIGNMENT:
   case CL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT:
     ANSWER(cl_uint, 0);
+  /* The specification's least (compiler/codegen/codegen.h's limit). */
   case CL_DEVICE_MAX_GLOBAL_VARIABLE_SIZE:
   case CL_DEVICE_GLOBAL_VARIABLE_PREFERRED_TOTAL_SIZE:
-    ANSWER(size_t, 0);
+    ANSWER(size_t, 65536);
   case CL_DEVICE_PREFERRED_WORK_GROUP_SIZE_MULTIPLE:
     /* What clGetKernelWorkGroupInfo says for every kernel (kernel.c). */
     ANSWER(size_t, 16);

@@ -410,6 +410,15 @@ static void append_log(struct program_device *pd, const char *text) {
   pd->log = log;
 }
 
+uint64_t program_variables_size(cl_program p) {
+  const struct aquila_fatbin_code *c =
+      p->fatbin ? aquila_fatbin_find_code(p->fatbin, "program-variables") : NULL;
+  uint64_t bytes = 0;
+  for (size_t i = 0; c && i < 8 && i < c->size; i++)
+    bytes |= (uint64_t)((const unsigned char *)c->data)[i] << (8 * i);
+  return bytes;
+}
+
 /* AQUILA_CODEGEN=eager: all machine code at the build, as before code on
  * demand (for comparisons, and for an application that wants every
  * kernel's code ready before its first launch). */
@@ -455,7 +464,10 @@ cl_int program_load_for_device(cl_program p, cl_uint i) {
   struct program_device *pd = &p->per_device[i];
   const char *target = device_code_target(d);
   const struct aquila_fatbin_code *code = aquila_fatbin_select_cpu_code(p->fatbin, target);
-  if (!code && codegen_on_demand() && aquila_fatbin_find_code(p->fatbin, "bitcode")) {
+  /* A program with writable program-scope variables runs one code object
+   * per device, whose variables every kernel shares: never code by kernel. */
+  if (!code && codegen_on_demand() && aquila_fatbin_find_code(p->fatbin, "bitcode") &&
+      !program_variables_size(p)) {
     uint32_t n = p->fatbin->num_kernels;
     pd->kernel_code = malloc((n ? n : 1) * sizeof *pd->kernel_code);
     pd->upgraded = calloc(n ? n : 1, sizeof *pd->upgraded);
@@ -487,7 +499,8 @@ cl_int program_load_for_device(cl_program p, cl_uint i) {
   }
   cl_int err = load_code(p, i, code, &pd->whole);
   if (err != CL_SUCCESS) return err;
-  pd->specialized = specialize_table_create(p->fatbin);
+  /* Versions for a work-group size are code objects of their own. */
+  if (!program_variables_size(p)) pd->specialized = specialize_table_create(p->fatbin);
   pd->has_whole = 1;
   pd->loaded = 1;
   return CL_SUCCESS;
@@ -1362,7 +1375,7 @@ AQUILA_API cl_int clGetProgramBuildInfo(cl_program program, cl_device_id device,
   case CL_PROGRAM_BINARY_TYPE:
     INFO_VALUE(cl_program_binary_type, pd->binary_type);
   case CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE:
-    INFO_VALUE(size_t, 0); /* no program-scope variables (features.c) */
+    INFO_VALUE(size_t, pd->status == CL_BUILD_SUCCESS ? (size_t)program_variables_size(program) : 0);
   default:
     return CL_INVALID_VALUE;
   }

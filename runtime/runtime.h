@@ -807,6 +807,10 @@ void kernel_release_internal(cl_kernel k);
  * CL_INVALID_ARG_INDEX, CL_INVALID_ARG_VALUE for an argument of another
  * kind, else CL_SUCCESS. */
 cl_int kernel_set_arg_pointer(cl_kernel k, cl_uint arg_index, const void *pointer);
+/* The bytes of the program's writable program-scope variables (OpenCL C
+ * 2.0), 0 for none: the compiler's "program-variables" entry of the fat
+ * binary. Their program's code is one object per device. */
+uint64_t program_variables_size(cl_program p);
 /* clFinish of every queue of c: what clMemBlockingFreeINTEL waits for. */
 void context_finish_queues(cl_context c);
 

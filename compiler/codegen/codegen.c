@@ -246,6 +246,48 @@ int codegen_check_bitcode(const void *bitcode, size_t bitcode_size,
   return bitcode_metadata(bitcode, bitcode_size, kernels, num_kernels, 1, log);
 }
 
+int codegen_program_variables(const void *bitcode, size_t bitcode_size, uint64_t *bytes,
+                              struct strbuf *log) {
+  pthread_once(&llvm_once, init_llvm);
+  *bytes = 0;
+  LLVMContextRef ctx = LLVMContextCreate();
+  LLVMContextSetDiagnosticHandler(ctx, collect_diagnostic, log);
+  LLVMModuleRef m = NULL;
+  LLVMMemoryBufferRef buf =
+      LLVMCreateMemoryBufferWithMemoryRangeCopy(bitcode, bitcode_size, "program.bc");
+  int status = -1;
+  if (LLVMParseBitcodeInContext2(ctx, buf, &m)) {
+    strbuf_append(log, "error: the program's LLVM bitcode is invalid\n");
+  } else {
+    LLVMTargetDataRef td = LLVMCreateTargetData(LLVMGetDataLayoutStr(m));
+    status = 0;
+    /* Address space 1 is __global (-ffake-address-space-map); __constant
+     * ones (2) and read-only __global ones may be copied per code object. */
+    for (LLVMValueRef g = LLVMGetFirstGlobal(m); g; g = LLVMGetNextGlobal(g)) {
+      if (LLVMIsDeclaration(g) || LLVMIsGlobalConstant(g) ||
+          LLVMGetPointerAddressSpace(LLVMTypeOf(g)) != 1)
+        continue;
+      uint64_t size = LLVMABISizeOfType(td, LLVMGlobalGetValueType(g));
+      if (size > CODEGEN_MAX_GLOBAL_VARIABLE_SIZE) {
+        size_t len;
+        strbuf_printf(log,
+                      "error: program-scope variable '%s' takes %llu bytes, more than "
+                      "CL_DEVICE_MAX_GLOBAL_VARIABLE_SIZE (%u)\n",
+                      LLVMGetValueName2(g, &len), (unsigned long long)size,
+                      CODEGEN_MAX_GLOBAL_VARIABLE_SIZE);
+        status = -1;
+      }
+      uint64_t align = LLVMGetAlignment(g) ? LLVMGetAlignment(g) : 1;
+      *bytes = (*bytes + align - 1) / align * align + size;
+    }
+    LLVMDisposeTargetData(td);
+    LLVMDisposeModule(m);
+  }
+  LLVMDisposeMemoryBuffer(buf);
+  LLVMContextDispose(ctx);
+  return status;
+}
+
 int codegen_kernel_layout(const void *bitcode, size_t bitcode_size,
                           struct aquila_fatbin_kernel *kernels, unsigned num_kernels,
                           struct strbuf *log) {

@@ -39,6 +39,20 @@ int codegen_check_bitcode(const void *bitcode, size_t bitcode_size,
  * bitcode without generating code (workgroup_kernel_layout: the kernels'
  * signatures only), for compiled objects whose calls may be resolved only
  * at link time. */
+/* The largest program-scope variable (CL_DEVICE_MAX_GLOBAL_VARIABLE_SIZE,
+ * runtime/features.c). */
+#define CODEGEN_MAX_GLOBAL_VARIABLE_SIZE 65536u
+/* The name of the fat binary entry that says a program has variables in the
+ * global address space that kernels may write (OpenCL C 2.0's program-scope
+ * variables): their total bytes, a little-endian u64. Such a program's code
+ * is one object per device, made at the build, so that every kernel of it
+ * reaches the same variables (docs/ARCHITECTURE.md). */
+#define CODEGEN_PROGRAM_VARIABLES_ENTRY "program-variables"
+/* *bytes: the bytes of the program's writable program-scope variables (0:
+ * none); -1 with the reason in log for one over the largest size. */
+int codegen_program_variables(const void *bitcode, size_t bitcode_size, uint64_t *bytes,
+                              struct strbuf *log);
+
 int codegen_kernel_layout(const void *bitcode, size_t bitcode_size,
                           struct aquila_fatbin_kernel *kernels, unsigned num_kernels,
                           struct strbuf *log);

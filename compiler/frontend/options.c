@@ -145,7 +145,7 @@ int build_options_parse(const char *options, struct build_options *o, struct str
   if (status == 0 && !strcmp(o->cl_std, "CL3.0")) {
     add_arg(o, "-Xclang");
     add_arg(o, "-cl-ext=-__opencl_c_pipes,"
-               "-__opencl_c_device_enqueue,-__opencl_c_program_scope_global_variables,"
+               "-__opencl_c_device_enqueue,"
                "-__opencl_c_read_write_images,-__opencl_c_subgroups,-cl_khr_subgroups");
     add_arg(o, "-D__opencl_c_atomic_scope_device=1");
     add_arg(o, "-D__opencl_c_atomic_scope_all_devices=1");

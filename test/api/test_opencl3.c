@@ -470,6 +470,73 @@ static void generic_address_space(void) {
   clReleaseProgram(p);
 }
 
+/* Program-scope variables: initialized, shared by every kernel of the
+ * program (one kernel updates, another reads), a pointer to one in
+ * another's initializer, a static one inside a function; their total size
+ * is reported, one over the largest size is refused with a log. */
+static const char *variables_source =
+    "global int counter = 5;\n"
+    "global float table[4] = {1, 2, 3, 4};\n"
+    "global int *pointer = &counter;\n"
+    "int calls(void) { static global int n; return ++n; }\n"
+    "kernel void add(int v) { atomic_add(&counter, v); }\n"
+    "kernel void scale(float f) { table[get_global_id(0)] *= f; }\n"
+    "kernel void read(global int *out) {\n"
+    "  out[0] = counter; out[1] = (int)(table[0] + table[3]); out[2] = *pointer;\n"
+    "  out[3] = calls();\n"
+    "}\n";
+
+static void program_scope_variables(void) {
+  size_t max = 0;
+  clGetDeviceInfo(device, CL_DEVICE_MAX_GLOBAL_VARIABLE_SIZE, sizeof max, &max, NULL);
+  CHECK(max >= 65536);
+  cl_int err;
+  cl_program p = clCreateProgramWithSource(context, 1, &variables_source, NULL, &err);
+  REQUIRE(p);
+  CHECK_EQ_INT(clBuildProgram(p, 1, &device, "-cl-std=CL3.0", NULL, NULL), CL_SUCCESS);
+  size_t total = 0;
+  CHECK_EQ_INT(clGetProgramBuildInfo(p, device, CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE,
+                                     sizeof total, &total, NULL),
+               CL_SUCCESS);
+  CHECK(total >= 4 + 16 + 8 + 4);
+  cl_mem out = clCreateBuffer(context, CL_MEM_READ_WRITE, 4 * sizeof(int), NULL, &err);
+  cl_kernel add = clCreateKernel(p, "add", &err), scale = clCreateKernel(p, "scale", &err),
+            read = clCreateKernel(p, "read", &err);
+  REQUIRE(add && scale && read);
+  int two = 2;
+  float half = 0.5f;
+  clSetKernelArg(add, 0, sizeof two, &two);
+  clSetKernelArg(scale, 0, sizeof half, &half);
+  clSetKernelArg(read, 0, sizeof out, &out);
+  size_t hundred = 100, four = 4, one = 1;
+  CHECK_EQ_INT(clEnqueueNDRangeKernel(queue, add, 1, NULL, &hundred, NULL, 0, NULL, NULL),
+               CL_SUCCESS);
+  CHECK_EQ_INT(clEnqueueNDRangeKernel(queue, scale, 1, NULL, &four, NULL, 0, NULL, NULL),
+               CL_SUCCESS);
+  int back[4];
+  for (int run = 1; run <= 2; run++) {
+    CHECK_EQ_INT(clEnqueueNDRangeKernel(queue, read, 1, NULL, &one, NULL, 0, NULL, NULL),
+                 CL_SUCCESS);
+    clEnqueueReadBuffer(queue, out, CL_TRUE, 0, sizeof back, back, 0, NULL, NULL);
+    CHECK(back[0] == 205 && back[1] == 2 && back[2] == 205 && back[3] == run);
+  }
+  clReleaseKernel(add);
+  clReleaseKernel(scale);
+  clReleaseKernel(read);
+  clReleaseMemObject(out);
+  clReleaseProgram(p);
+
+  const char *big = "global char big[65537];\n"
+                    "kernel void k(global char *o) { o[0] = big[get_global_id(0)]; }\n";
+  p = clCreateProgramWithSource(context, 1, &big, NULL, &err);
+  CHECK_EQ_INT(clBuildProgram(p, 1, &device, "-cl-std=CL3.0", NULL, NULL),
+               CL_BUILD_PROGRAM_FAILURE);
+  char log[2048] = "";
+  clGetProgramBuildInfo(p, device, CL_PROGRAM_BUILD_LOG, sizeof log, log, NULL);
+  CHECK(strstr(log, "CL_DEVICE_MAX_GLOBAL_VARIABLE_SIZE") != NULL);
+  clReleaseProgram(p);
+}
+
 static void opencl_c_2_0_is_refused_with_a_reason(void) {
   const char *src = "__kernel void k(__global int *p) { p[0] = 1; }";
   cl_int err;
@@ -502,6 +569,7 @@ int main(void) {
   RUN(opencl_c_3_kernel_with_c11_atomics);
   RUN(partial_work_groups);
   RUN(generic_address_space);
+  RUN(program_scope_variables);
   RUN(opencl_c_2_0_is_refused_with_a_reason);
   RUN(timers_and_missing_features);
   api_teardown();
