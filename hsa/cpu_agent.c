@@ -159,10 +159,13 @@ struct aq_compute_unit {
   _Atomic uint32_t helper_owned;
   void *helper_stack;
   unsigned helper_stack_id; /* AQ_STACK_REGISTER's */
+  int helper_private_id;    /* aq_address_range_add's */
   /* AQUILA_VECTORIZE=check: the stack its scalar runs take (check_stack_top),
    * made on first use. */
   void *check_stack;
   unsigned check_stack_id;
+  int check_private_id;
+  int group_segment_id; /* aq_address_range_add's */
   uint32_t trace_track; /* AQUILA_TRACE's row for its work-groups, or 0 */
 };
 
@@ -509,6 +512,7 @@ static void *group_segment_of(struct aq_compute_unit *cu) {
     }
     cu->group_segment = memory;
     cu->group_segment_mapping = size + page;
+    cu->group_segment_id = aq_address_range_add(memory, memory + size, AQUILA_ADDRESS_LOCAL);
   }
   return cu->group_segment;
 }
@@ -706,6 +710,9 @@ static void *check_stack_top(struct aq_compute_unit *cu) {
     }
     cu->check_stack = stack;
     cu->check_stack_id = AQ_STACK_REGISTER((char *)stack + guard, (char *)stack + guard + size);
+    cu->check_private_id = aq_address_range_add((char *)stack + guard,
+                                                (char *)stack + guard + size,
+                                                AQUILA_ADDRESS_PRIVATE);
   }
   return (char *)cu->check_stack + guard + AQ_UNIT_STACK_SIZE;
 }
@@ -1176,6 +1183,8 @@ static void *compute_unit_main(void *arg) {
     pthread_setaffinity_np(pthread_self(), sizeof one, &one);
   }
   aq_fiber_pool_bind_thread(cu->fibers);
+  /* The thread's stack, where its work-items' private memory is. */
+  int stack_id = aq_address_range_add_thread_stack();
   if (!cu->signal_stack) cu->signal_stack = malloc(AQ_SIGNAL_STACK_SIZE);
   stack_t signal_stack = {.ss_sp = cu->signal_stack, .ss_size = AQ_SIGNAL_STACK_SIZE};
   bool on_signal_stack = signal_stack.ss_sp && !sigaltstack(&signal_stack, NULL);
@@ -1193,6 +1202,7 @@ static void *compute_unit_main(void *arg) {
     stack_t off = {.ss_flags = SS_DISABLE};
     sigaltstack(&off, NULL);
   }
+  aq_address_range_remove(stack_id);
   return NULL;
 }
 
@@ -1228,6 +1238,9 @@ static struct aq_compute_unit *helper_claim(void) {
         cu->helper_stack = stack;
         cu->helper_stack_id =
             AQ_STACK_REGISTER((char *)stack + guard, (char *)stack + guard + AQ_UNIT_STACK_SIZE);
+        cu->helper_private_id =
+            aq_address_range_add((char *)stack + guard, (char *)stack + guard + AQ_UNIT_STACK_SIZE,
+                                 AQUILA_ADDRESS_PRIVATE);
       }
     }
     if (!cu->helper_stack) {
@@ -1459,15 +1472,20 @@ void aq_cpu_agent_stop(void) {
     struct aq_compute_unit *cu = &agent.units[i];
     aq_fiber_pool_destroy(cu->fibers);
     free(cu->signal_stack);
-    if (cu->group_segment) munmap(cu->group_segment, cu->group_segment_mapping);
+    if (cu->group_segment) {
+      aq_address_range_remove(cu->group_segment_id);
+      munmap(cu->group_segment, cu->group_segment_mapping);
+    }
     free(cu->victims);
     cu->victims = NULL;
     if (cu->helper_stack) {
       AQ_STACK_DEREGISTER(cu->helper_stack_id);
+      aq_address_range_remove(cu->helper_private_id);
       munmap(cu->helper_stack, AQ_UNIT_STACK_SIZE + helper_guard_size());
     }
     if (cu->check_stack) {
       AQ_STACK_DEREGISTER(cu->check_stack_id);
+      aq_address_range_remove(cu->check_private_id);
       munmap(cu->check_stack,
              AQ_UNIT_STACK_SIZE + AQ_CHECK_STACK_SCRATCH + 2 * helper_guard_size());
     }

@@ -31,6 +31,7 @@ struct aq_fiber_pool {
   void *fiber_sp[AQ_FIBER_MAX];
   uint8_t done[AQ_FIBER_MAX];
   unsigned stack_ids[AQ_FIBER_MAX]; /* AQ_STACK_REGISTER's */
+  int private_id;                   /* aq_address_range_add's: the whole mapping */
   aquila_workitem_fn fn;
   const void *kernarg;
   const struct aquila_workgroup *wg;
@@ -47,6 +48,9 @@ struct aq_fiber_pool *aq_fiber_pool_create(void) {
     free(pool);
     return NULL;
   }
+  pool->private_id = aq_address_range_add(
+      pool->stacks, (char *)pool->stacks + (size_t)AQ_FIBER_MAX * AQ_FIBER_STRIDE,
+      AQUILA_ADDRESS_PRIVATE);
   return pool;
 }
 
@@ -54,6 +58,7 @@ void aq_fiber_pool_destroy(struct aq_fiber_pool *pool) {
   if (!pool) return;
   for (uint32_t i = 0; i < pool->stacks_usable; i++)
     AQ_STACK_DEREGISTER(pool->stack_ids[i]);
+  aq_address_range_remove(pool->private_id);
   munmap(pool->stacks, (size_t)AQ_FIBER_MAX * AQ_FIBER_STRIDE);
   free(pool);
 }
@@ -187,8 +192,9 @@ static void barrier(void) {
 }
 
 const struct aquila_cpu_services aq_cpu_services = {
-    .version = 1,
+    .version = 2,
     .run_workitems = run_workitems,
     .barrier = barrier,
     .printf = aq_printf,
+    .address_space_of = aq_address_space_of,
 };

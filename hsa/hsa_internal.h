@@ -284,6 +284,17 @@ size_t aq_image_table(bool major_table, void *table, size_t length);
 #define AQ_STACK_DEREGISTER(id) ((void)(id))
 #endif
 
+/* ---- address_spaces.c: where private and local memory are ---- */
+/* Adds [low, high) as space (AQUILA_ADDRESS_PRIVATE for a stack work-items
+ * run on, AQUILA_ADDRESS_LOCAL for a group segment); returns its id, or -1
+ * when the table is full. */
+int aq_address_range_add(const void *low, const void *high, int space);
+/* The calling thread's own stack, as private. */
+int aq_address_range_add_thread_stack(void);
+void aq_address_range_remove(int id);
+/* The space of the range holding address; AQUILA_ADDRESS_GLOBAL if none. */
+int aq_address_space_of(const void *address);
+
 /* ---- fiber.c ---- */
 struct aq_fiber_pool;
 struct aq_fiber_pool *aq_fiber_pool_create(void);

@@ -3,7 +3,7 @@
 #   $(BUILD)/libaquila-hsa.so  standalone runtime exporting only hsa_* (soname libaquila-hsa.so.1)
 
 HSA_SOURCES := hsa/runtime.c hsa/agent.c hsa/memory.c hsa/signal.c hsa/queue.c \
-               hsa/cpu_agent.c hsa/cpu_share.c hsa/cpu_topology.c hsa/fiber.c hsa/fiber_x86_64.S hsa/code_object.c \
+               hsa/cpu_agent.c hsa/cpu_share.c hsa/cpu_topology.c hsa/fiber.c hsa/fiber_x86_64.S hsa/address_spaces.c hsa/code_object.c \
                hsa/code_object_v1.c hsa/executable.c hsa/printf.c hsa/image.c hsa/handle.c \
                hsa/dispatch_check.c hsa/trace.c hsa/remote/agents.c \
                hsa/remote/settings.c

@@ -14,8 +14,10 @@
  *   stack pointer (less the 128-byte red zone below it, where x86-64 puts
  *   a leaf function's variables) and within the largest private segment a work-group may have
  *   (its work-item frames, and the work-group function's around them,
- *   lie there; a fiber's stack too). Nothing else a kernel can point to is
- *   on a stack: buffers, SVM, program variables, __constant data and
+ *   lie there; a fiber's stack too), or on another of the stacks work-items
+ *   run on (another work-item's, on another thread: the agent's
+ *   services->address_space_of, which knows every group segment too).
+ *   Nothing else a kernel can point to is on a stack: buffers, SVM, program variables, __constant data and
  *   group segments are all mappings of their own;
  * - __global: everything else. */
 #include "clc.h"
@@ -23,6 +25,10 @@
 size_t __aquila_group_segment_base(void);
 size_t __aquila_group_segment_size(void);
 size_t __aquila_stack_pointer(void);
+int __aquila_address_space_of(size_t address);
+/* AQUILA_ADDRESS_* of cpu_abi.h. */
+#define AQ_ADDRESS_LOCAL 3
+#define AQ_ADDRESS_PRIVATE 0
 
 /* The largest private segment of a work-group: AQUILA_PRIVATE_SEGMENT_MAX
  * in cpu_abi.h (the runtime refuses a kernel over it). */
@@ -30,14 +36,18 @@ size_t __aquila_stack_pointer(void);
 
 static __attribute__((always_inline)) bool aq_is_local(size_t a) {
   size_t base = __aquila_group_segment_base();
-  return a - base < __aquila_group_segment_size();
+  return a - base < __aquila_group_segment_size() ||
+         __aquila_address_space_of(a) == AQ_ADDRESS_LOCAL;
 }
 
 #define AQ_RED_ZONE 128
 
 static __attribute__((always_inline)) bool aq_is_private(size_t a) {
-  /* The stack pointer here is below every frame of the work-item. */
-  return a - (__aquila_stack_pointer() - AQ_RED_ZONE) < AQ_PRIVATE_SEGMENT_MAX + AQ_RED_ZONE;
+  /* The stack pointer here is below every frame of the work-item; another
+   * work-item's memory may be on another thread's stack (the agent knows
+   * them all). */
+  return a - (__aquila_stack_pointer() - AQ_RED_ZONE) < AQ_PRIVATE_SEGMENT_MAX + AQ_RED_ZONE ||
+         __aquila_address_space_of(a) == AQ_ADDRESS_PRIVATE;
 }
 
 __attribute__((always_inline)) __global void *__to_global(__generic void *p) {

@@ -24,8 +24,8 @@ void init_types(struct wg_types *t, LLVMModuleRef m) {
   LLVMTypeRef a3i64 = LLVMArrayType2(t->i64, 3), a3i32 = LLVMArrayType2(t->i32, 3);
   LLVMTypeRef fields[] = {a3i64, a3i32, a3i32, a3i32, a3i32, t->i32, t->i32, t->ptr, t->ptr};
   t->workgroup = LLVMStructTypeInContext(t->ctx, fields, 9, 0);
-  LLVMTypeRef sfields[] = {t->i32, t->ptr, t->ptr, t->ptr};
-  t->services = LLVMStructTypeInContext(t->ctx, sfields, 4, 0);
+  LLVMTypeRef sfields[] = {t->i32, t->ptr, t->ptr, t->ptr, t->ptr};
+  t->services = LLVMStructTypeInContext(t->ctx, sfields, 5, 0);
   LLVMTypeRef wi_params[] = {t->ptr, t->ptr, t->i32, t->i32, t->i32};
   t->wi_fn = LLVMFunctionType(t->void_t, wi_params, 5, 0);
   LLVMTypeRef wg_params[] = {t->ptr, t->ptr};
@@ -499,6 +499,16 @@ int bind_workitem_builtins(struct wg_types *t, struct kernel_build *kb, LLVMValu
         LLVMValueRef save = LLVMGetIntrinsicDeclaration(mod, id, &t->ptr, 1);
         LLVMTypeRef save_type = LLVMIntrinsicGetType(t->ctx, id, &t->ptr, 1);
         v = LLVMBuildPtrToInt(b, LLVMBuildCall2(b, save_type, save, NULL, 0, ""), t->i64, "");
+      } else if (!strcmp(what, "address_space_of")) {
+        /* services->address_space_of(address): for another work-item's
+         * private or local memory, on another thread (builtins/generic.cl). */
+        LLVMValueRef services = load_wg_field(t, b, wg, WG_SERVICES, NULL, t->ptr);
+        LLVMValueRef idx[2] = {LLVMConstInt(t->i32, 0, 0), LLVMConstInt(t->i32, 4, 0)};
+        LLVMValueRef slot = LLVMBuildInBoundsGEP2(b, t->services, services, idx, 2, "");
+        LLVMValueRef space_of = LLVMBuildLoad2(b, t->ptr, slot, "");
+        LLVMTypeRef fn_type = LLVMFunctionType(t->i32, &t->ptr, 1, 0);
+        LLVMValueRef address = LLVMBuildIntToPtr(b, LLVMGetOperand(inst, 0), t->ptr, "");
+        v = LLVMBuildCall2(b, fn_type, space_of, &address, 1, "");
       } else if (!strcmp(what, "group_segment_size")) {
         v = LLVMBuildZExt(b, load_wg_field(t, b, wg, WG_GROUP_SEGMENT_SIZE, NULL, t->i32), t->i64,
                           "");

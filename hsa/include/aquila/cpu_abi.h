@@ -73,7 +73,15 @@ struct aquila_cpu_services {
   /* OpenCL C printf, vector conversions included; the output is flushed
    * before the dispatch's completion signal changes. */
   int (*printf)(const char *format, ...);
+  /* Version 2: which memory address is in: any work-item's private memory
+   * (a stack work-items run on), any work-group's local memory, or neither
+   * (AQUILA_ADDRESS_*), for to_private, to_local and get_fence of a generic
+   * pointer that is another work-item's. */
+  int (*address_space_of)(const void *address);
 };
+#define AQUILA_ADDRESS_GLOBAL 1
+#define AQUILA_ADDRESS_LOCAL 3
+#define AQUILA_ADDRESS_PRIVATE 0
 
 /* An image as code sees it: an image kernel argument (and the handle of an
  * HSA image, hsa_ext_image_t) is the address of one of these. Pixels are
