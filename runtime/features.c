@@ -73,6 +73,8 @@ static const cl_name_version opencl_c_features[] = {
     {VERSION_3_0, "__opencl_c_generic_address_space"},
     /* One code object per device holds them (compiler/compile.c). */
     {VERSION_3_0, "__opencl_c_program_scope_global_variables"},
+    /* Atomics on a __local word in work-item order (builtins/collectives.cl). */
+    {VERSION_3_0, "__opencl_c_work_group_collective_functions"},
 };
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
@@ -212,8 +214,9 @@ int features_device_info(cl_device_id d, cl_device_info param_name, size_t param
     ANSWER(cl_bool, CL_TRUE);
   case CL_DEVICE_GENERIC_ADDRESS_SPACE_SUPPORT:
     ANSWER(cl_bool, CL_TRUE);
-  /* The optional features of 2.x that this device does not have. */
   case CL_DEVICE_WORK_GROUP_COLLECTIVE_FUNCTIONS_SUPPORT:
+    ANSWER(cl_bool, CL_TRUE);
+  /* The optional features of 2.x that this device does not have. */
   case CL_DEVICE_PIPE_SUPPORT:
   case CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS:
     ANSWER(cl_bool, CL_FALSE);

@@ -46,8 +46,9 @@ BUILTINS_LLVM_LINK ?= $(LLVM_DIR)/bin/llvm-link
 # CL3.0 arguments; the device's list is runtime/features.c).
 BUILTINS_CL30_FLAGS := -cl-std=CL3.0 \
   -Xclang -cl-ext=-__opencl_c_pipes,-__opencl_c_device_enqueue,-__opencl_c_read_write_images,-__opencl_c_subgroups,-cl_khr_subgroups \
-  -D__opencl_c_atomic_scope_device=1 -D__opencl_c_atomic_scope_all_devices=1
-BUILTINS_CL30_PARTS := atomic_c11 opencl_c_3 generic
+  -D__opencl_c_atomic_scope_device=1 -D__opencl_c_atomic_scope_all_devices=1 \
+  -D__opencl_c_work_group_collective_functions=1
+BUILTINS_CL30_PARTS := atomic_c11 opencl_c_3 generic collectives
 $(foreach f,$(BUILTINS_CL30_PARTS),$(BUILD)/compiler/builtins/$(f).bc $(BUILD)/compiler/builtins/%/$(f).bc): BUILTINS_CLFLAGS += $(BUILTINS_CL30_FLAGS)
 
 BUILTINS_SRCS := $(wildcard compiler/builtins/*.cl)

@@ -148,6 +148,8 @@ int build_options_parse(const char *options, struct build_options *o, struct str
                "-__opencl_c_device_enqueue,"
                "-__opencl_c_read_write_images,-__opencl_c_subgroups,-cl_khr_subgroups");
     add_arg(o, "-D__opencl_c_atomic_scope_device=1");
+    /* Not one of clang's -cl-ext features: the header asks for the macro. */
+    add_arg(o, "-D__opencl_c_work_group_collective_functions=1");
     add_arg(o, "-D__opencl_c_atomic_scope_all_devices=1");
   }
   for (size_t i = 0; i < n; i++) free(w[i]);

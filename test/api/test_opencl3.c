@@ -537,6 +537,82 @@ static void program_scope_variables(void) {
   clReleaseProgram(p);
 }
 
+/* Work-group collective functions: reductions, scans (floats in the
+ * sequential order: exact), broadcast, all and any, twice in a row, in
+ * groups of 64 and in a partial last group. */
+static const char *collectives_source =
+    "kernel void collect(global const int *a, global const float *f, global int *out,\n"
+    "                    global float *fout) {\n"
+    "  size_t i = get_global_id(0);\n"
+    "  int x = a[i];\n"
+    "  out[6 * i + 0] = work_group_reduce_add(x);\n"
+    "  out[6 * i + 1] = work_group_scan_exclusive_add(x);\n"
+    "  out[6 * i + 2] = work_group_scan_inclusive_max(x);\n"
+    "  out[6 * i + 3] = work_group_broadcast(x, 3);\n"
+    "  out[6 * i + 4] = work_group_all(x > -1000) + 2 * work_group_any(x == 7);\n"
+    "  out[6 * i + 5] = work_group_reduce_min(x);\n"
+    "  fout[i] = work_group_scan_inclusive_add(f[i]);\n"
+    "}\n";
+
+static void work_group_collectives(void) {
+  cl_bool supported = CL_FALSE;
+  clGetDeviceInfo(device, CL_DEVICE_WORK_GROUP_COLLECTIVE_FUNCTIONS_SUPPORT, sizeof supported,
+                  &supported, NULL);
+  CHECK_EQ_INT(supported, CL_TRUE);
+  enum { N = 1000, L = 64 };
+  cl_int err;
+  cl_program p = clCreateProgramWithSource(context, 1, &collectives_source, NULL, &err);
+  REQUIRE(p);
+  REQUIRE(clBuildProgram(p, 1, &device, "-cl-std=CL3.0", NULL, NULL) == CL_SUCCESS);
+  static int a[N], out[6 * N];
+  static float f[N], fout[N];
+  for (int i = 0; i < N; i++) {
+    a[i] = (i * 37) % 101 - 50;
+    f[i] = (float)((i * 13) % 7) * 0.1f;
+  }
+  cl_mem ma = clCreateBuffer(context, CL_MEM_COPY_HOST_PTR, sizeof a, a, &err);
+  cl_mem mf = clCreateBuffer(context, CL_MEM_COPY_HOST_PTR, sizeof f, f, &err);
+  cl_mem mo = clCreateBuffer(context, CL_MEM_READ_WRITE, sizeof out, NULL, &err);
+  cl_mem mfo = clCreateBuffer(context, CL_MEM_READ_WRITE, sizeof fout, NULL, &err);
+  cl_kernel k = clCreateKernel(p, "collect", &err);
+  clSetKernelArg(k, 0, sizeof ma, &ma);
+  clSetKernelArg(k, 1, sizeof mf, &mf);
+  clSetKernelArg(k, 2, sizeof mo, &mo);
+  clSetKernelArg(k, 3, sizeof mfo, &mfo);
+  size_t global = N, local = L;
+  CHECK_EQ_INT(clEnqueueNDRangeKernel(queue, k, 1, NULL, &global, &local, 0, NULL, NULL),
+               CL_SUCCESS);
+  clEnqueueReadBuffer(queue, mo, CL_TRUE, 0, sizeof out, out, 0, NULL, NULL);
+  clEnqueueReadBuffer(queue, mfo, CL_TRUE, 0, sizeof fout, fout, 0, NULL, NULL);
+  int bad = 0;
+  for (int g = 0; g * L < N; g++) {
+    int first = g * L, size = N - first < L ? N - first : L;
+    int sum = 0, min = a[first], any7 = 0;
+    for (int j = 0; j < size; j++) {
+      sum += a[first + j];
+      min = a[first + j] < min ? a[first + j] : min;
+      any7 |= a[first + j] == 7;
+    }
+    int prefix = 0, running = a[first];
+    float fsum = 0;
+    for (int j = 0; j < size; j++) {
+      const int *o = &out[6 * (first + j)];
+      running = a[first + j] > running ? a[first + j] : running;
+      fsum += f[first + j];
+      bad += o[0] != sum || o[1] != prefix || o[2] != running || o[3] != a[first + 3] ||
+             o[4] != 1 + 2 * any7 || o[5] != min || fout[first + j] != fsum;
+      prefix += a[first + j];
+    }
+  }
+  CHECK_EQ_INT(bad, 0);
+  clReleaseKernel(k);
+  clReleaseMemObject(ma);
+  clReleaseMemObject(mf);
+  clReleaseMemObject(mo);
+  clReleaseMemObject(mfo);
+  clReleaseProgram(p);
+}
+
 static void opencl_c_2_0_is_refused_with_a_reason(void) {
   const char *src = "__kernel void k(__global int *p) { p[0] = 1; }";
   cl_int err;
@@ -570,6 +646,7 @@ int main(void) {
   RUN(partial_work_groups);
   RUN(generic_address_space);
   RUN(program_scope_variables);
+  RUN(work_group_collectives);
   RUN(opencl_c_2_0_is_refused_with_a_reason);
   RUN(timers_and_missing_features);
   api_teardown();
