@@ -2,9 +2,11 @@
  * version strings and numbers, the extensions (one table gives both the
  * extension strings and their name-version arrays, so the two cannot
  * disagree), the OpenCL C versions and optional features, the atomic
- * capabilities, and the 2.x device queries whose features a 3.0 device may
- * leave out (SVM, pipes, device-side enqueue, sub-groups, generic address
- * space, program-scope variables); SPIR-V programs are taken. What is
+ * capabilities, and the 2.x device queries of the features a 3.0 device may
+ * leave out: SVM (svm.c), the generic address space, program-scope
+ * variables, work-group collectives and non-uniform work-groups are here;
+ * pipes, device-side enqueue and sub-groups are not. SPIR-V programs are
+ * taken. What is
  * absent here is reported absent everywhere: the compiler defines the same __opencl_c_* macros
  * (compiler/frontend/options.c), and the entry points of absent features
  * return the specified errors (icd/opencl2.c). */
@@ -56,9 +58,9 @@ static const cl_name_version opencl_c_versions[] = {
 };
 
 /* OpenCL C 3.0's optional features this compiler has: the ones OpenCL C 1.2
- * had (64-bit integers, images, 3D image writes, doubles) and every memory
+ * had (64-bit integers, images, 3D image writes, doubles), every memory
  * order and scope of the C11 atomics, which on a CPU are the processor's own
- * (compiler/builtins/atomic_c11.cl). Keep in step with
+ * (compiler/builtins/atomic_c11.cl), and those below. Keep in step with
  * compiler/frontend/options.c's list. */
 static const cl_name_version opencl_c_features[] = {
     {VERSION_3_0, "__opencl_c_int64"},
