@@ -614,7 +614,7 @@ static void polled_long_kernel(void) {
   double start = now_s(), longest = 0;
   int polls = 0;
   cl_int status = CL_QUEUED;
-  while (now_s() - start < 0.3) {
+  while (polls < 20 && now_s() - start < 10) {
     double t = now_s();
     clGetEventInfo(spin, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL);
     t = now_s() - t;
@@ -622,12 +622,14 @@ static void polled_long_kernel(void) {
     polls++;
     if (status <= CL_COMPLETE) break;
   }
-  /* Still running, and no query held for long (each waits at most 50 us
-   * for the end; 100 ms leaves room for a loaded machine). */
+  /* Still running, and no query held until the kernel's end, which comes
+   * only when the host says so (each waits at most 50 us; a loaded machine,
+   * or a sanitizer's, may hold a thread off the CPU for tens of ms, which
+   * 2 s covers while still telling a query that waited). */
   CHECK(status > CL_COMPLETE);
-  CHECK(polls > 10);
-  if (longest >= 0.1) printf("  a status query took %.1f ms\n", longest * 1e3);
-  CHECK(longest < 0.1);
+  CHECK(polls >= 20);
+  if (longest >= 2.0) printf("  a status query took %.1f ms\n", longest * 1e3);
+  CHECK(longest < 2.0);
   clEnqueueWriteBuffer(qc, flag, CL_TRUE, 0, sizeof one, &one, 0, NULL, NULL);
   double end = now_s();
   while (status > CL_COMPLETE && now_s() - end < 30)
