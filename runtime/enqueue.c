@@ -572,11 +572,15 @@ static size_t pick_local_size(size_t global, size_t limit, uint32_t units) {
 
 /* Whether the kernel's last work-groups may be partial (OpenCL 2.0's
  * non-uniform work-groups): its program is OpenCL C 2.0 or later, or
- * SPIR-V, without -cl-uniform-work-group-size. The compiler decides the
- * same from the kernel (compiler/workgroup/workgroup.c): such code takes
- * no work-group size as every group's. Asked only of a launch whose sizes
- * do not divide. */
-static int program_allows_partial_groups(cl_program p) {
+ * SPIR-V (but for a SPIR-V kernel that requires a work-group size:
+ * compiler/frontend/spirv.c), without -cl-uniform-work-group-size. The
+ * compiler decides the same from the kernel (compiler/workgroup/workgroup.c):
+ * such code takes no work-group size as every group's. Asked only of a
+ * launch whose sizes do not divide. */
+static int kernel_allows_partial_groups(cl_kernel k) {
+  cl_program p = k->program;
+  const uint32_t *reqd = k->meta->reqd_work_group_size;
+  if (p->il && (reqd[0] || reqd[1] || reqd[2])) return 0;
   const char *options = p->fatbin && p->fatbin->build_options ? p->fatbin->build_options
                         : p->options                          ? p->options
                                                               : "";
@@ -682,12 +686,12 @@ AQUILA_API cl_int clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel kernel, c
     /* A size without a good divisor (a prime: groups of 1 work-item, each
      * a call) gets whole groups of 64 and a partial last one, where the
      * program allows partial groups. */
-    if (global[0] >= 128 && local[0] < 16 && program_allows_partial_groups(kernel->program)) {
+    if (global[0] >= 128 && local[0] < 16 && kernel_allows_partial_groups(kernel)) {
       local[0] = 64;
       partial = global[0] % 64 != 0;
     }
   }
-  if (partial && !program_allows_partial_groups(kernel->program)) {
+  if (partial && !kernel_allows_partial_groups(kernel)) {
     debug_log("clEnqueueNDRangeKernel: the global size is not a multiple of the work-group size, "
               "which needs a program of OpenCL C 2.0 or later built without "
               "-cl-uniform-work-group-size");
@@ -809,9 +813,9 @@ AQUILA_API cl_int clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel kernel, c
   uint64_t groups = 1;
   for (int d = 0; d < 3; d++) groups *= (global[d] + local[d] - 1) / local[d];
   /* Program-scope variables are each device's own: one NDRange stays on one. */
-  ev->u.ndrange.spread = !svm_args && !partial && !program_variables_size(kernel->program) &&
-                         spread_eligible(q, kernel, groups) &&
-                         ev->u.ndrange.mem_arg_offset != NULL;
+  ev->u.ndrange.spread = !svm_args && !partial && spread_eligible(q, kernel, groups) &&
+                         ev->u.ndrange.mem_arg_offset != NULL &&
+                         !program_variables_size(kernel->program);
   /* A spread launch runs each device's usual code (spread.c). */
   if (!ev->u.ndrange.spread && !partial)
     ev->u.ndrange.kernel_object =

@@ -579,6 +579,15 @@ int spirv_to_bitcode(const struct aquila_compile_input *in, const char *dir, voi
     if (!ks) abort();
     fr->kernels = ks;
     if (describe_kernel(ctx, f, &ks[fr->num_kernels++], log)) status = -1;
+    /* A module says nothing of whole work-groups. A kernel that requires
+     * a size is taken to require whole groups of it (as SYCL's nd_range
+     * and HIP's grids always are), so its code may take that size as
+     * every group's; the runtime refuses a partial group of it
+     * (runtime/enqueue.c). Other kernels may have partial groups. */
+    if (LLVMGetMetadata(f, LLVMGetMDKindIDInContext(ctx, "reqd_work_group_size", 20)))
+      LLVMAddAttributeAtIndex(
+          f, LLVMAttributeFunctionIndex,
+          LLVMCreateStringAttribute(ctx, "uniform-work-group-size", 23, "true", 4));
   }
   if (status == 0) {
     LLVMMemoryBufferRef out = LLVMWriteBitcodeToMemoryBuffer(m);
