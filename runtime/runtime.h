@@ -225,6 +225,10 @@ cl_int svm_enqueue_copy(cl_command_queue q, cl_command_type type, cl_bool blocki
 cl_int svm_enqueue_fill(cl_command_queue q, cl_command_type type, void *dst, const void *pattern,
                         size_t pattern_size, size_t size, cl_uint num_wait,
                         const cl_event *wait_list, cl_event *event);
+/* A command that moves nothing (map, unmap, migrate, advice on the CPU
+ * agent): ordered like any other and, if blocking, waited for. */
+cl_int svm_enqueue_ordering(cl_command_queue q, cl_command_type type, cl_bool blocking,
+                            cl_uint num_wait, const cl_event *wait_list, cl_event *event);
 int svm_fill_arguments_valid(const void *ptr, const void *pattern, size_t pattern_size,
                              size_t size);
 

@@ -204,8 +204,8 @@ static cl_int svm_queue_check(cl_command_queue q) {
 
 /* A command that moves nothing (the CPU agent's SVM is where kernels
  * read it): ordered like any other and, if blocking, waited for. */
-static cl_int enqueue_ordering(cl_command_queue q, cl_command_type type, cl_bool blocking,
-                               cl_uint num_wait, const cl_event *wait_list, cl_event *event) {
+cl_int svm_enqueue_ordering(cl_command_queue q, cl_command_type type, cl_bool blocking,
+                            cl_uint num_wait, const cl_event *wait_list, cl_event *event) {
   cl_int err = event_check_wait_list(q->context, num_wait, wait_list);
   if (err) return err;
   cl_event ev = event_create_command(q, type, COMMAND_NONE);
@@ -327,7 +327,7 @@ AQUILA_API cl_int clEnqueueSVMMap(cl_command_queue q, cl_bool blocking_map, cl_m
       (flags & ~(cl_map_flags)(CL_MAP_READ | CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION)) ||
       ((flags & CL_MAP_WRITE_INVALIDATE_REGION) && (flags & (CL_MAP_READ | CL_MAP_WRITE))))
     return CL_INVALID_VALUE;
-  return enqueue_ordering(q, CL_COMMAND_SVM_MAP, blocking_map, num_wait, wait_list, event);
+  return svm_enqueue_ordering(q, CL_COMMAND_SVM_MAP, blocking_map, num_wait, wait_list, event);
 }
 
 AQUILA_API cl_int clEnqueueSVMUnmap(cl_command_queue q, void *svm_ptr, cl_uint num_wait,
@@ -335,7 +335,7 @@ AQUILA_API cl_int clEnqueueSVMUnmap(cl_command_queue q, void *svm_ptr, cl_uint n
   cl_int err = svm_queue_check(q);
   if (err) return err;
   if (!svm_ptr) return CL_INVALID_VALUE;
-  return enqueue_ordering(q, CL_COMMAND_SVM_UNMAP, CL_FALSE, num_wait, wait_list, event);
+  return svm_enqueue_ordering(q, CL_COMMAND_SVM_UNMAP, CL_FALSE, num_wait, wait_list, event);
 }
 
 AQUILA_API cl_int clEnqueueSVMMigrateMem(cl_command_queue q, cl_uint num_svm_pointers,
@@ -357,7 +357,7 @@ AQUILA_API cl_int clEnqueueSVMMigrateMem(cl_command_queue q, cl_uint num_svm_poi
         sizes[i] > b.size - (size_t)((const char *)svm_pointers[i] - b.ptr))
       return CL_INVALID_VALUE;
   }
-  return enqueue_ordering(q, CL_COMMAND_SVM_MIGRATE_MEM, CL_FALSE, num_wait, wait_list, event);
+  return svm_enqueue_ordering(q, CL_COMMAND_SVM_MIGRATE_MEM, CL_FALSE, num_wait, wait_list, event);
 }
 
 /* ---- kernels -------------------------------------------------------------- */

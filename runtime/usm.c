@@ -231,16 +231,6 @@ AQUILA_API cl_int clEnqueueMemcpyINTEL(cl_command_queue q, cl_bool blocking, voi
                           wait_list, event);
 }
 
-/* Migration and advice move nothing on the CPU agent: ordered commands. */
-static cl_int usm_enqueue_ordering(cl_command_queue q, cl_command_type type, cl_uint num_wait,
-                                   const cl_event *wait_list, cl_event *event) {
-  cl_int err = event_check_wait_list(q->context, num_wait, wait_list);
-  if (err) return err;
-  cl_event ev = event_create_command(q, type, COMMAND_NONE);
-  if (!ev) return CL_OUT_OF_HOST_MEMORY;
-  return finish_enqueue(ev, num_wait, wait_list, CL_FALSE, event);
-}
-
 AQUILA_API cl_int clEnqueueMigrateMemINTEL(cl_command_queue q, const void *ptr, size_t size,
                                            cl_mem_migration_flags flags, cl_uint num_wait,
                                            const cl_event *wait_list, cl_event *event) {
@@ -249,7 +239,8 @@ AQUILA_API cl_int clEnqueueMigrateMemINTEL(cl_command_queue q, const void *ptr, 
   if (!ptr || (flags & ~(cl_mem_migration_flags)(CL_MIGRATE_MEM_OBJECT_HOST |
                                                  CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED)))
     return CL_INVALID_VALUE;
-  return usm_enqueue_ordering(q, CL_COMMAND_MIGRATEMEM_INTEL, num_wait, wait_list, event);
+  return svm_enqueue_ordering(q, CL_COMMAND_MIGRATEMEM_INTEL, CL_FALSE, num_wait, wait_list,
+                              event);
 }
 
 /* The extension defines no advice value: any is a hint this device has no
@@ -260,5 +251,6 @@ AQUILA_API cl_int clEnqueueMemAdviseINTEL(cl_command_queue q, const void *ptr, s
   cl_int err = usm_queue_check(q);
   if (err) return err;
   if (!ptr) return CL_INVALID_VALUE;
-  return usm_enqueue_ordering(q, CL_COMMAND_MEMADVISE_INTEL, num_wait, wait_list, event);
+  return svm_enqueue_ordering(q, CL_COMMAND_MEMADVISE_INTEL, CL_FALSE, num_wait, wait_list,
+                              event);
 }

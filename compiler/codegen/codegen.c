@@ -206,19 +206,31 @@ static void collect_diagnostic(LLVMDiagnosticInfoRef info, void *log) {
  * generation would give for calls of functions nobody defines. Before the
  * work-group compiler its hooks (__aquila_*) and printf are still calls,
  * bound later. */
-static int bitcode_metadata(const void *bitcode, size_t bitcode_size,
-                            struct aquila_fatbin_kernel *kernels, unsigned num_kernels,
-                            int check_calls, struct strbuf *log) {
+/* The program's bitcode as a module of a new context (*ctx, which the
+ * caller disposes of); NULL, with the reason in log, when it is invalid. */
+static LLVMModuleRef parse_program(const void *bitcode, size_t bitcode_size, LLVMContextRef *ctx,
+                                   struct strbuf *log) {
   pthread_once(&llvm_once, init_llvm);
-  LLVMContextRef ctx = LLVMContextCreate();
-  LLVMContextSetDiagnosticHandler(ctx, collect_diagnostic, log);
+  *ctx = LLVMContextCreate();
+  LLVMContextSetDiagnosticHandler(*ctx, collect_diagnostic, log);
   LLVMModuleRef m = NULL;
   LLVMMemoryBufferRef buf =
       LLVMCreateMemoryBufferWithMemoryRangeCopy(bitcode, bitcode_size, "program.bc");
-  int status = -1;
-  if (LLVMParseBitcodeInContext2(ctx, buf, &m)) {
+  if (LLVMParseBitcodeInContext2(*ctx, buf, &m)) {
     strbuf_append(log, "error: the program's LLVM bitcode is invalid\n");
-  } else {
+    m = NULL;
+  }
+  LLVMDisposeMemoryBuffer(buf);
+  return m;
+}
+
+static int bitcode_metadata(const void *bitcode, size_t bitcode_size,
+                            struct aquila_fatbin_kernel *kernels, unsigned num_kernels,
+                            int check_calls, struct strbuf *log) {
+  LLVMContextRef ctx;
+  LLVMModuleRef m = parse_program(bitcode, bitcode_size, &ctx, log);
+  int status = -1;
+  if (m) {
     int missing = 0;
     for (LLVMValueRef f = LLVMGetFirstFunction(m); check_calls && f; f = LLVMGetNextFunction(f)) {
       if (!LLVMIsDeclaration(f) || LLVMGetFirstUse(f) == NULL) continue;
@@ -235,7 +247,6 @@ static int bitcode_metadata(const void *bitcode, size_t bitcode_size,
     status = missing ? -1 : workgroup_kernel_layout(m, kernels, num_kernels, log);
     LLVMDisposeModule(m);
   }
-  LLVMDisposeMemoryBuffer(buf);
   LLVMContextDispose(ctx);
   return status;
 }
@@ -248,17 +259,11 @@ int codegen_check_bitcode(const void *bitcode, size_t bitcode_size,
 
 int codegen_program_variables(const void *bitcode, size_t bitcode_size, uint64_t *bytes,
                               struct strbuf *log) {
-  pthread_once(&llvm_once, init_llvm);
   *bytes = 0;
-  LLVMContextRef ctx = LLVMContextCreate();
-  LLVMContextSetDiagnosticHandler(ctx, collect_diagnostic, log);
-  LLVMModuleRef m = NULL;
-  LLVMMemoryBufferRef buf =
-      LLVMCreateMemoryBufferWithMemoryRangeCopy(bitcode, bitcode_size, "program.bc");
+  LLVMContextRef ctx;
+  LLVMModuleRef m = parse_program(bitcode, bitcode_size, &ctx, log);
   int status = -1;
-  if (LLVMParseBitcodeInContext2(ctx, buf, &m)) {
-    strbuf_append(log, "error: the program's LLVM bitcode is invalid\n");
-  } else {
+  if (m) {
     LLVMTargetDataRef td = LLVMCreateTargetData(LLVMGetDataLayoutStr(m));
     status = 0;
     /* Address space 1 is __global (-ffake-address-space-map); __constant
@@ -283,7 +288,6 @@ int codegen_program_variables(const void *bitcode, size_t bitcode_size, uint64_t
     LLVMDisposeTargetData(td);
     LLVMDisposeModule(m);
   }
-  LLVMDisposeMemoryBuffer(buf);
   LLVMContextDispose(ctx);
   return status;
 }

@@ -416,15 +416,8 @@ static const char *generic_source =
 
 static void generic_address_space(void) {
   cl_int err;
-  cl_program p = clCreateProgramWithSource(context, 1, &generic_source, NULL, &err);
+  cl_program p = build_program(generic_source, "-cl-std=CL3.0", &err);
   REQUIRE(p);
-  err = clBuildProgram(p, 1, &device, "-cl-std=CL3.0", NULL, NULL);
-  if (err != CL_SUCCESS) {
-    char log[8192] = "";
-    clGetProgramBuildInfo(p, device, CL_PROGRAM_BUILD_LOG, sizeof log, log, NULL);
-    printf("# build log:\n%s\n", log);
-  }
-  REQUIRE(err == CL_SUCCESS);
   enum { N = 256 };
   cl_mem out = clCreateBuffer(context, CL_MEM_READ_WRITE, N * sizeof(int), NULL, &err);
   cl_kernel k = clCreateKernel(p, "where", &err);
