@@ -3,7 +3,8 @@
  * AQUILA_REMOTE to them. The cases: the device list, kernels and buffer
  * commands on a remote device, a buffer moved between two daemons and the
  * local device, events between queues of different devices, a kernel fault
- * on a daemon, images moved and sampled across the devices. With the argument "lost", the daemon
+ * on a daemon, images moved and sampled across the devices, SVM only on the
+ * local device. With the argument "lost", the daemon
  * whose pid is in AQUILA_TEST_DAEMON_PID is killed while a kernel runs on it: the command and its
  * dependants fail, nothing hangs, the device turns unavailable. */
 #include <signal.h>
@@ -12,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define CL_TARGET_OPENCL_VERSION 120
+#define CL_TARGET_OPENCL_VERSION 300
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS
 #include <CL/cl.h>
 #include <stdint.h>
@@ -408,6 +409,47 @@ static void native_kernel_refused(void) {
       clEnqueueNativeKernel(q, (void (*)(void *))abort, &arg, 1, 0, NULL, NULL, 0, NULL, NULL),
       CL_INVALID_OPERATION);
   clReleaseCommandQueue(q);
+}
+
+/* SVM in a context of the local device and the daemons: the local device
+ * has it, a daemon none; an SVM pointer argument runs on the local device
+ * and is refused on a daemon (its memory is another machine's), as are the
+ * SVM commands of a daemon's queue. */
+static void svm_only_where_the_memory_is(void) {
+  REQUIRE(local_device && remote_a && program);
+  cl_device_svm_capabilities local_caps = 0, remote_caps = 1;
+  clGetDeviceInfo(local_device, CL_DEVICE_SVM_CAPABILITIES, sizeof local_caps, &local_caps, NULL);
+  clGetDeviceInfo(remote_a, CL_DEVICE_SVM_CAPABILITIES, sizeof remote_caps, &remote_caps, NULL);
+  CHECK(local_caps & CL_DEVICE_SVM_COARSE_GRAIN_BUFFER);
+  CHECK_EQ_INT(remote_caps, 0);
+  enum { N = 64 };
+  float *p = clSVMAlloc(ctx, CL_MEM_READ_WRITE | CL_MEM_SVM_FINE_GRAIN_BUFFER, N * sizeof(float), 0);
+  REQUIRE(p);
+  for (int i = 0; i < N; i++)
+    p[i] = (float)i;
+  cl_int err;
+  cl_kernel k = clCreateKernel(program, "scale", &err);
+  float two = 2;
+  CHECK_EQ_INT(clSetKernelArgSVMPointer(k, 0, p), CL_SUCCESS);
+  clSetKernelArg(k, 1, sizeof two, &two);
+  cl_command_queue qr = clCreateCommandQueue(ctx, remote_a, 0, &err);
+  cl_command_queue ql = clCreateCommandQueue(ctx, local_device, 0, &err);
+  size_t global = N;
+  CHECK_EQ_INT(clEnqueueNDRangeKernel(qr, k, 1, NULL, &global, NULL, 0, NULL, NULL),
+               CL_INVALID_OPERATION);
+  float x = 0;
+  CHECK_EQ_INT(clEnqueueSVMMemcpy(qr, CL_TRUE, &x, p, sizeof x, 0, NULL, NULL),
+               CL_INVALID_OPERATION);
+  CHECK_EQ_INT(clEnqueueNDRangeKernel(ql, k, 1, NULL, &global, NULL, 0, NULL, NULL), CL_SUCCESS);
+  CHECK_EQ_INT(clFinish(ql), CL_SUCCESS);
+  int bad = 0;
+  for (int i = 0; i < N; i++)
+    bad += p[i] != 2.0f * (float)i;
+  CHECK_EQ_INT(bad, 0);
+  clReleaseKernel(k);
+  clReleaseCommandQueue(qr);
+  clReleaseCommandQueue(ql);
+  clSVMFree(ctx, p);
 }
 
 /* AQUILA_SPREAD=1: one NDRange over the local device and both daemons
@@ -844,6 +886,7 @@ int main(int argc, char **argv) {
     RUN(buffer_across_devices);
     RUN(kernel_fault_on_remote);
     RUN(native_kernel_refused);
+    RUN(svm_only_where_the_memory_is);
     RUN(image_support_macro);
     RUN(image_across_devices);
     RUN(overwritten_buffers);
