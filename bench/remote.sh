@@ -45,6 +45,12 @@ perftest() {
   wait "$spid" 2>/dev/null
 }
 
+pin0=""
+pin1=""
+if command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; then
+  pin0="taskset -c 0"
+  pin1="taskset -c 1"
+fi
 printf '%-22s %12s %12s %14s %12s %12s\n' transport "rtt (us)" "perftest" "commands/s" "write GB/s" "read GB/s"
 lat=$(perftest stream_lat 8 20000 | awk '{print $4}')
 bw=$(perftest stream_bw 16777216 50 | awk '{print $7 / 1000}')
@@ -63,23 +69,32 @@ for transport in tcp; do
     export UCX_TCP_TX_SEG_SIZE=64K UCX_TCP_RX_SEG_SIZE=1M
     segments_set=1
   fi
-  lat=$(for i in 1 2 3; do perftest stream_lat 8 20000 | awk '{print $4}'; done | median)
-  bw=$(for i in 1 2 3; do perftest stream_bw 16777216 50 | awk '{print $7 / 1000}'; done | median)
-  if [ -n "${segments_set:-}" ]; then unset UCX_TCP_TX_SEG_SIZE UCX_TCP_RX_SEG_SIZE; fi
+  # Runs alternate with perftest's, medians of 5: on two cores, client and
+  # server now and then share one, and a run's bandwidth then drops from
+  # about 5 to 1.5 GB/s (perftest's and Aquila's alike, Zen 5 VM,
+  # 2026-12-02); batches of one then the other made the ratio a draw of
+  # where each batch landed. Not pinned: the client's network thread and
+  # its waiting thread would then share one core (commands/s fell from
+  # about 120,000 to 67,000).
   p=$(port)
   "$build/aquilad" --listen "127.0.0.1:$p" --key-file "$tmp/key" --units 1 >"$tmp/daemon" 2>&1 &
   dpid=$!
   pids="$pids $dpid"
   i=0
   while [ $i -lt 50 ] && ! grep -q serving "$tmp/daemon"; do sleep 0.1; i=$((i + 1)); done
-  # Medians of 5 runs: two processes on two cores meet now and then on
-  # one core, and a run's round trip then doubles.
   : >"$tmp/runs"
+  : >"$tmp/lat"
+  : >"$tmp/bw"
   for run in 1 2 3 4 5; do
+    perftest stream_lat 8 20000 | awk '{print $4}' >>"$tmp/lat"
+    perftest stream_bw 16777216 50 | awk '{print $7 / 1000}' >>"$tmp/bw"
     OCL_ICD_VENDORS=$icd AQUILA_REMOTE=127.0.0.1:$p AQUILA_REMOTE_KEY_FILE=$tmp/key \
       timeout 300 "$build/bench/remote" >>"$tmp/runs"
     echo >>"$tmp/runs"
   done
+  lat=$(median <"$tmp/lat")
+  bw=$(median <"$tmp/bw")
+  if [ -n "${segments_set:-}" ]; then unset UCX_TCP_TX_SEG_SIZE UCX_TCP_RX_SEG_SIZE; fi
   kill "$dpid" 2>/dev/null
   rtt=$(field rtt_us <"$tmp/runs" | median)
   rate=$(field commands_per_s <"$tmp/runs" | median)
@@ -102,12 +117,6 @@ unset UCX_TLS
 # machine, its waiting thread running work-groups beside the unit.
 echo
 printf '%-24s %14s %14s %8s\n' "spread (1 core each)" "one agent ms" "two agents ms" speed-up
-pin0=""
-pin1=""
-if command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; then
-  pin0="taskset -c 0"
-  pin1="taskset -c 1"
-fi
 p=$(port)
 $pin1 "$build/aquilad" --listen "127.0.0.1:$p" --key-file "$tmp/key" --units 1 >"$tmp/daemon2" 2>&1 &
 dpid=$!
