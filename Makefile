@@ -25,7 +25,7 @@ CXX        := g++
 DEB_PACKAGES := clang-19 libclang-19-dev llvm-19-dev lld-19 binutils g++ libclc-19 libhsa-runtime-dev \
                 ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-headers libelf-dev clinfo pkg-config \
                 valgrind libclang-rt-19-dev libucx-dev libsodium-dev ucx-utils iproute2 nftables \
-                procps gdb llvm-spirv-15 clang-15 python3-pyopencl python3-numpy
+                procps gdb llvm-spirv-15 clang-15 spirv-tools python3-pyopencl python3-numpy
 
 WARN      := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
 CPPFLAGS  := -D_GNU_SOURCE -DAQUILA_VERSION=\"0.1.0\" -DCL_TARGET_OPENCL_VERSION=300 -DCL_USE_DEPRECATED_OPENCL_1_0_APIS -DCL_USE_DEPRECATED_OPENCL_1_1_APIS \
