@@ -418,7 +418,13 @@ have_bitcode:
   /* Writable program-scope variables: every kernel must reach the same
    * ones, so the code is one object, made now. */
   uint64_t variables = 0;
-  if (codegen_program_variables(bitcode, bitcode_size, &variables, &log)) goto out;
+  int sub_groups = 0;
+  if (codegen_program_variables(bitcode, bitcode_size, &variables, &sub_groups, &log)) goto out;
+  static const unsigned char one = 1;
+  if (sub_groups && aquila_fatbin_add_code(fb, CODEGEN_SUB_GROUPS_ENTRY, &one, 1)) {
+    status = AQUILA_COMPILE_NO_MEMORY;
+    goto out;
+  }
   if (variables) {
     unsigned char le[8];
     for (int i = 0; i < 8; i++)
@@ -428,7 +434,7 @@ have_bitcode:
       goto out;
     }
   }
-  if (in->code_on_demand && in->num_targets == 0 && !variables) {
+  if (in->code_on_demand && in->num_targets == 0 && !variables && !sub_groups) {
     /* Code comes kernel by kernel when the application uses one
      * (aquila_compile_kernels); the build still reports what code
      * generation would refuse. */
@@ -437,7 +443,8 @@ have_bitcode:
     layout_done = 1;
   }
   for (size_t i = 0; i < num_targets; i++) {
-    if (!strcmp(targets[i], "bitcode") || !strcmp(targets[i], CODEGEN_PROGRAM_VARIABLES_ENTRY))
+    if (!strcmp(targets[i], "bitcode") || !strcmp(targets[i], CODEGEN_PROGRAM_VARIABLES_ENTRY) ||
+        !strcmp(targets[i], CODEGEN_SUB_GROUPS_ENTRY))
       continue; /* always included, or not code */
     void *code = NULL;
     size_t code_size = 0;

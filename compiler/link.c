@@ -118,8 +118,14 @@ enum aquila_compile_status aquila_link(const struct aquila_fatbin *const *inputs
   const void *bc_data = LLVMGetBufferStart(linked_bc);
   size_t bc_size = LLVMGetBufferSize(linked_bc);
   uint64_t variables = 0;
+  int sub_groups = 0;
   if (!create_library) {
-    if (codegen_program_variables(bc_data, bc_size, &variables, &log)) goto out;
+    if (codegen_program_variables(bc_data, bc_size, &variables, &sub_groups, &log)) goto out;
+    static const unsigned char one = 1;
+    if (sub_groups && aquila_fatbin_add_code(fb, CODEGEN_SUB_GROUPS_ENTRY, &one, 1)) {
+      status = AQUILA_COMPILE_NO_MEMORY;
+      goto out;
+    }
     unsigned char le[8];
     for (int i = 0; i < 8; i++)
       le[i] = (unsigned char)(variables >> (8 * i));
@@ -129,7 +135,7 @@ enum aquila_compile_status aquila_link(const struct aquila_fatbin *const *inputs
     }
   }
   /* Writable program-scope variables: one code object, made now (compile.c). */
-  if (!create_library && code_on_demand && !variables) {
+  if (!create_library && code_on_demand && !variables && !sub_groups) {
     /* What code generation would refuse (a function nobody defines) is the
      * link's error still; the code itself comes when kernels are created. */
     if (codegen_check_bitcode(bc_data, bc_size, fb->kernels, fb->num_kernels, &log)) goto out;

@@ -67,6 +67,7 @@
 #include <unistd.h>
 
 #define AQ_DEQUE_CAPACITY 256u
+#define AQ_NODE_MASK_WORDS 4 /* nodes 0 to 255 */
 /* Packets a unit takes from one queue before it looks at the others. */
 #define AQ_PACKET_BATCH 64u
 /* The one idle unit that polls before sleeping does so for this long, so
@@ -189,6 +190,9 @@ static struct {
   _Atomic uint32_t spinners;
   _Atomic uint32_t recheck_barriers;
   _Atomic uint32_t stopping;
+  /* The NUMA nodes of the CPUs the process may run on (plan_pinning). */
+  uint64_t node_mask[AQ_NODE_MASK_WORDS];
+  int node_count;
 } agent = {.table_lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* Serializes starting the units' threads again in a forked child. */
@@ -775,6 +779,17 @@ static const struct aquila_kernel_descriptor *kernel_now(struct aq_dispatch *d) 
   atomic_store_explicit(&d->kernel_now, kernel, memory_order_relaxed);
   atomic_store_explicit(&d->kernel_generation, generation, memory_order_release);
   return kernel;
+}
+
+hsa_status_t hsa_ven_aquila_memory_place(hsa_agent_t agent_handle, void *address, size_t size) {
+  if (!aq_runtime_is_initialized()) return HSA_STATUS_ERROR_NOT_INITIALIZED;
+  if (agent_handle.handle != aq_cpu_agent_handle().handle) return HSA_STATUS_ERROR_INVALID_AGENT;
+  size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  if (!address || ((uintptr_t)address & (page - 1))) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+  if (agent.node_count < 2 || size == 0) return HSA_STATUS_INFO_BREAK;
+  return aq_cpu_topology_interleave(address, size, agent.node_mask, AQ_NODE_MASK_WORDS)
+             ? HSA_STATUS_SUCCESS
+             : HSA_STATUS_INFO_BREAK;
 }
 
 hsa_status_t hsa_ven_aquila_kernel_object_supersede(hsa_agent_t agent, uint64_t old_object,
@@ -1395,10 +1410,14 @@ static void plan_pinning(void) {
   bool pin = allowed > 0 && (uint32_t)allowed == agent.unit_count && !(env && !strcmp(env, "0"));
   for (uint32_t i = 0; i < agent.unit_count; i++)
     agent.units[i].cpu = pin ? cpus[i] : -1;
-  if (!pin || agent.unit_count < 3) return; /* two units: each other's only victim */
-  struct aq_cpu_place *places = malloc(sizeof *places * agent.unit_count);
+  struct aq_cpu_place *places = allowed > 0 ? malloc(sizeof *places * (size_t)allowed) : NULL;
   if (!places) return;
-  aq_cpu_topology_read("", cpus, (int)agent.unit_count, places);
+  aq_cpu_topology_read("", cpus, allowed, places);
+  agent.node_count = aq_cpu_topology_nodes(places, allowed, agent.node_mask, AQ_NODE_MASK_WORDS);
+  if (!pin || agent.unit_count < 3) { /* two units: each other's only victim */
+    free(places);
+    return;
+  }
   for (uint32_t i = 0; i < agent.unit_count; i++) {
     uint32_t *order = malloc(sizeof *order * (agent.unit_count - 1));
     if (order) aq_cpu_topology_victims(places, (int)agent.unit_count, (int)i, order);

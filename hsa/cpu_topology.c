@@ -6,13 +6,18 @@
  * steal: its SMT sibling first (the same L1 and L2), then units under the
  * same L2, the same L3, the same node, and the others last. A range stolen
  * near its owner finds its buffers in a cache they share; one stolen from
- * another socket moves them across the interconnect. */
+ * another socket moves them across the interconnect. And the nodes the
+ * units span, over which memory the host fills for them is interleaved
+ * (hsa_ven_aquila_memory_place). */
 #include "cpu_topology.h"
 
+#include <linux/mempolicy.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #define MAX_NODES 256
 
@@ -119,4 +124,23 @@ void aq_cpu_topology_victims(const struct aq_cpu_place *places, int n, int unit,
       int j = (unit + k) % n;
       if (distance(&places[unit], &places[j]) == d) order[count++] = (uint32_t)j;
     }
+}
+
+int aq_cpu_topology_nodes(const struct aq_cpu_place *places, int n, uint64_t *mask, int words) {
+  memset(mask, 0, sizeof *mask * (size_t)words);
+  int count = 0;
+  for (int i = 0; i < n; i++) {
+    int node = places[i].node;
+    if (node < 0 || node >= 64 * words || (mask[node / 64] >> (node % 64) & 1)) continue;
+    mask[node / 64] |= 1ull << (node % 64);
+    count++;
+  }
+  return count;
+}
+
+bool aq_cpu_topology_interleave(void *start, size_t length, const uint64_t *mask, int words) {
+  /* The kernel reads maxnode - 1 bits of the mask. glibc has no wrapper,
+   * and libnuma would be a dependency for this one call. */
+  return syscall(SYS_mbind, start, length, MPOL_INTERLEAVE, mask, (unsigned long)(64 * words + 1),
+                 0) == 0;
 }

@@ -4,6 +4,7 @@
 #define AQUILA_HSA_CPU_TOPOLOGY_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* A CPU's place: the first CPU of its core (SMT siblings), of its L2's
@@ -19,5 +20,15 @@ void aq_cpu_topology_read(const char *root, const int *cpus, int n, struct aq_cp
  * sibling, then the same L2, L3, node, the rest (each group from unit + 1
  * on, wrapping). */
 void aq_cpu_topology_victims(const struct aq_cpu_place *places, int n, int unit, uint32_t *order);
+
+/* The NUMA nodes of places[0..n) as a mask (node k: bit k % 64 of
+ * mask[k / 64], for nodes below 64 * words); returns how many there are. */
+int aq_cpu_topology_nodes(const struct aq_cpu_place *places, int n, uint64_t *mask, int words);
+
+/* Interleaves the pages of [start, start + length) (start page-aligned)
+ * over the nodes in mask[0..words): each page not yet touched lands on
+ * the next node in turn, whoever touches it first (mbind's
+ * MPOL_INTERLEAVE). False where the kernel refuses (no NUMA support). */
+bool aq_cpu_topology_interleave(void *start, size_t length, const uint64_t *mask, int words);
 
 #endif

@@ -3,6 +3,7 @@
  * variables an application defines, and every symbol query. */
 #include "code_object.h"
 #include "remote/plugin.h"
+#include <aquila/hsa_ext_aquila.h>
 
 #include <aquila/cpu_abi.h>
 #include <dlfcn.h>
@@ -669,7 +670,7 @@ hsa_status_t hsa_executable_symbol_get_info(hsa_executable_symbol_t executable_s
     }
   }
   const struct aquila_kernel_descriptor *k = s->kernel;
-  switch (attribute) {
+  switch ((int)attribute) { /* and HSA_VEN_AQUILA_EXECUTABLE_SYMBOL_INFO_* */
   case HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT:
     *(uint64_t *)value = (uint64_t)(uintptr_t)k;
     break;
@@ -689,6 +690,10 @@ hsa_status_t hsa_executable_symbol_get_info(hsa_executable_symbol_t executable_s
     break;
   case HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_DYNAMIC_CALLSTACK:
     *(bool *)value = false;
+    break;
+  case HSA_VEN_AQUILA_EXECUTABLE_SYMBOL_INFO_KERNEL_FLAGS:
+    if (s->is_remote) return HSA_STATUS_ERROR_INVALID_ARGUMENT; /* the daemon's descriptor */
+    *(uint32_t *)value = k->flags;
     break;
   case HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_CALL_CONVENTION:
     *(uint32_t *)value = 0;

@@ -2,9 +2,9 @@
  * 3.0 devices, for which most of 2.x is optional (runtime/features.c says
  * what each device has). The 2.x calls that a 3.0 device has are the
  * runtime's own (queues, samplers, buffers and images with properties,
- * clCloneKernel, context destructor callbacks, SPIR-V programs) and the host
- * timer here, SVM (runtime/svm.c); the entry points of optional features the
- * devices lack (pipes, sub-groups, device-side queues) check their arguments
+ * clCloneKernel, context destructor callbacks, SPIR-V programs, sub-group
+ * queries) and the host timer here, SVM (runtime/svm.c); the entry points of
+ * optional features the devices lack (pipes, device-side queues) check their arguments
  * in the specification's order and return its error for an absent feature,
  * CL_INVALID_OPERATION. */
 #include <string.h>
@@ -33,7 +33,6 @@ static cl_int CL_API_CALL get_device_and_host_timer(cl_device_id device, cl_ulon
  * the signature of its slot and checks the arguments the specification
  * checks before the feature: an invalid object is reported as such. */
 static int context_ok(cl_context c) { return object_is(c, OBJECT_CONTEXT); }
-static int kernel_ok(cl_kernel k) { return object_is(k, OBJECT_KERNEL); }
 static int program_ok(cl_program p) { return object_is(p, OBJECT_PROGRAM); }
 
 static cl_mem CL_API_CALL no_pipe(cl_context c, cl_mem_flags f, cl_uint s, cl_uint m,
@@ -43,13 +42,6 @@ static cl_mem CL_API_CALL no_pipe(cl_context c, cl_mem_flags f, cl_uint s, cl_ui
 }
 static cl_int CL_API_CALL no_pipe_info(cl_mem p, cl_pipe_info n, size_t s, void *v, size_t *r) {
   return CL_INVALID_MEM_OBJECT; /* no cl_mem is a pipe */
-}
-static cl_int CL_API_CALL no_sub_group_info(cl_kernel k, cl_device_id d, cl_kernel_sub_group_info n,
-                                            size_t is, const void *iv, size_t s, void *v,
-                                            size_t *r) {
-  if (!kernel_ok(k)) return CL_INVALID_KERNEL;
-  if (d && !device_is_valid(d)) return CL_INVALID_DEVICE;
-  return CL_INVALID_OPERATION;
 }
 static cl_int CL_API_CALL no_default_device_queue(cl_context c, cl_device_id d,
                                                   cl_command_queue q) {
@@ -79,13 +71,13 @@ void icd_fill_opencl2_slots(cl_icd_dispatch *t) {
   t->clCreateSamplerWithProperties = clCreateSamplerWithProperties;
   t->clSetKernelArgSVMPointer = clSetKernelArgSVMPointer;
   t->clSetKernelExecInfo = clSetKernelExecInfo;
-  t->clGetKernelSubGroupInfoKHR = (void *)no_sub_group_info;
+  t->clGetKernelSubGroupInfoKHR = (void *)clGetKernelSubGroupInfo;
   t->clCloneKernel = clCloneKernel;
   t->clCreateProgramWithIL = clCreateProgramWithIL;
   t->clEnqueueSVMMigrateMem = clEnqueueSVMMigrateMem;
   t->clGetDeviceAndHostTimer = get_device_and_host_timer;
   t->clGetHostTimer = get_host_timer;
-  t->clGetKernelSubGroupInfo = no_sub_group_info;
+  t->clGetKernelSubGroupInfo = clGetKernelSubGroupInfo;
   t->clSetDefaultDeviceCommandQueue = no_default_device_queue;
   t->clSetProgramReleaseCallback = no_program_release_callback;
   t->clSetProgramSpecializationConstant = clSetProgramSpecializationConstant;

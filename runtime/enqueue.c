@@ -125,6 +125,8 @@ void command_execute(cl_event ev) {
       return;
     }
   }
+  for (size_t i = 0; i < ev->num_retained_mems; i++)
+    if (ev->mem_writes[i]) mem_place_for_host(ev->retained_mems[i]);
   switch (ev->kind) {
   case COMMAND_IMAGE:
     status = image_command_execute(ev);
@@ -740,6 +742,7 @@ AQUILA_API cl_int clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel kernel, c
       int writes = a->kind == AQUILA_ARG_GLOBAL_PTR && m && !(m->flags & CL_MEM_READ_ONLY) &&
                    footprint_arg_written(meta, i);
       if (m && retain_mem_access(ev, m, writes)) err = CL_OUT_OF_HOST_MEMORY;
+      if (m) mem_pages_touched(m);
       /* Where each buffer's address is, for a spread NDRange (spread.c):
        * only in contexts with a remote device, the only ones spread. */
       if (m && !err && q->context->has_remote) {
@@ -761,6 +764,7 @@ AQUILA_API cl_int clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel kernel, c
       memcpy(kernarg + a->offset, &handle, sizeof handle);
       int writes = a->access_qualifier != CL_KERNEL_ARG_ACCESS_READ_ONLY;
       if (!err && retain_mem_access(ev, m, writes)) err = CL_OUT_OF_HOST_MEMORY;
+      mem_pages_touched(m);
       if (!err && q->context->has_remote) {
         /* Not a buffer address: nothing for a spread NDRange to move. */
         uint32_t *o = realloc(ev->u.ndrange.mem_arg_offset, ev->num_retained_mems * sizeof *o);
@@ -779,8 +783,8 @@ AQUILA_API cl_int clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel kernel, c
   }
   struct ndrange_check *check = NULL;
   /* The scalar twin of the check would update program-scope variables a
-   * second time. */
-  if (!err && vector_check_enabled() && !program_variables_size(kernel->program))
+   * second time, and has sub-groups of one work-item. */
+  if (!err && vector_check_enabled() && !program_compiled_whole(kernel->program))
     check = vector_check_create(kernel);
   pthread_mutex_unlock(&kernel->args_lock);
   if (group_segment > dev->local_mem_size) err = CL_OUT_OF_RESOURCES;
@@ -812,10 +816,11 @@ AQUILA_API cl_int clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel kernel, c
   if (q->context->has_remote && !partial) mark_overwritten(ev, meta);
   uint64_t groups = 1;
   for (int d = 0; d < 3; d++) groups *= (global[d] + local[d] - 1) / local[d];
-  /* Program-scope variables are each device's own: one NDRange stays on one. */
+  /* Program-scope variables are each device's own, and sub-groups one
+   * code object's: one NDRange stays on one device. */
   ev->u.ndrange.spread = !svm_args && !partial && spread_eligible(q, kernel, groups) &&
                          ev->u.ndrange.mem_arg_offset != NULL &&
-                         !program_variables_size(kernel->program);
+                         !program_compiled_whole(kernel->program);
   /* A spread launch runs each device's usual code (spread.c). */
   if (!ev->u.ndrange.spread && !partial)
     ev->u.ndrange.kernel_object =

@@ -4,8 +4,8 @@
  * disagree), the OpenCL C versions and optional features, the atomic
  * capabilities, and the 2.x device queries of the features a 3.0 device may
  * leave out: SVM (svm.c), the generic address space, program-scope
- * variables, work-group collectives and non-uniform work-groups are here;
- * pipes, device-side enqueue and sub-groups are not. SPIR-V programs are
+ * variables, work-group collectives, non-uniform work-groups and
+ * sub-groups are here; pipes and device-side enqueue are not. SPIR-V programs are
  * taken. What is
  * absent here is reported absent everywhere: the compiler defines the same __opencl_c_* macros
  * (compiler/frontend/options.c), and the entry points of absent features
@@ -34,11 +34,22 @@ static const cl_name_version device_extensions[] = {
     {CL_MAKE_VERSION(1, 0, 0), "cl_khr_int64_extended_atomics"},
     {CL_MAKE_VERSION(1, 0, 0), "cl_khr_3d_image_writes"},
     {CL_MAKE_VERSION(1, 0, 0), "cl_khr_il_program"},
-    /* Last: what only devices in the host's memory have (svm.c, usm.c). */
+    /* Last: what only the CPU agent in this process has. Sub-groups
+     * (compiler/builtins/subgroups.cl): a remote device's code is the
+     * daemon's, whose sub-group width this process does not know. */
+    {CL_MAKE_VERSION(1, 0, 0), "cl_khr_subgroups"},
+    {CL_MAKE_VERSION(1, 0, 0), "cl_khr_subgroup_extended_types"},
+    {CL_MAKE_VERSION(1, 0, 0), "cl_khr_subgroup_non_uniform_vote"},
+    {CL_MAKE_VERSION(1, 0, 0), "cl_khr_subgroup_ballot"},
+    {CL_MAKE_VERSION(1, 0, 0), "cl_khr_subgroup_non_uniform_arithmetic"},
+    {CL_MAKE_VERSION(1, 0, 0), "cl_khr_subgroup_shuffle"},
+    {CL_MAKE_VERSION(1, 0, 0), "cl_khr_subgroup_shuffle_relative"},
+    {CL_MAKE_VERSION(1, 0, 0), "cl_khr_subgroup_rotate"},
+    /* Memory in the host's address space (svm.c, usm.c). */
     {CL_MAKE_VERSION(1, 0, 0), "cl_intel_unified_shared_memory"},
 };
 /* A remote device lists the extensions before these. */
-#define HOST_MEMORY_EXTENSIONS 1
+#define LOCAL_AGENT_EXTENSIONS 9
 
 /* What the SPIR-V/LLVM translator of Debian 12 (llvm-spirv-15) reads in
  * full: it takes 1.4's version number but stops (an assertion) at some of
@@ -77,6 +88,9 @@ static const cl_name_version opencl_c_features[] = {
     {VERSION_3_0, "__opencl_c_program_scope_global_variables"},
     /* Atomics on a __local word in work-item order (builtins/collectives.cl). */
     {VERSION_3_0, "__opencl_c_work_group_collective_functions"},
+    /* Last, as it is the CPU agent's alone (the extensions above say why):
+     * a sub-group is the vectorizer's vector (builtins/subgroups.cl). */
+    {VERSION_3_0, "__opencl_c_subgroups"},
 };
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
@@ -100,13 +114,13 @@ static char device_extension_names[1024], remote_extension_names[1024],
 
 /* How many of device_extensions d has. */
 static size_t extension_count(cl_device_id d) {
-  return COUNT(device_extensions) - (device_root(d)->remote ? HOST_MEMORY_EXTENSIONS : 0);
+  return COUNT(device_extensions) - (device_root(d)->remote ? LOCAL_AGENT_EXTENSIONS : 0);
 }
 
 static void make_names(void) {
   names_of(device_extensions, COUNT(device_extensions), device_extension_names,
            sizeof device_extension_names);
-  names_of(device_extensions, COUNT(device_extensions) - HOST_MEMORY_EXTENSIONS,
+  names_of(device_extensions, COUNT(device_extensions) - LOCAL_AGENT_EXTENSIONS,
            remote_extension_names, sizeof remote_extension_names);
   names_of(platform_extensions, COUNT(platform_extensions), platform_extension_names,
            sizeof platform_extension_names);
@@ -187,7 +201,11 @@ int features_device_info(cl_device_id d, cl_device_info param_name, size_t param
   case CL_DEVICE_OPENCL_C_ALL_VERSIONS:
     ANSWER_ARRAY(opencl_c_versions);
   case CL_DEVICE_OPENCL_C_FEATURES:
-    ANSWER_ARRAY(opencl_c_features);
+    *err = info_copy(opencl_c_features,
+                     (COUNT(opencl_c_features) - (device_root(d)->remote ? 1 : 0)) *
+                         sizeof opencl_c_features[0],
+                     param_value_size, param_value, param_value_size_ret);
+    return 1;
   case CL_DEVICE_ILS_WITH_VERSION:
     ANSWER_ARRAY(intermediate_languages);
   case CL_DEVICE_BUILT_IN_KERNELS_WITH_VERSION:
@@ -218,9 +236,14 @@ int features_device_info(cl_device_id d, cl_device_info param_name, size_t param
     ANSWER(cl_bool, CL_TRUE);
   case CL_DEVICE_WORK_GROUP_COLLECTIVE_FUNCTIONS_SUPPORT:
     ANSWER(cl_bool, CL_TRUE);
+  /* A work-group's largest number of sub-groups: rows of one work-item
+   * each (kernel.c). Sub-groups of one work-group run one after another
+   * on its thread: none waits for another's progress. */
+  case CL_DEVICE_MAX_NUM_SUB_GROUPS:
+    ANSWER(cl_uint, device_root(d)->remote ? 0 : (cl_uint)d->max_work_group_size);
+  case CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS:
   /* The optional features of 2.x that this device does not have. */
   case CL_DEVICE_PIPE_SUPPORT:
-  case CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS:
     ANSWER(cl_bool, CL_FALSE);
   case CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES:
     ANSWER(cl_device_device_enqueue_capabilities, 0);
@@ -242,7 +265,6 @@ int features_device_info(cl_device_id d, cl_device_info param_name, size_t param
   case CL_DEVICE_PREFERRED_PLATFORM_ATOMIC_ALIGNMENT:
   case CL_DEVICE_PREFERRED_GLOBAL_ATOMIC_ALIGNMENT:
   case CL_DEVICE_PREFERRED_LOCAL_ATOMIC_ALIGNMENT:
-  case CL_DEVICE_MAX_NUM_SUB_GROUPS:
   case CL_DEVICE_IMAGE_PITCH_ALIGNMENT:
   case CL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT:
     ANSWER(cl_uint, 0);

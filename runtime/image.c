@@ -571,11 +571,14 @@ static cl_mem image_create(cl_context context, cl_mem_flags flags, const cl_imag
   } else {
     m->row_pitch = elem * desc->image_width;
     min_slice_pitch(desc, m->row_pitch, &m->slice_pitch);
-    if (!(m->data = mem_storage_alloc(m->slice_pitch * num_slices(desc), &m->storage_size))) {
+    int fresh;
+    if (!(m->data =
+              mem_storage_alloc(m->slice_pitch * num_slices(desc), &m->storage_size, &fresh))) {
       err = CL_MEM_OBJECT_ALLOCATION_FAILURE;
       goto fail_free;
     }
     m->owns_data = 1;
+    m->pages_untouched = fresh;
   }
   m->size = m->slice_pitch * num_slices(desc);
   /* In a context with a remote device, its bytes move like a buffer's (a
@@ -612,6 +615,7 @@ static cl_mem image_create(cl_context context, cl_mem_flags flags, const cl_imag
   m->image_handle = img.handle;
   if (!buffer && (flags & CL_MEM_COPY_HOST_PTR)) { /* a buffer image's flag is its buffer's */
     hsa_ext_image_region_t r = {{0, 0, 0}, {(uint32_t)ext[0], (uint32_t)ext[1], (uint32_t)ext[2]}};
+    mem_place_for_host(m);
     st = hsa_ext_image_import(agent, host_ptr, row_pitch, slice_pitch, img, &r);
     if (st != HSA_STATUS_SUCCESS) {
       hsa_ext_image_destroy(agent, img);

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aquila/cpu_abi.h"
+#include "aquila/hsa_ext_aquila.h"
 #include "runtime.h"
 
 static cl_kernel kernel_create(cl_program p, const struct aquila_fatbin_kernel *meta, cl_int *err) {
@@ -18,11 +20,13 @@ static cl_kernel kernel_create(cl_program p, const struct aquila_fatbin_kernel *
     return NULL;
   }
   k->kernel_objects = calloc(p->num_devices, sizeof *k->kernel_objects);
+  k->code_flags = calloc(p->num_devices, sizeof *k->code_flags);
   k->upgrades = calloc(p->num_devices, sizeof *k->upgrades);
   k->arg_values = calloc(1, meta->kernarg_size ? meta->kernarg_size : 1);
   k->args = calloc(meta->num_args ? meta->num_args : 1, sizeof *k->args);
-  if (!k->kernel_objects || !k->upgrades || !k->arg_values || !k->args) {
+  if (!k->kernel_objects || !k->code_flags || !k->upgrades || !k->arg_values || !k->args) {
     free(k->kernel_objects);
+    free(k->code_flags);
     free(k->upgrades);
     free(k->arg_values);
     free(k->args);
@@ -48,6 +52,10 @@ static cl_kernel kernel_create(cl_program p, const struct aquila_fatbin_kernel *
     if (st == HSA_STATUS_SUCCESS)
       st = hsa_executable_symbol_get_info(sym, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT,
                                           &k->kernel_objects[i]);
+    /* Not for a remote device's kernels (0: no sub-groups there). */
+    if (st == HSA_STATUS_SUCCESS)
+      hsa_executable_symbol_get_info(sym, HSA_VEN_AQUILA_EXECUTABLE_SYMBOL_INFO_KERNEL_FLAGS,
+                                     &k->code_flags[i]);
     uint32_t private_size = 0;
     if (st == HSA_STATUS_SUCCESS &&
         hsa_executable_symbol_get_info(sym, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_PRIVATE_SEGMENT_SIZE,
@@ -181,6 +189,7 @@ void kernel_release_internal(cl_kernel kernel) {
   if (!object_release(&kernel->header)) return;
   cl_program p = kernel->program;
   free(kernel->kernel_objects);
+  free(kernel->code_flags);
   free(kernel->upgrades);
   free(kernel->arg_values);
   free(kernel->args);
@@ -365,6 +374,99 @@ AQUILA_API cl_int clGetKernelWorkGroupInfo(cl_kernel kernel, cl_device_id device
     INFO_VALUE(cl_ulong, kernel->private_size);
   case CL_KERNEL_GLOBAL_WORK_SIZE:
     return CL_INVALID_VALUE; /* only for custom devices */
+  default:
+    return CL_INVALID_VALUE;
+  }
+}
+
+/* ---- sub-groups ---------------------------------------------------------------------------
+ * A sub-group is a vector of the kernel's vectorized version, W work-items
+ * along x, in groups whose x size W divides; the work-items of other
+ * groups are sub-groups of one (compiler/workgroup/sub_groups.c). The code's descriptor says
+ * W (1 when the kernel was not vectorized); programs with sub-groups are
+ * built whole, so the code a launch runs is the code asked here. */
+
+/* W on program device i, 0 where the device has no sub-groups (remote
+ * devices: their code's descriptor is the daemon's). */
+static unsigned sub_group_width(cl_kernel k, cl_uint i) {
+  return AQUILA_KERNEL_SUB_GROUP_WIDTH_OF(k->code_flags[i]);
+}
+
+/* Sub-groups in a work-group of local size l, and the largest: vectors
+ * when W divides l[0], else one per work-item. */
+static size_t sub_groups_for(cl_kernel k, cl_uint i, const size_t l[3], size_t *max_size) {
+  unsigned w = sub_group_width(k, i);
+  size_t f = w > 1 && l[0] % w == 0 ? l[0] / w : 0;
+  *max_size = f ? w : 1;
+  return (f + l[0] - f * w) * l[1] * l[2];
+}
+
+AQUILA_API cl_int clGetKernelSubGroupInfo(cl_kernel kernel, cl_device_id device,
+                                          cl_kernel_sub_group_info param_name,
+                                          size_t input_value_size, const void *input_value,
+                                          size_t param_value_size, void *param_value,
+                                          size_t *param_value_size_ret) {
+  if (!object_is(kernel, OBJECT_KERNEL)) return CL_INVALID_KERNEL;
+  cl_program p = kernel->program;
+  if (device == NULL) {
+    if (p->num_devices != 1) return CL_INVALID_DEVICE;
+    device = p->devices[0];
+  }
+  int slot = -1;
+  for (cl_uint i = 0; i < p->num_devices; i++)
+    if (p->devices[i] == device) slot = (int)i;
+  if (!device_is_valid(device) || slot < 0) return CL_INVALID_DEVICE;
+  const uint32_t *reqd = kernel->meta->reqd_work_group_size;
+  size_t max_group = device->max_work_group_size;
+  switch (param_name) {
+  case CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE:
+  case CL_KERNEL_SUB_GROUP_COUNT_FOR_NDRANGE: {
+    if (!input_value || input_value_size == 0 || input_value_size % sizeof(size_t) ||
+        input_value_size > 3 * sizeof(size_t))
+      return CL_INVALID_VALUE;
+    if (!sub_group_width(kernel, (cl_uint)slot)) return CL_INVALID_OPERATION;
+    size_t l[3] = {1, 1, 1};
+    memcpy(l, input_value, input_value_size);
+    size_t max_size, count = sub_groups_for(kernel, (cl_uint)slot, l, &max_size);
+    INFO_VALUE(size_t, param_name == CL_KERNEL_SUB_GROUP_COUNT_FOR_NDRANGE ? count : max_size);
+  }
+  case CL_KERNEL_LOCAL_SIZE_FOR_SUB_GROUP_COUNT: {
+    if (!input_value || input_value_size != sizeof(size_t)) return CL_INVALID_VALUE;
+    size_t dims = param_value_size / sizeof(size_t);
+    if (param_value && (dims == 0 || dims > 3 || param_value_size % sizeof(size_t)))
+      return CL_INVALID_VALUE;
+    if (!param_value) dims = 3;
+    if (!sub_group_width(kernel, (cl_uint)slot)) return CL_INVALID_OPERATION;
+    size_t want, l[3] = {0, 0, 0};
+    memcpy(&want, input_value, sizeof want);
+    unsigned w = sub_group_width(kernel, (cl_uint)slot);
+    /* Rows of whole vectors, or of sub-groups of one, ly of them. */
+    for (size_t ly = 1; want && ly <= want && !l[0] && (dims > 1 || ly == 1); ly++) {
+      if (want % ly) continue;
+      size_t row = want / ly, tries[2] = {row * w, row < w ? row : 0};
+      for (int t = 0; t < 2 && !l[0]; t++) {
+        size_t cand[3] = {tries[t], ly, 1}, max_size;
+        if (cand[0] && cand[0] * ly <= max_group &&
+            sub_groups_for(kernel, (cl_uint)slot, cand, &max_size) == want)
+          memcpy(l, cand, sizeof l);
+      }
+    }
+    if (reqd[0] && (l[0] != reqd[0] || l[1] != (reqd[1] ? reqd[1] : 1))) memset(l, 0, sizeof l);
+    return info_copy(l, dims * sizeof(size_t), param_value_size, param_value,
+                     param_value_size_ret);
+  }
+  case CL_KERNEL_MAX_NUM_SUB_GROUPS: {
+    if (!sub_group_width(kernel, (cl_uint)slot)) return CL_INVALID_OPERATION;
+    size_t max_size, n = max_group; /* groups of rows of one work-item */
+    if (reqd[0]) {
+      size_t l[3] = {reqd[0], reqd[1] ? reqd[1] : 1, reqd[2] ? reqd[2] : 1};
+      n = sub_groups_for(kernel, (cl_uint)slot, l, &max_size);
+    }
+    INFO_VALUE(size_t, n);
+  }
+  case CL_KERNEL_COMPILE_NUM_SUB_GROUPS:
+    if (!sub_group_width(kernel, (cl_uint)slot)) return CL_INVALID_OPERATION;
+    INFO_VALUE(size_t, 0); /* no attribute asks for a number */
   default:
     return CL_INVALID_VALUE;
   }

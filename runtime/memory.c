@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "aquila/hsa_ext_aquila.h"
 #include "runtime.h"
 
 #define BUFFER_ALIGNMENT 128 /* CL_DEVICE_MEM_BASE_ADDR_ALIGN in bytes */
@@ -142,8 +143,9 @@ static void recycled_release_all(void) {
   pthread_mutex_unlock(&recycled_lock);
 }
 
-void *mem_storage_alloc(size_t size, size_t *storage_size) {
+void *mem_storage_alloc(size_t size, size_t *storage_size, int *fresh) {
   size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  if (fresh) *fresh = 0;
   if (size > SIZE_MAX - page - HUGE_PAGE_SIZE) return NULL;
   size_t length = (size + page - 1) / page * page;
   if (storage_reserve(length)) return NULL;
@@ -179,7 +181,41 @@ void *mem_storage_alloc(size_t size, size_t *storage_size) {
   if (tail) munmap(start + length, tail);
   madvise(start, length, MADV_HUGEPAGE); /* a hint: without it, 4 KiB pages */
   *storage_size = length;
+  if (fresh) *fresh = 1;
   return start;
+}
+
+static cl_mem root_mem(cl_mem m) {
+  while (m->parent)
+    m = m->parent;
+  return m;
+}
+
+/* On a machine of several NUMA nodes, a buffer the host fills lands on
+ * the host thread's node when the host touches it first (Linux's default
+ * policy), and every unit on the other nodes then reads it across the
+ * interconnect. */
+void mem_place_for_host(cl_mem m) {
+  m = root_mem(m);
+  if (!atomic_load_explicit(&m->pages_untouched, memory_order_relaxed) ||
+      !atomic_exchange(&m->pages_untouched, 0))
+    return;
+  for (cl_uint i = 0; i < m->context->num_devices; i++) {
+    cl_device_id d = device_root(m->context->devices[i]);
+    if (d->remote) continue;
+    hsa_status_t st = hsa_ven_aquila_memory_place(d->agent, m->data, m->storage_size);
+    if (st == HSA_STATUS_SUCCESS)
+      debug_log("memory: %zu bytes the host writes first, interleaved over the CPU agent's "
+                "NUMA nodes",
+                m->storage_size);
+    return;
+  }
+}
+
+void mem_pages_touched(cl_mem m) {
+  m = root_mem(m);
+  if (atomic_load_explicit(&m->pages_untouched, memory_order_relaxed))
+    atomic_store(&m->pages_untouched, 0);
 }
 
 void mem_storage_free(void *data, size_t storage_size) {
@@ -240,14 +276,19 @@ AQUILA_API cl_mem clCreateBuffer(cl_context context, cl_mem_flags flags, size_t 
     m->data = host_ptr;
     m->uses_svm = uses_svm;
   } else {
-    if (!(m->data = mem_storage_alloc(size, &m->storage_size))) {
+    int fresh;
+    if (!(m->data = mem_storage_alloc(size, &m->storage_size, &fresh))) {
       free(m);
       m = NULL;
       err = CL_MEM_OBJECT_ALLOCATION_FAILURE;
       goto fail;
     }
     m->owns_data = 1;
-    if (flags & CL_MEM_COPY_HOST_PTR) memcpy(m->data, host_ptr, size);
+    m->pages_untouched = fresh;
+    if (flags & CL_MEM_COPY_HOST_PTR) {
+      mem_place_for_host(m);
+      memcpy(m->data, host_ptr, size);
+    }
   }
   if ((err = mem_residency_init(m)) != CL_SUCCESS) {
     if (m->owns_data) mem_storage_free(m->data, m->storage_size);

@@ -419,6 +419,11 @@ uint64_t program_variables_size(cl_program p) {
   return bytes;
 }
 
+int program_compiled_whole(cl_program p) {
+  return program_variables_size(p) ||
+         (p->fatbin && aquila_fatbin_find_code(p->fatbin, "sub-groups") != NULL);
+}
+
 /* AQUILA_CODEGEN=eager: all machine code at the build, as before code on
  * demand (for comparisons, and for an application that wants every
  * kernel's code ready before its first launch). */
@@ -465,9 +470,10 @@ cl_int program_load_for_device(cl_program p, cl_uint i) {
   const char *target = device_code_target(d);
   const struct aquila_fatbin_code *code = aquila_fatbin_select_cpu_code(p->fatbin, target);
   /* A program with writable program-scope variables runs one code object
-   * per device, whose variables every kernel shares: never code by kernel. */
+   * per device, whose variables every kernel shares, and one with
+   * sub-groups its vector versions from the start: never code by kernel. */
   if (!code && codegen_on_demand() && aquila_fatbin_find_code(p->fatbin, "bitcode") &&
-      !program_variables_size(p)) {
+      !program_compiled_whole(p)) {
     uint32_t n = p->fatbin->num_kernels;
     pd->kernel_code = malloc((n ? n : 1) * sizeof *pd->kernel_code);
     pd->upgraded = calloc(n ? n : 1, sizeof *pd->upgraded);
@@ -500,7 +506,7 @@ cl_int program_load_for_device(cl_program p, cl_uint i) {
   cl_int err = load_code(p, i, code, &pd->whole);
   if (err != CL_SUCCESS) return err;
   /* Versions for a work-group size are code objects of their own. */
-  if (!program_variables_size(p)) pd->specialized = specialize_table_create(p->fatbin);
+  if (!program_compiled_whole(p)) pd->specialized = specialize_table_create(p->fatbin);
   pd->has_whole = 1;
   pd->loaded = 1;
   return CL_SUCCESS;

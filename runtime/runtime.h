@@ -286,7 +286,11 @@ struct _cl_mem {
   char *data;     /* the storage kernels see */
   int owns_data;
   size_t storage_size; /* the mapping behind data when owns_data (mem_storage_alloc) */
-  cl_mem parent;       /* sub-buffers */
+  /* A root's storage of 2 MiB or more that nothing has touched since it
+   * was mapped: its pages are placed when the host writes it first
+   * (mem_place_for_host). */
+  atomic_int pages_untouched;
+  cl_mem parent; /* sub-buffers */
   size_t offset;
   atomic_uint map_count;
   pthread_mutex_t lock;
@@ -502,6 +506,7 @@ struct _cl_kernel {
   cl_program program;
   const struct aquila_fatbin_kernel *meta;
   uint64_t *kernel_objects; /* per program device */
+  uint32_t *code_flags;     /* per program device: the descriptor's (sub-group width) */
   /* Per program device: where the whole version's kernel object appears
    * when this kernel's code came from the quick tier (NULL: no such
    * place); see kernel_object_now. */
@@ -741,8 +746,17 @@ cl_int queue_check(cl_command_queue q);
 /* Mem helpers for the enqueue functions. */
 int mem_is_buffer(cl_mem m);
 /* Storage the runtime allocates for a buffer or an image, and its release.
- * NULL past the device's global memory size, counted over all of them. */
-void *mem_storage_alloc(size_t size, size_t *storage_size);
+ * NULL past the device's global memory size, counted over all of them.
+ * *fresh (when fresh is not NULL): 1 for a new mapping of 2 MiB or more,
+ * whose pages nothing has touched yet. */
+void *mem_storage_alloc(size_t size, size_t *storage_size, int *fresh);
+/* Before the host first writes m's storage (a copy at creation, a host
+ * command that writes it): untouched pages are interleaved over the NUMA
+ * nodes of the CPU agent's units (hsa_ven_aquila_memory_place), as any of
+ * them may read each page. A kernel that writes it first places its pages
+ * itself, on the nodes of its units: mem_pages_touched at its enqueue. */
+void mem_place_for_host(cl_mem m);
+void mem_pages_touched(cl_mem m);
 void mem_storage_set_limit(uint64_t bytes);
 void mem_storage_free(void *data, size_t storage_size);
 /* CL_INVALID_VALUE unless flags is a valid cl_mem_flags combination. */
@@ -815,6 +829,12 @@ cl_int kernel_set_arg_pointer(cl_kernel k, cl_uint arg_index, const void *pointe
  * 2.0), 0 for none: the compiler's "program-variables" entry of the fat
  * binary. Their program's code is one object per device. */
 uint64_t program_variables_size(cl_program p);
+/* Whether p's code is one object per device made at the build, never
+ * code by kernel, by tier or by work-group size: programs with
+ * program-scope variables (which every kernel must share) or sub-groups
+ * (whose size is the vector version's width). Such kernels are not
+ * spread over devices, and the vectorizer's self-check skips them. */
+int program_compiled_whole(cl_program p);
 /* clFinish of every queue of c: what clMemBlockingFreeINTEL waits for. */
 void context_finish_queues(cl_context c);
 

@@ -70,7 +70,7 @@ void *svm_block_allocate(cl_context c, size_t size, size_t alignment,
   size_t extra = alignment > page ? alignment : 0;
   if (size > SIZE_MAX - extra) return NULL;
   size_t storage_size;
-  char *storage = mem_storage_alloc(size + extra, &storage_size);
+  char *storage = mem_storage_alloc(size + extra, &storage_size, NULL);
   if (!storage) return NULL;
   char *ptr = extra ? (char *)(((uintptr_t)storage + alignment - 1) & ~(uintptr_t)(alignment - 1))
                     : storage;

@@ -50,6 +50,16 @@ BUILTINS_CL30_FLAGS := -cl-std=CL3.0 \
   -D__opencl_c_work_group_collective_functions=1
 BUILTINS_CL30_PARTS := atomic_c11 opencl_c_3 generic collectives
 $(foreach f,$(BUILTINS_CL30_PARTS),$(BUILD)/compiler/builtins/$(f).bc $(BUILD)/compiler/builtins/%/$(f).bc): BUILTINS_CLFLAGS += $(BUILTINS_CL30_FLAGS)
+# Sub-groups (subgroups.cl): OpenCL C 3.0 with __opencl_c_subgroups and the
+# sub-group extensions user programs get (compiler/frontend/options.c's
+# SUB_GROUP_EXTENSION_MACROS: clang's -cl-ext does not know the
+# cl_khr_subgroup_* names, its header tests the macros).
+BUILTINS_SUB_GROUP_FLAGS := -cl-std=CL3.0 \
+  -Xclang -cl-ext=-__opencl_c_pipes,-__opencl_c_device_enqueue,-__opencl_c_read_write_images \
+  -Dcl_khr_subgroup_extended_types=1 -Dcl_khr_subgroup_non_uniform_vote=1 \
+  -Dcl_khr_subgroup_ballot=1 -Dcl_khr_subgroup_non_uniform_arithmetic=1 \
+  -Dcl_khr_subgroup_shuffle=1 -Dcl_khr_subgroup_shuffle_relative=1 -Dcl_khr_subgroup_rotate=1
+$(BUILD)/compiler/builtins/subgroups.bc $(BUILD)/compiler/builtins/%/subgroups.bc: BUILTINS_CLFLAGS += $(BUILTINS_SUB_GROUP_FLAGS)
 
 BUILTINS_SRCS := $(wildcard compiler/builtins/*.cl)
 BUILTINS_PARTS := $(patsubst compiler/builtins/%.cl,$(BUILD)/compiler/builtins/%.bc,$(BUILTINS_SRCS)) \

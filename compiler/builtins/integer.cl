@@ -87,9 +87,11 @@ FOR_ALL_WIDTHS(MAD24, int, uint, 32) FOR_ALL_WIDTHS(MAD24, uint, uint, 32)
 #define SCALAR_FAMILY(T, UT, B, WT)                                            \
   CNST T clz(T x) { return (T)__builtin_clzg((UT)x, B); }                     \
   CNST T popcount(T x) { return (T)__builtin_popcountg((UT)x); }              \
+  /* OpenCL C 2.0's (the library is 1.2: clang declares it for 3.0 only). */  \
+  CNST T ctz(T x) { return (T)__builtin_ctzg((UT)x, B); }                     \
   CNST T mul_hi(T x, T y) { return (T)(((WT)x * (WT)y) >> B); }               \
   CNST T mad_hi(T x, T y, T z) { return mul_hi(x, y) + z; }                   \
-  VEC_UNARY(T, clz, T) VEC_UNARY(T, popcount, T)                              \
+  VEC_UNARY(T, clz, T) VEC_UNARY(T, popcount, T) VEC_UNARY(T, ctz, T)         \
   VEC_BINARY(T, mul_hi, T, T) VEC_TERNARY(T, mad_hi, T, T, T)
 SCALAR_FAMILY(char, uchar, 8, short)
 SCALAR_FAMILY(uchar, uchar, 8, ushort)

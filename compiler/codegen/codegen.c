@@ -258,12 +258,18 @@ int codegen_check_bitcode(const void *bitcode, size_t bitcode_size,
 }
 
 int codegen_program_variables(const void *bitcode, size_t bitcode_size, uint64_t *bytes,
-                              struct strbuf *log) {
+                              int *sub_groups, struct strbuf *log) {
   *bytes = 0;
+  *sub_groups = 0;
   LLVMContextRef ctx;
   LLVMModuleRef m = parse_program(bitcode, bitcode_size, &ctx, log);
   int status = -1;
   if (m) {
+    for (LLVMValueRef f = LLVMGetFirstFunction(m); f && !*sub_groups; f = LLVMGetNextFunction(f)) {
+      size_t len;
+      *sub_groups = !strncmp(LLVMGetValueName2(f, &len), "__aquila_sg_", 12) &&
+                    LLVMGetFirstUse(f) != NULL;
+    }
     LLVMTargetDataRef td = LLVMCreateTargetData(LLVMGetDataLayoutStr(m));
     status = 0;
     /* Address space 1 is __global (-ffake-address-space-map); __constant

@@ -48,10 +48,17 @@ int codegen_check_bitcode(const void *bitcode, size_t bitcode_size,
  * is one object per device, made at the build, so that every kernel of it
  * reaches the same variables (docs/ARCHITECTURE.md). */
 #define CODEGEN_PROGRAM_VARIABLES_ENTRY "program-variables"
+/* The entry that says a program's kernels use sub-groups (one byte, 1).
+ * Its code is made at the build too, with the vector versions: a kernel's
+ * sub-group size is its vector's width, which the quick tier's scalar code
+ * and a version for one work-group size might not share (the runtime then
+ * answers clGetKernelSubGroupInfo from the code that runs). */
+#define CODEGEN_SUB_GROUPS_ENTRY "sub-groups"
 /* *bytes: the bytes of the program's writable program-scope variables (0:
- * none); -1 with the reason in log for one over the largest size. */
+ * none); -1 with the reason in log for one over the largest size.
+ * *sub_groups: whether a function calls a sub-group builtin. */
 int codegen_program_variables(const void *bitcode, size_t bitcode_size, uint64_t *bytes,
-                              struct strbuf *log);
+                              int *sub_groups, struct strbuf *log);
 
 int codegen_kernel_layout(const void *bitcode, size_t bitcode_size,
                           struct aquila_fatbin_kernel *kernels, unsigned num_kernels,

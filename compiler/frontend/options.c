@@ -117,10 +117,10 @@ int build_options_parse(const char *options, struct build_options *o, struct str
     } else if (!strcmp(a, "-w") || !strcmp(a, "-Werror")) {
       add_arg(o, a);
     } else if (!strcmp(a, "-cl-uniform-work-group-size") || !strcmp(a, "-cl-no-subgroup-ifp")) {
-      /* 2.0's promise that every work-group is whole, and 2.1's that
-       * sub-groups need no independent forward progress: both hold for
-       * every program here (non-uniform work-groups and sub-groups are
-       * optional features these devices do not have), so code is the same. */
+      /* 2.0's promise that every work-group is whole (enqueue.c reads it
+       * from the options for partial work-groups), and 2.1's that
+       * sub-groups need no independent forward progress, which they never
+       * have here: the code is the same. */
     } else if (!strcmp(a, "-create-library")) {
       o->create_library = 1;
     } else if (!strcmp(a, "-enable-link-options")) {
@@ -146,12 +146,29 @@ int build_options_parse(const char *options, struct build_options *o, struct str
     add_arg(o, "-Xclang");
     add_arg(o, "-cl-ext=-__opencl_c_pipes,"
                "-__opencl_c_device_enqueue,"
-               "-__opencl_c_read_write_images,-__opencl_c_subgroups,-cl_khr_subgroups");
+               "-__opencl_c_read_write_images");
     add_arg(o, "-D__opencl_c_atomic_scope_device=1");
     /* Not one of clang's -cl-ext features: the header asks for the macro. */
     add_arg(o, "-D__opencl_c_work_group_collective_functions=1");
     add_arg(o, "-D__opencl_c_atomic_scope_all_devices=1");
   }
+  /* Sub-groups, in every version (compiler/builtins/subgroups.cl): clang
+   * declares the core functions from cl_intel_subgroups on (which it
+   * defines for this target) and the cl_khr_subgroup_* ones when their
+   * macros are defined, which its -cl-ext does not do. OpenCL C 1.2 gets
+   * cl_khr_subgroups' macro too: clang defines it from 2.0 on. */
+  static const char *const sub_group_macros[] = {
+      "-Dcl_khr_subgroups=1",
+      "-Dcl_khr_subgroup_extended_types=1",
+      "-Dcl_khr_subgroup_non_uniform_vote=1",
+      "-Dcl_khr_subgroup_ballot=1",
+      "-Dcl_khr_subgroup_non_uniform_arithmetic=1",
+      "-Dcl_khr_subgroup_shuffle=1",
+      "-Dcl_khr_subgroup_shuffle_relative=1",
+      "-Dcl_khr_subgroup_rotate=1",
+  };
+  for (size_t i = 0; status == 0 && i < sizeof sub_group_macros / sizeof *sub_group_macros; i++)
+    if (i > 0 || strcmp(o->cl_std, "CL3.0")) add_arg(o, sub_group_macros[i]);
   for (size_t i = 0; i < n; i++) free(w[i]);
   free(w);
   if (status) build_options_free(o);

@@ -140,6 +140,7 @@ enum call_class classify_call(LLVMValueRef call) {
   if (!strncmp(name, "__aquila_vv_", 12)) return CALL_PER_LANE;
   if (!strncmp(name, "__aquila_", 9)) {
     if (!strcmp(name, "__aquila_local_id")) return CALL_LOCAL_ID;
+    if (is_sub_group_primitive(name)) return CALL_SUB_GROUP;
     if (!strcmp(name, "__aquila_barrier")) return CALL_BARRIER;
     return CALL_WORKITEM;
   }

@@ -449,6 +449,10 @@ void emit_instruction(struct vec *v, int b, LLVMValueRef in) {
       i->vector = LLVMBuildSelect(v->b, is_x, lanes, other, "");
       return;
     }
+    if (cc == CALL_SUB_GROUP) {
+      i->vector = emit_sub_group(v, in, mask);
+      return;
+    }
     if (i->kind == K_UNIFORM && cc != CALL_PER_LANE) {
       i->scalar = clone_uniform(v, in);
       return;

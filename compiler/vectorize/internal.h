@@ -161,6 +161,7 @@ enum call_class {
   CALL_LIBM,     /* a libm function with a libmvec variant */
   CALL_PURE,     /* no side effects: vector calls lane by lane, every lane */
   CALL_PER_LANE, /* side effects: once per active lane */
+  CALL_SUB_GROUP, /* a sub-group primitive: across the lanes (sub_groups.c) */
   CALL_UNKNOWN,  /* an indirect call or a function with a body */
 };
 
@@ -308,6 +309,10 @@ LLVMValueRef private_array_gep(struct vec *v, LLVMBuilderRef b, LLVMValueRef in,
 LLVMValueRef hi_of(struct vec *v, LLVMValueRef val);
 LLVMValueRef runs_start(struct vec *v, LLVMValueRef in, int hi);
 void emit_instruction(struct vec *v, int b, LLVMValueRef in);
+
+/* ---- sub_groups.c: sub-group operations across the lanes ---- */
+int is_sub_group_primitive(const char *name);
+LLVMValueRef emit_sub_group(struct vec *v, LLVMValueRef in, LLVMValueRef mask);
 
 /* ---- control_flow.c: blocks and control flow ---- */
 LLVMValueRef block_mask(struct vec *v, int b);

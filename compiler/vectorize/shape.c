@@ -13,6 +13,7 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 int64_t min64(int64_t a, int64_t b) {
   return a < b ? a : b;
@@ -615,6 +616,10 @@ static struct shape transfer(struct vec *v, LLVMValueRef in) {
       if (v->rows > 1 && dim < 2) return dim == 0 ? runs(v, 1, 0, 1, 0, 1) : runs(v, 0, 0, 1, 1, 1);
       return dim == 0 ? affine(1, 0) : s;
     }
+    /* A sub-group is the vector: lane l is its work-item l. */
+    if (cc == CALL_WORKITEM && !strcmp(callee_name(in), "__aquila_sg_local_id"))
+      return affine(1, 0);
+    if (cc == CALL_SUB_GROUP) return varying();
     if (cc == CALL_WORKITEM || cc == CALL_BARRIER || cc == CALL_DROP) return s;
     if (cc == CALL_PER_LANE || cc == CALL_UNKNOWN) return varying();
     unsigned nargs = (unsigned)LLVMGetNumArgOperands(in);

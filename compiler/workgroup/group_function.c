@@ -97,8 +97,8 @@ void build_fiber_workgroup(struct wg_types *t, LLVMBuilderRef b, struct kernel_b
  * without a required size along x may run (vectorize.h says why); the
  * scalar version runs larger ranges. NULL when the kernel has a required
  * size along x: its vector version assumes nothing of the kind. */
-static LLVMValueRef vector_range_ok(struct wg_types *t, LLVMBuilderRef b, struct kernel_build *kb,
-                                    LLVMValueRef wg) {
+LLVMValueRef vector_range_ok(struct wg_types *t, LLVMBuilderRef b, struct kernel_build *kb,
+                             LLVMValueRef wg) {
   if (kb->reqd[0] || !kb->wi_vec || !kb->wi) return NULL;
   LLVMValueRef ok = NULL;
   for (unsigned d = 0; d < 3; d++) {
@@ -249,6 +249,11 @@ void build_vector_loop_workgroup(struct wg_types *t, LLVMBuilderRef b,
   unsigned rows = kb->rows > 1 ? kb->rows : 1;
   if (rows > 1) size[0] = LLVMConstInt(t->i32, width, 0);
   LLVMValueRef vec_end = LLVMBuildAnd(b, size[0], LLVMConstInt(t->i32, ~(width - 1), 0), "vec.end");
+  /* Sub-groups are whole vectors: a row with a tail runs the scalar way
+   * (sub_groups.c). */
+  if (kb->uses_sub_groups && kb->scalar_used)
+    vec_end = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntEQ, vec_end, size[0], ""), vec_end, zero,
+                              "vec.end");
   /* A range too large for the vector version: every row the scalar way. */
   LLVMValueRef range_ok = kb->scalar_used ? vector_range_ok(t, b, kb, wg) : NULL;
   if (range_ok) vec_end = LLVMBuildSelect(b, range_ok, vec_end, zero, "vec.end");

@@ -57,6 +57,8 @@ struct kernel_build {
   struct regions_report regions; /* what the split function became, for the report */
   uint64_t local_mem;
   unsigned prefetches; /* ahead of loops' accesses, in K.wi.v<W> (prefetch.c) */
+  int uses_sub_groups; /* calls __aquila_sg_* (sub_groups.c) */
+  uint32_t reqd_sub_group_size; /* intel_reqd_sub_group_size(N), or 0 */
 };
 
 /* ---- workgroup.c: the entry points, the kernel table, passes ---- */
@@ -97,6 +99,20 @@ void build_scalar_twin(struct wg_types *t, LLVMModuleRef m, LLVMBuilderRef b,
                        struct kernel_build *kb);
 void build_vector_loop_workgroup(struct wg_types *t, LLVMBuilderRef b, struct kernel_build *kb,
                                  unsigned width);
+/* Whether the range's global sizes let the vector version run (NULL: no
+ * condition), as the work-group functions decide it. */
+LLVMValueRef vector_range_ok(struct wg_types *t, LLVMBuilderRef b, struct kernel_build *kb,
+                             LLVMValueRef wg);
+
+/* ---- sub_groups.c: sub-groups' ids and sizes, and their scalar primitives ---- */
+int uses_sub_groups(LLVMValueRef fn);
+/* The kernel's sub-group size where its vector version runs: W, or 1. */
+unsigned sub_group_width(const struct kernel_build *kb);
+/* What the __aquila_sg_* call stands for in fn (K.wi or K.wi.v<W>), built
+ * before it; NULL with the reason in log. */
+LLVMValueRef bind_sub_group_call(struct wg_types *t, struct kernel_build *kb, LLVMValueRef fn,
+                                 LLVMBuilderRef b, LLVMValueRef call, int uniform_only,
+                                 struct strbuf *log);
 
 /* ---- group_memory.c: __local variables in the group segment ---- */
 void localize_group_variables(struct wg_types *t, LLVMModuleRef m, struct kernel_build *kbs,

@@ -268,7 +268,16 @@ void vectorize_kernels(LLVMModuleRef m, struct kernel_build *kbs, unsigned n,
         /* A required size along x that the widest vector does not divide:
          * a narrower vector (8 or 4 work-items) that does. */
         kb->width = vt->width;
-        kb->rows = vector_rows(kb, vt);
+        /* A sub-group is one row's vector (sub_groups.c), as wide as the
+         * kernel requires one to be (1: not vectorized). */
+        kb->rows = kb->uses_sub_groups ? 1 : vector_rows(kb, vt);
+        if (kb->reqd_sub_group_size == 1) {
+          strbuf_append(&kb->vec_why, "intel_reqd_sub_group_size(1)");
+          continue;
+        }
+        if (kb->reqd_sub_group_size >= 4 && kb->reqd_sub_group_size < kb->width &&
+            !(kb->reqd_sub_group_size & (kb->reqd_sub_group_size - 1)))
+          kb->width = kb->reqd_sub_group_size;
         while (kb->rows == 1 && kb->reqd[0] && kb->reqd[0] % kb->width && kb->width > 4)
           kb->width /= 2;
         if (kb->rows == 1 && kb->reqd[0] && kb->reqd[0] % kb->width) {

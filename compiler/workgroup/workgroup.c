@@ -73,7 +73,8 @@ static void emit_kernel_table(struct wg_types *t, LLVMModuleRef m, struct kernel
         LLVMConstInt(t->i32, AQUILA_CPU_ABI_VERSION, 0),
         LLVMConstInt(t->i32,
                      (kb->uses_barrier ? AQUILA_KERNEL_USES_BARRIER : 0) |
-                         (kb->wg_scalar ? AQUILA_KERNEL_HAS_SCALAR_TWIN : 0),
+                         (kb->wg_scalar ? AQUILA_KERNEL_HAS_SCALAR_TWIN : 0) |
+                         AQUILA_KERNEL_SUB_GROUP_WIDTH(sub_group_width(kb)),
                      0),
         LLVMConstInt(t->i32, kb->kernarg_size, 0),
         LLVMConstInt(t->i32, kb->kernarg_align, 0),
@@ -219,7 +220,9 @@ static void prepare_functions(LLVMModuleRef m) {
           if (!is_vector_variant_name(cname) &&
               !(callee && LLVMIsAFunction(callee) && is_out_of_line(callee)))
             LLVMRemoveCallSiteEnumAttribute(in, LLVMAttributeFunctionIndex, noinline);
-          if (strcmp(cname, "__aquila_barrier") != 0)
+          /* Barriers and sub-group operations stay where they are:
+           * moved in or out of a branch, they would see other lanes. */
+          if (strcmp(cname, "__aquila_barrier") != 0 && strncmp(cname, "__aquila_sg_", 12) != 0)
             LLVMRemoveCallSiteEnumAttribute(in, LLVMAttributeFunctionIndex, convergent);
           /* OpenCL C's printf is the agent's printf service, not C's: the
            * optimizer must not turn printf("%s\n", s) into puts(s). */
@@ -342,6 +345,9 @@ int workgroup_compile(LLVMModuleRef m, struct aquila_fatbin_kernel *kernels, uns
     for (unsigned i = 0; i < num_kernels; i++)
       if (!strcmp(kernels[i].name, name)) kb->meta = &kernels[i];
     read_function_md_ints(t.ctx, f, "reqd_work_group_size", kb->reqd);
+    uint32_t sg[3] = {0, 0, 0};
+    read_function_md_ints(t.ctx, f, "intel_reqd_sub_group_size", sg);
+    kb->reqd_sub_group_size = sg[0];
     if (kb->meta) {
       memcpy(kb->meta->reqd_work_group_size, kb->reqd, sizeof kb->reqd);
       read_function_md_ints(t.ctx, f, "work_group_size_hint", kb->meta->work_group_size_hint);
@@ -429,15 +435,35 @@ int workgroup_compile(LLVMModuleRef m, struct aquila_fatbin_kernel *kernels, uns
                     : "function(sroa,loop-simplify)",
                  log))
     goto fail;
-  for (unsigned i = 0; i < n; i++)
+  for (unsigned i = 0; i < n; i++) {
     kbs[i].uses_barrier = calls_function(kbs[i].wi, "__aquila_barrier");
+    kbs[i].uses_sub_groups = uses_sub_groups(kbs[i].wi);
+  }
   /* What each kernel writes where, for the runtime (runtime/launch_footprint.c): on the
    * simplified function, before anything makes it a work-group's. */
   for (unsigned i = 0; i < n; i++)
     if (kbs[i].meta)
       footprint_analyse(kbs[i].wi, t.td, kbs[i].meta, footprint_report_wanted() ? log : NULL);
+  if (vectorize) vectorize_kernels(m, kbs, n, vt, use_fibers);
+  /* A sub-group size the kernel requires is its vector's width, or one
+   * work-item: the build of a kernel that uses sub-groups fails where
+   * neither is that size (in one that does not, no one can tell). */
+  for (unsigned i = 0; i < n; i++) {
+    struct kernel_build *kb = &kbs[i];
+    if (!kb->reqd_sub_group_size || !kb->uses_sub_groups ||
+        sub_group_width(kb) == kb->reqd_sub_group_size)
+      continue;
+    strbuf_printf(log,
+                  "error: kernel '%s': intel_reqd_sub_group_size(%u) cannot be met: its "
+                  "sub-groups here are %u work-item%s wide (%s)\n",
+                  kb->name, kb->reqd_sub_group_size, sub_group_width(kb),
+                  sub_group_width(kb) == 1 ? "" : "s",
+                  kb->wi_vec ? "the vector's width on this CPU"
+                             : (kb->vec_why.len ? kb->vec_why.data : "not vectorized"));
+    status = -1;
+  }
+  if (status) goto out;
   if (vectorize) {
-    vectorize_kernels(m, kbs, n, vt, use_fibers);
     vectorize_reciprocal_sqrt(m, vt);
     /* Tiled kernels: the next tile's lines on their way during this
      * tile's computation; walks by large steps: lines a few steps ahead

@@ -447,6 +447,19 @@ int bind_workitem_builtins(struct wg_types *t, struct kernel_build *kb, LLVMValu
         inst = next;
         continue;
       }
+      if (!strncmp(cname, "__aquila_sg_", 12)) {
+        LLVMPositionBuilderBefore(b, inst);
+        LLVMValueRef v = bind_sub_group_call(t, kb, fn, b, inst, uniform_only, log);
+        if (!v) {
+          status = -1;
+          break;
+        }
+        if (LLVMTypeOf(v) != LLVMTypeOf(inst)) v = LLVMBuildIntCast2(b, v, LLVMTypeOf(inst), 0, "");
+        LLVMReplaceAllUsesWith(inst, v);
+        LLVMInstructionEraseFromParent(inst);
+        inst = next;
+        continue;
+      }
       const char *what = cname + 9;
       if (uniform_only && (!strcmp(what, "local_id") || !strcmp(what, "barrier"))) {
         inst = next;

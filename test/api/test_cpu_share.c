@@ -4,14 +4,18 @@
  * loader: CL_DEVICE_MAX_COMPUTE_UNITS under an affinity mask of one CPU
  * (the units' threads pinned inside it), and in a cgroup with a quota of
  * one CPU that the test makes where the machine lets it (skipped with a
- * message where not). */
+ * message where not). The stealing order and the NUMA nodes memory is
+ * interleaved over, on a fake two-socket tree. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
+#include <linux/mempolicy.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -185,6 +189,53 @@ static void stealing_order_knows_the_machine(void) {
   for (int k = 0; k < 7; k++)
     CHECK_EQ_INT(order[k], (5 + k + 1) % 8);
   remove_root();
+}
+
+/* Placement: the units' CPUs span both nodes of the two-socket tree, or
+ * one where the process may run on socket 0's CPUs alone (nothing to
+ * interleave then). And the mechanism itself, on this machine's node 0:
+ * untouched pages interleaved, which the kernel then reports for them. */
+static void placement_knows_the_nodes(void) {
+  new_root("placement");
+  two_socket_tree();
+  int cpus[64];
+  for (int c = 0; c < 64; c++)
+    cpus[c] = c;
+  struct aq_cpu_place places[64];
+  aq_cpu_topology_read(root, cpus, 64, places);
+  uint64_t mask[4];
+  CHECK_EQ_INT(aq_cpu_topology_nodes(places, 64, mask, 4), 2);
+  CHECK(mask[0] == 3 && mask[1] == 0 && mask[2] == 0 && mask[3] == 0);
+  int socket0[] = {0, 1, 2, 3, 32, 33, 34, 35};
+  aq_cpu_topology_read(root, socket0, 8, places);
+  CHECK_EQ_INT(aq_cpu_topology_nodes(places, 8, mask, 4), 1);
+  CHECK(mask[0] == 1);
+  int socket1[] = {16, 48, 17, 49};
+  aq_cpu_topology_read(root, socket1, 4, places);
+  CHECK_EQ_INT(aq_cpu_topology_nodes(places, 4, mask, 4), 1);
+  CHECK(mask[0] == 2);
+  remove_root();
+  new_root("noplacement");
+  aq_cpu_topology_read(root, cpus, 8, places);
+  CHECK_EQ_INT(aq_cpu_topology_nodes(places, 8, mask, 4), 0);
+  remove_root();
+
+  size_t length = 4u << 20;
+  void *p = mmap(NULL, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  CHECK(p != MAP_FAILED);
+  uint64_t node0[4] = {1, 0, 0, 0};
+  if (!aq_cpu_topology_interleave(p, length, node0, 4)) {
+    printf("  (mbind refused here: %s; the policy is not checked)\n", strerror(errno));
+  } else {
+    int policy = -1;
+    unsigned long nodes[4] = {0};
+    CHECK(syscall(SYS_get_mempolicy, &policy, nodes, 64 * 4 + 1, p, MPOL_F_ADDR) == 0);
+    CHECK_EQ_INT(policy, MPOL_INTERLEAVE);
+    CHECK(nodes[0] == 1);
+    memset(p, 1, length); /* pages placed by the policy, not by this thread */
+    CHECK(((char *)p)[length - 1] == 1);
+  }
+  munmap(p, length);
 }
 
 /* ---- through the loader --------------------------------------------------- */
@@ -382,6 +433,7 @@ int main(int argc, char **argv) {
   RUN(v1_cfs_quota);
   RUN(no_limit);
   RUN(stealing_order_knows_the_machine);
+  RUN(placement_knows_the_nodes);
   RUN(affinity_mask_is_the_share);
   RUN(cgroup_quota_is_the_share);
   CHECK_EXIT();

@@ -606,6 +606,249 @@ static void work_group_collectives(void) {
   clReleaseProgram(p);
 }
 
+/* Sub-groups: each work-item records its sub-group's id, its id in it, the
+ * sizes and counts, and the results of the collectives; the host groups
+ * the work-items by those ids and checks every result against them, and
+ * the queries against clGetKernelSubGroupInfo. */
+#define SG_FIELDS 16
+static const char *sub_groups_source =
+    "kernel void sg(global const int *a, global const float *f, global int *out,\n"
+    "               global float *fout, int with_barrier) {\n"
+    "  size_t i = get_global_id(0) + get_global_size(0) * get_global_id(1);\n"
+    "  int x = a[i];\n"
+    "  global int *o = out + 16 * i;\n"
+    "  local int scratch[256];\n"
+    "#ifdef WITH_BARRIER\n"
+    "  if (with_barrier) {\n"
+    "    scratch[get_local_linear_id() % 256] = x;\n"
+    "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "  }\n"
+    "#endif\n"
+    "  o[0] = get_sub_group_id();\n"
+    "  o[1] = get_sub_group_local_id();\n"
+    "  o[2] = get_sub_group_size();\n"
+    "  o[3] = get_max_sub_group_size();\n"
+    "  o[4] = get_num_sub_groups();\n"
+    "  o[5] = sub_group_reduce_add(x);\n"
+    "  o[6] = sub_group_scan_inclusive_add(x);\n"
+    "  o[7] = sub_group_scan_exclusive_max(x);\n"
+    "  o[8] = sub_group_broadcast(x, 0);\n"
+    "  o[9] = sub_group_shuffle_xor(x, 1);\n"
+    "  o[10] = sub_group_all(x > -1000) + 2 * sub_group_any(x == 7);\n"
+    "  o[11] = sub_group_ballot(x > 0).x;\n"
+    "  o[12] = -1;\n"
+    "  if (x % 3 != 0) o[12] = sub_group_non_uniform_reduce_add(x);\n"
+    "  o[13] = sub_group_shuffle_down(x, 1);\n"
+    "  o[14] = sub_group_elect();\n"
+    "  o[15] = get_enqueued_num_sub_groups();\n"
+    "  fout[i] = sub_group_scan_inclusive_add(f[i]);\n"
+    "}\n";
+
+/* Checks one launch's records: n work-items in groups of lx * ly. */
+static int check_sub_groups(const int *a, const float *f, const int *out, const float *fout,
+                            size_t gx, size_t gy, size_t lx, size_t ly, size_t max_query) {
+  int bad = 0;
+  size_t groups_x = (gx + lx - 1) / lx, groups_y = (gy + ly - 1) / ly;
+  unsigned max_seen = 0;
+  for (size_t g = 0; g < groups_x * groups_y; g++) {
+    size_t x0 = (g % groups_x) * lx, y0 = (g / groups_x) * ly;
+    size_t wx = gx - x0 < lx ? gx - x0 : lx, wy = gy - y0 < ly ? gy - y0 : ly;
+    int members[1024];
+    int count = 0, num = -1, seen_ids = 0;
+    for (size_t y = 0; y < wy; y++)
+      for (size_t x = 0; x < wx; x++) members[count++] = (int)((y0 + y) * gx + x0 + x);
+    for (int m = 0; m < count; m++) {
+      const int *o = out + SG_FIELDS * members[m];
+      if (num < 0) num = o[4];
+      bad += o[4] != num;
+      if ((unsigned)o[2] > max_seen) max_seen = (unsigned)o[2];
+      bad += o[1] < 0 || o[1] >= o[2] || o[3] != (int)max_query;
+      bad += o[0] < 0 || o[0] >= num;
+    }
+    /* Each sub-group: its members in local-id order, as many as its size. */
+    for (int id = 0; id < num; id++) {
+      int lane_of[64], size = -1, n = 0;
+      for (int m = 0; m < count; m++) {
+        const int *o = out + SG_FIELDS * members[m];
+        if (o[0] != id) continue;
+        if (size < 0) size = o[2];
+        bad += o[2] != size || n >= 64 || o[1] >= 64;
+        if (n < 64 && o[1] < 64) lane_of[o[1]] = members[m];
+        n++;
+      }
+      if (n == 0) continue;
+      seen_ids++;
+      bad += n != size;
+      if (n != size) continue;
+      int sum = 0, all = 1, any7 = 0, ballot = 0, first = lane_of[0];
+      for (int l = 0; l < size; l++) {
+        int v = a[lane_of[l]];
+        sum += v;
+        all &= v > -1000;
+        any7 |= v == 7;
+        ballot |= (v > 0) << l;
+      }
+      int prefix = 0, maxp = INT32_MIN, nu = 0;
+      float fsum = 0;
+      for (int l = 0; l < size; l++)
+        if (a[lane_of[l]] % 3 != 0) nu += a[lane_of[l]];
+      for (int l = 0; l < size; l++) {
+        int w = lane_of[l], v = a[w];
+        const int *o = out + SG_FIELDS * w;
+        prefix += v;
+        fsum += f[w];
+        bad += o[5] != sum || o[6] != prefix || o[7] != maxp || o[8] != a[first];
+        bad += o[9] != ((l ^ 1) < size ? a[lane_of[l ^ 1]] : o[9]);
+        bad += o[10] != all + 2 * any7 || o[11] != ballot || o[14] != (l == 0);
+        bad += o[12] != (v % 3 != 0 ? nu : -1);
+        bad += l + 1 < size && o[13] != a[lane_of[l + 1]];
+        bad += fout[w] != fsum;
+        maxp = v > maxp ? v : maxp;
+      }
+    }
+    bad += seen_ids != num;
+  }
+  bad += max_seen > max_query;
+  return bad;
+}
+
+static void sub_groups_run(cl_program p, const char *what, int barriers) {
+  enum { GX = 200, GY = 6 };
+  static int a[GX * GY], out[SG_FIELDS * GX * GY];
+  static float f[GX * GY], fout[GX * GY];
+  for (int i = 0; i < GX * GY; i++) {
+    a[i] = (i * 37) % 101 - 50;
+    f[i] = (float)((i * 13) % 7) * 0.25f;
+  }
+  cl_int err;
+  cl_mem ma = clCreateBuffer(context, CL_MEM_COPY_HOST_PTR, sizeof a, a, &err);
+  cl_mem mf = clCreateBuffer(context, CL_MEM_COPY_HOST_PTR, sizeof f, f, &err);
+  cl_mem mo = clCreateBuffer(context, CL_MEM_READ_WRITE, sizeof out, NULL, &err);
+  cl_mem mfo = clCreateBuffer(context, CL_MEM_READ_WRITE, sizeof fout, NULL, &err);
+  cl_kernel k = clCreateKernel(p, "sg", &err);
+  REQUIRE(k);
+  clSetKernelArg(k, 0, sizeof ma, &ma);
+  clSetKernelArg(k, 1, sizeof mf, &mf);
+  clSetKernelArg(k, 2, sizeof mo, &mo);
+  clSetKernelArg(k, 3, sizeof mfo, &mfo);
+  /* Whole vectors, a row with a tail, narrow rows, and a partial last
+   * group; with and without a barrier. */
+  static const size_t shapes[][4] = {{192, 6, 64, 1}, {200, 6, 20, 3}, {200, 6, 8, 6},
+                                     {200, 6, 48, 2}, {200, 1, 200, 1}, {37, 6, 37, 2}};
+  for (int with_barrier = 0; with_barrier <= barriers; with_barrier++)
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+      size_t global[2] = {shapes[s][0], shapes[s][1]}, local[2] = {shapes[s][2], shapes[s][3]};
+      size_t max_sg = 0, count = 0;
+      REQUIRE(clGetKernelSubGroupInfo(k, device, CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE,
+                                      sizeof local, local, sizeof max_sg, &max_sg,
+                                      NULL) == CL_SUCCESS);
+      CHECK_EQ_INT(clGetKernelSubGroupInfo(k, device, CL_KERNEL_SUB_GROUP_COUNT_FOR_NDRANGE,
+                                           sizeof local, local, sizeof count, &count, NULL),
+                   CL_SUCCESS);
+      /* 64 x 1 groups: whole vectors, of 4 to 16 lanes by the CPU. */
+      if (!strcmp(what, "vector") && s == 0) CHECK(max_sg >= 4 && count == 64 / max_sg);
+      clSetKernelArg(k, 4, sizeof with_barrier, &with_barrier);
+      memset(out, 0xff, sizeof out);
+      clEnqueueWriteBuffer(queue, mo, CL_TRUE, 0, sizeof out, out, 0, NULL, NULL);
+      CHECK_EQ_INT(clEnqueueNDRangeKernel(queue, k, 2, NULL, global, local, 0, NULL, NULL),
+                   CL_SUCCESS);
+      clEnqueueReadBuffer(queue, mo, CL_TRUE, 0, sizeof out, out, 0, NULL, NULL);
+      clEnqueueReadBuffer(queue, mfo, CL_TRUE, 0, sizeof fout, fout, 0, NULL, NULL);
+      /* The records are laid out by global x + GX-wide rows only when the
+       * range is GX wide: narrower ranges are checked as their own width. */
+      int bad = check_sub_groups(a, f, out, fout, global[0], global[1], local[0], local[1], max_sg);
+      if (bad)
+        printf("  %s: %zu x %zu in groups of %zu x %zu%s: %d wrong (max sub-group size %zu)\n",
+               what, global[0], global[1], local[0], local[1], with_barrier ? ", barrier" : "",
+               bad, max_sg);
+      CHECK_EQ_INT(bad, 0);
+      CHECK_EQ_INT(out[SG_FIELDS * 0 + 15], (int)count);
+    }
+  clReleaseKernel(k);
+  clReleaseMemObject(ma);
+  clReleaseMemObject(mf);
+  clReleaseMemObject(mo);
+  clReleaseMemObject(mfo);
+}
+
+static void sub_groups(void) {
+  char ext[4096] = "";
+  clGetDeviceInfo(device, CL_DEVICE_EXTENSIONS, sizeof ext, ext, NULL);
+  CHECK(strstr(ext, "cl_khr_subgroups") != NULL);
+  cl_uint max_num = 0;
+  clGetDeviceInfo(device, CL_DEVICE_MAX_NUM_SUB_GROUPS, sizeof max_num, &max_num, NULL);
+  CHECK(max_num > 0);
+  cl_int err;
+  /* The vector version, then the scalar one (sub-groups of one); a
+   * kernel whose groups are loops over vectors and then the row's tail,
+   * and one split at a barrier, whose groups run one way or the other. */
+  static const char *const modes[] = {NULL, "0"};
+  for (int run = 0; run < 4; run++) {
+    int mode = run / 2, barriers = run % 2;
+    if (modes[mode]) setenv("AQUILA_VECTORIZE", modes[mode], 1);
+    cl_program p = clCreateProgramWithSource(context, 1, &sub_groups_source, NULL, &err);
+    REQUIRE(p);
+    err = clBuildProgram(p, 1, &device, barriers ? "-cl-std=CL3.0 -DWITH_BARRIER" : "-cl-std=CL3.0",
+                         NULL, NULL);
+    if (err) {
+      char log[8192] = "";
+      clGetProgramBuildInfo(p, device, CL_PROGRAM_BUILD_LOG, sizeof log, log, NULL);
+      printf("%s\n", log);
+    }
+    REQUIRE(err == CL_SUCCESS);
+    sub_groups_run(p, modes[mode] ? "scalar" : "vector", barriers);
+    clReleaseProgram(p);
+    unsetenv("AQUILA_VECTORIZE");
+  }
+  /* A required sub-group size: met (4, a vector on every x86-64 CPU), or
+   * a build error that says why; cl_intel_subgroups' two-source shuffle
+   * (declared by the program: clang's builtin declarations leave Intel's
+   * out; SPIR-V modules call it by its mangled name). */
+  const char *required =
+      "int __attribute__((overloadable)) intel_sub_group_shuffle_down(int, int, uint);\n"
+      "__attribute__((intel_reqd_sub_group_size(4)))\n"
+      "kernel void four(global int *out) {\n"
+      "  int i = get_global_id(0);\n"
+      "  out[2 * i] = get_sub_group_size();\n"
+      "  out[2 * i + 1] = intel_sub_group_shuffle_down(i, i + 100, 3u);\n"
+      "}\n";
+  cl_program p = clCreateProgramWithSource(context, 1, &required, NULL, &err);
+  REQUIRE(p);
+  REQUIRE(clBuildProgram(p, 1, &device, "-cl-std=CL3.0", NULL, NULL) == CL_SUCCESS);
+  cl_kernel k = clCreateKernel(p, "four", &err);
+  REQUIRE(k);
+  int out[2 * 64];
+  cl_mem mo = clCreateBuffer(context, CL_MEM_READ_WRITE, sizeof out, NULL, &err);
+  clSetKernelArg(k, 0, sizeof mo, &mo);
+  size_t global = 64, local = 16, max_sg = 0;
+  clGetKernelSubGroupInfo(k, device, CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE, sizeof local,
+                          &local, sizeof max_sg, &max_sg, NULL);
+  CHECK_EQ_INT(max_sg, 4);
+  CHECK_EQ_INT(clEnqueueNDRangeKernel(queue, k, 1, NULL, &global, &local, 0, NULL, NULL),
+               CL_SUCCESS);
+  clEnqueueReadBuffer(queue, mo, CL_TRUE, 0, sizeof out, out, 0, NULL, NULL);
+  int bad = 0;
+  for (int i = 0; i < 64; i++) {
+    int lane = i % 4, from = lane + 3;
+    bad += out[2 * i] != 4 ||
+           out[2 * i + 1] != (from < 4 ? i - lane + from : i - lane + from - 4 + 100);
+  }
+  CHECK_EQ_INT(bad, 0);
+  clReleaseMemObject(mo);
+  clReleaseKernel(k);
+  clReleaseProgram(p);
+  const char *impossible = "__attribute__((intel_reqd_sub_group_size(32)))\n"
+                           "kernel void wide(global int *out) { out[0] = get_sub_group_size(); }\n";
+  p = clCreateProgramWithSource(context, 1, &impossible, NULL, &err);
+  REQUIRE(p);
+  CHECK_EQ_INT(clBuildProgram(p, 1, &device, "-cl-std=CL3.0", NULL, NULL),
+               CL_BUILD_PROGRAM_FAILURE);
+  char log[2048] = "";
+  clGetProgramBuildInfo(p, device, CL_PROGRAM_BUILD_LOG, sizeof log, log, NULL);
+  CHECK(strstr(log, "intel_reqd_sub_group_size(32) cannot be met") != NULL);
+  clReleaseProgram(p);
+}
+
 static void opencl_c_2_0_is_refused_with_a_reason(void) {
   const char *src = "__kernel void k(__global int *p) { p[0] = 1; }";
   cl_int err;
@@ -640,6 +883,7 @@ int main(void) {
   RUN(generic_address_space);
   RUN(program_scope_variables);
   RUN(work_group_collectives);
+  RUN(sub_groups);
   RUN(opencl_c_2_0_is_refused_with_a_reason);
   RUN(timers_and_missing_features);
   api_teardown();

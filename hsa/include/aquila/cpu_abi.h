@@ -111,6 +111,12 @@ struct aquila_image {
 /* The descriptor ends with run_workgroup_scalar (a code object built with
  * AQUILA_VECTORIZE=check): descriptors without the flag stop at name. */
 #define AQUILA_KERNEL_HAS_SCALAR_TWIN 0x2u
+/* Bits 8-15: the kernel's sub-group size where its vector version runs
+ * (the vector's width; 1 for a kernel that was not vectorized, 0 in code
+ * objects from before sub-groups). Elsewhere a sub-group is one work-item
+ * (compiler/workgroup/sub_groups.c). */
+#define AQUILA_KERNEL_SUB_GROUP_WIDTH(w) (((uint32_t)(w) & 0xffu) << 8)
+#define AQUILA_KERNEL_SUB_GROUP_WIDTH_OF(flags) (((flags) >> 8) & 0xffu)
 
 /* The most stack a work-group function may take for its allocas
  * (private_segment_size): a compute unit's stack is 64 MiB; the rest is

@@ -179,6 +179,20 @@ hsa_status_t hsa_ven_aquila_dispatch_check(const void *kernarg,
 hsa_status_t hsa_ven_aquila_kernel_object_supersede(hsa_agent_t agent, uint64_t old_object,
                                                     uint64_t new_object);
 
+/* uint32_t: a kernel symbol's descriptor flags (AQUILA_KERNEL_* of
+ * aquila/cpu_abi.h: barriers, the sub-group width). Not for kernels of
+ * remote agents (HSA_STATUS_ERROR_INVALID_ARGUMENT). */
+#define HSA_VEN_AQUILA_EXECUTABLE_SYMBOL_INFO_KERNEL_FLAGS ((hsa_executable_symbol_info_t)0x5A10)
+
+/* Places the pages of host memory that the host is about to fill for the
+ * CPU agent's kernels and that nothing has touched yet (address
+ * page-aligned): interleaved over the NUMA nodes of the CPUs the agent's
+ * units may run on, since which unit will read each page is not known
+ * (memory a kernel fills first needs nothing: its pages land on the nodes
+ * of the units that write them). HSA_STATUS_INFO_BREAK when nothing was
+ * done: the CPUs are on one node, or the kernel has no NUMA policy. */
+hsa_status_t hsa_ven_aquila_memory_place(hsa_agent_t agent, void *address, size_t size);
+
 /* One NDRange's work-groups spread over several agents: a kernel dispatch
  * packet whose reserved2 field is not 0 runs only the work-groups of flat
  * indices [begin, end) (x fastest, then y, then z) of the grid it
