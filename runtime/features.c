@@ -36,8 +36,10 @@ static const cl_name_version device_extensions[] = {
     {CL_MAKE_VERSION(1, 0, 0), "cl_khr_il_program"},
     /* Last: what only the CPU agent in this process has. Sub-groups
      * (compiler/builtins/subgroups.cl): a remote device's code is the
-     * daemon's, whose sub-group width this process does not know. */
-    {CL_MAKE_VERSION(1, 0, 0), "cl_khr_subgroups"},
+     * daemon's, whose sub-group width this process does not know. The
+     * OpenCL C 3.0 feature, not cl_khr_subgroups, which requires
+     * independent forward progress: a work-group's sub-groups run one
+     * after another on its thread. */
     {CL_MAKE_VERSION(1, 0, 0), "cl_khr_subgroup_extended_types"},
     {CL_MAKE_VERSION(1, 0, 0), "cl_khr_subgroup_non_uniform_vote"},
     {CL_MAKE_VERSION(1, 0, 0), "cl_khr_subgroup_ballot"},
@@ -49,7 +51,7 @@ static const cl_name_version device_extensions[] = {
     {CL_MAKE_VERSION(1, 0, 0), "cl_intel_unified_shared_memory"},
 };
 /* A remote device lists the extensions before these. */
-#define LOCAL_AGENT_EXTENSIONS 9
+#define LOCAL_AGENT_EXTENSIONS 8
 
 /* What the SPIR-V/LLVM translator of Debian 12 (llvm-spirv-15) reads in
  * full: it takes 1.4's version number but stops (an assertion) at some of

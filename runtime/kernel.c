@@ -381,8 +381,9 @@ AQUILA_API cl_int clGetKernelWorkGroupInfo(cl_kernel kernel, cl_device_id device
 
 /* ---- sub-groups ---------------------------------------------------------------------------
  * A sub-group is a vector of the kernel's vectorized version, W work-items
- * along x, in groups whose x size W divides; the work-items of other
- * groups are sub-groups of one (compiler/workgroup/sub_groups.c). The code's descriptor says
+ * along x (a row's last holding its tail; with barriers, in groups whose x
+ * size W divides); the work-items of other groups are sub-groups of one
+ * (compiler/workgroup/sub_groups.c). The code's descriptor says
  * W (1 when the kernel was not vectorized); programs with sub-groups are
  * built whole, so the code a launch runs is the code asked here. */
 
@@ -392,13 +393,15 @@ static unsigned sub_group_width(cl_kernel k, cl_uint i) {
   return AQUILA_KERNEL_SUB_GROUP_WIDTH_OF(k->code_flags[i]);
 }
 
-/* Sub-groups in a work-group of local size l, and the largest: vectors
- * when W divides l[0], else one per work-item. */
+/* Sub-groups in a work-group of local size l, and the largest: vectors,
+ * a row's last one holding its tail (with barriers: when W divides l[0]),
+ * else one per work-item. */
 static size_t sub_groups_for(cl_kernel k, cl_uint i, const size_t l[3], size_t *max_size) {
   unsigned w = sub_group_width(k, i);
-  size_t f = w > 1 && l[0] % w == 0 ? l[0] / w : 0;
-  *max_size = f ? w : 1;
-  return (f + l[0] - f * w) * l[1] * l[2];
+  int barrier = (k->code_flags[i] & AQUILA_KERNEL_USES_BARRIER) != 0;
+  size_t f = w <= 1 ? 0 : !barrier ? (l[0] + w - 1) / w : l[0] % w == 0 ? l[0] / w : 0;
+  *max_size = f ? (l[0] < w ? l[0] : w) : 1;
+  return (f ? f : l[0]) * l[1] * l[2];
 }
 
 AQUILA_API cl_int clGetKernelSubGroupInfo(cl_kernel kernel, cl_device_id device,

@@ -74,8 +74,10 @@ INL int sub_group_ballot_bit_extract(uint4 v, uint i) {
   uint w = i < 32 ? v.x : i < 64 ? v.y : i < 96 ? v.z : v.w;
   return (w >> (i & 31)) & 1;
 }
+/* The bits of the sub-group's work-items: the CTS takes them up to the
+ * largest sub-group's size, in a row's last, smaller one too. */
 INL uint sub_group_ballot_bit_count(uint4 v) {
-  uint n = get_sub_group_size();
+  uint n = get_max_sub_group_size();
   uint bits = n >= 32 ? v.x : v.x & ((1u << n) - 1);
   return popcount(bits);
 }
@@ -87,12 +89,12 @@ INL uint sub_group_ballot_exclusive_scan(uint4 v) {
   return popcount(v.x & ((1u << get_sub_group_local_id()) - 1));
 }
 INL uint sub_group_ballot_find_lsb(uint4 v) {
-  uint n = get_sub_group_size();
+  uint n = get_max_sub_group_size();
   uint bits = n >= 32 ? v.x : v.x & ((1u << n) - 1);
   return ctz(bits);
 }
 INL uint sub_group_ballot_find_msb(uint4 v) {
-  uint n = get_sub_group_size();
+  uint n = get_max_sub_group_size();
   uint bits = n >= 32 ? v.x : v.x & ((1u << n) - 1);
   return 31 - clz(bits);
 }

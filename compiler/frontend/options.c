@@ -146,7 +146,7 @@ int build_options_parse(const char *options, struct build_options *o, struct str
     add_arg(o, "-Xclang");
     add_arg(o, "-cl-ext=-__opencl_c_pipes,"
                "-__opencl_c_device_enqueue,"
-               "-__opencl_c_read_write_images");
+               "-__opencl_c_read_write_images,-cl_khr_subgroups");
     add_arg(o, "-D__opencl_c_atomic_scope_device=1");
     /* Not one of clang's -cl-ext features: the header asks for the macro. */
     add_arg(o, "-D__opencl_c_work_group_collective_functions=1");
@@ -155,10 +155,10 @@ int build_options_parse(const char *options, struct build_options *o, struct str
   /* Sub-groups, in every version (compiler/builtins/subgroups.cl): clang
    * declares the core functions from cl_intel_subgroups on (which it
    * defines for this target) and the cl_khr_subgroup_* ones when their
-   * macros are defined, which its -cl-ext does not do. OpenCL C 1.2 gets
-   * cl_khr_subgroups' macro too: clang defines it from 2.0 on. */
+   * macros are defined, which its -cl-ext does not do. Not
+   * cl_khr_subgroups, which requires independent forward progress
+   * (runtime/features.c). */
   static const char *const sub_group_macros[] = {
-      "-Dcl_khr_subgroups=1",
       "-Dcl_khr_subgroup_extended_types=1",
       "-Dcl_khr_subgroup_non_uniform_vote=1",
       "-Dcl_khr_subgroup_ballot=1",
@@ -168,7 +168,7 @@ int build_options_parse(const char *options, struct build_options *o, struct str
       "-Dcl_khr_subgroup_rotate=1",
   };
   for (size_t i = 0; status == 0 && i < sizeof sub_group_macros / sizeof *sub_group_macros; i++)
-    if (i > 0 || strcmp(o->cl_std, "CL3.0")) add_arg(o, sub_group_macros[i]);
+    add_arg(o, sub_group_macros[i]);
   for (size_t i = 0; i < n; i++) free(w[i]);
   free(w);
   if (status) build_options_free(o);

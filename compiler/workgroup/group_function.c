@@ -249,11 +249,10 @@ void build_vector_loop_workgroup(struct wg_types *t, LLVMBuilderRef b,
   unsigned rows = kb->rows > 1 ? kb->rows : 1;
   if (rows > 1) size[0] = LLVMConstInt(t->i32, width, 0);
   LLVMValueRef vec_end = LLVMBuildAnd(b, size[0], LLVMConstInt(t->i32, ~(width - 1), 0), "vec.end");
-  /* Sub-groups are whole vectors: a row with a tail runs the scalar way
-   * (sub_groups.c). */
-  if (kb->uses_sub_groups && kb->scalar_used)
-    vec_end = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntEQ, vec_end, size[0], ""), vec_end, zero,
-                              "vec.end");
+  /* A row's tail is a vector too, its other lanes off (sub_groups.c). */
+  if (tail_is_vector(kb))
+    vec_end = LLVMBuildAnd(b, LLVMBuildAdd(b, size[0], LLVMConstInt(t->i32, width - 1, 0), ""),
+                           LLVMConstInt(t->i32, ~(width - 1), 0), "vec.end");
   /* A range too large for the vector version: every row the scalar way. */
   LLVMValueRef range_ok = kb->scalar_used ? vector_range_ok(t, b, kb, wg) : NULL;
   if (range_ok) vec_end = LLVMBuildSelect(b, range_ok, vec_end, zero, "vec.end");

@@ -108,6 +108,11 @@ LLVMValueRef vector_range_ok(struct wg_types *t, LLVMBuilderRef b, struct kernel
 int uses_sub_groups(LLVMValueRef fn);
 /* The kernel's sub-group size where its vector version runs: W, or 1. */
 unsigned sub_group_width(const struct kernel_build *kb);
+/* Whether a row's last vector holds the row's tail (sub-group kernels
+ * without barriers), and the test in K.wi that makes that vector's other
+ * lanes off: the body runs while x < Lx. */
+int tail_is_vector(const struct kernel_build *kb);
+void guard_row_tail(struct wg_types *t, struct kernel_build *kb);
 /* What the __aquila_sg_* call stands for in fn (K.wi or K.wi.v<W>), built
  * before it; NULL with the reason in log. */
 LLVMValueRef bind_sub_group_call(struct wg_types *t, struct kernel_build *kb, LLVMValueRef fn,

@@ -2,15 +2,20 @@
  * library (compiler/builtins/subgroups.cl) bound in K.wi and K.wi.v<W>.
  *
  * A sub-group is a vector of K.wi.v<W>: W consecutive work-items of one
- * row (along x), x a multiple of W. The vector version runs a group of a
- * kernel with sub-groups only when Lx is a multiple of W (the CTS, like
- * applications, expects every sub-group but a work-group's last to have
- * the largest size, which the last Lx % W of each row would break); each
- * work-item of the other groups is a sub-group of one, as in a kernel not
- * vectorized and in a range too large for the vector version
- * (group_function.c). So F = Lx / W in a group the vector version runs,
- * else 0, and a row has F + Lx - F * W sub-groups, numbered along the
- * rows (y, then z). The vectorizer has replaced the primitives in
+ * row (along x), x a multiple of W; every sub-group of a row but its last
+ * has W work-items (the CTS counts a group's sub-groups as its size over
+ * the largest, rounded up, and checks each against that). In a kernel
+ * without barriers the last, Lx % W work-items, is a vector too, its
+ * other lanes off: K.wi runs only while x < Lx (guard_row_tail), which the
+ * vectorizer makes the body's mask, and the work-group function runs
+ * vectors up to Lx rounded up (group_function.c). A kernel with barriers
+ * keeps its vector regions for groups whose Lx W divides, and its other
+ * groups run the scalar way, each work-item a sub-group of one (a barrier
+ * cannot sit under the tail's mask); so do kernels not vectorized and
+ * ranges too large for the vector version. So a row has F sub-groups of
+ * W work-items or fewer (F = Lx / W rounded up, or Lx / W with barriers)
+ * where the vector version runs its group, else Lx of one, numbered along
+ * the rows (y, then z). The vectorizer has replaced the primitives in
  * K.wi.v<W> (vectorize/sub_groups.c); in K.wi each is the identity of a
  * sub-group of one. kb->uses_sub_groups kernels keep one row per vector
  * (vector_kernels.c): two rows would make a sub-group two half-rows.
@@ -49,28 +54,43 @@ static LLVMValueRef size_along(struct wg_types *t, LLVMBuilderRef b, struct kern
                        LLVMConstInt(t->i64, d, 0), t->i32);
 }
 
-/* F for a row of lx work-items: whole vectors, when the vector version
- * runs a group of that size. in_vector: this is K.wi.v<W>, which runs
- * only in such groups. */
-static LLVMValueRef full_sub_groups(struct wg_types *t, LLVMBuilderRef b, struct kernel_build *kb,
-                                    LLVMValueRef wg, LLVMValueRef lx, int in_vector) {
-  unsigned w = sub_group_width(kb);
-  if (w == 1) return LLVMConstInt(t->i32, 0, 0);
-  LLVMValueRef f = LLVMBuildUDiv(b, lx, LLVMConstInt(t->i32, w, 0), "");
-  if (in_vector) return f;
-  LLVMValueRef runs = vector_range_ok(t, b, kb, wg);
-  LLVMValueRef whole =
-      LLVMBuildICmp(b, LLVMIntEQ, LLVMBuildAnd(b, lx, LLVMConstInt(t->i32, w - 1, 0), ""),
-                    LLVMConstInt(t->i32, 0, 0), "");
-  runs = runs ? LLVMBuildAnd(b, runs, whole, "") : whole;
-  return LLVMBuildSelect(b, runs, f, LLVMConstInt(t->i32, 0, 0), "");
+/* Whether the kernel's last vector of a row runs with its tail's lanes
+ * off (no barriers): then a row of a group the vector version runs has
+ * Lx / W rounded up sub-groups. */
+int tail_is_vector(const struct kernel_build *kb) {
+  return kb->uses_sub_groups && !kb->uses_barrier && kb->wi_vec;
 }
 
-/* Sub-groups in a row of lx work-items: F + lx - F * W. */
+/* Sub-groups in a row of lx work-items: F vectors where the vector
+ * version runs a group of that size (always in K.wi.v<W>: in_vector), else
+ * one per work-item. *vectors: F, or 0. */
 static LLVMValueRef per_row(struct wg_types *t, LLVMBuilderRef b, struct kernel_build *kb,
-                            LLVMValueRef lx, LLVMValueRef f) {
-  LLVMValueRef fw = LLVMBuildMul(b, f, LLVMConstInt(t->i32, sub_group_width(kb), 0), "");
-  return LLVMBuildAdd(b, f, LLVMBuildSub(b, lx, fw, ""), "");
+                            LLVMValueRef wg, LLVMValueRef lx, int in_vector, LLVMValueRef *vectors) {
+  unsigned w = sub_group_width(kb);
+  LLVMValueRef zero = LLVMConstInt(t->i32, 0, 0);
+  if (w == 1) {
+    if (vectors) *vectors = zero;
+    return lx;
+  }
+  LLVMValueRef rounded = tail_is_vector(kb) ? LLVMBuildAdd(b, lx, LLVMConstInt(t->i32, w - 1, 0), "")
+                                            : lx;
+  LLVMValueRef f = LLVMBuildUDiv(b, rounded, LLVMConstInt(t->i32, w, 0), "");
+  if (!in_vector) {
+    /* The vector version runs the group: the range allows it and, with
+     * barriers, W divides Lx. */
+    LLVMValueRef runs = vector_range_ok(t, b, kb, wg);
+    if (!tail_is_vector(kb)) {
+      LLVMValueRef whole = LLVMBuildICmp(
+          b, LLVMIntEQ, LLVMBuildAnd(b, lx, LLVMConstInt(t->i32, w - 1, 0), ""), zero, "");
+      runs = runs ? LLVMBuildAnd(b, runs, whole, "") : whole;
+    }
+    if (runs) f = LLVMBuildSelect(b, runs, f, zero, "");
+  }
+  if (vectors) *vectors = f;
+  LLVMValueRef scalar = in_vector ? zero
+                                  : LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntEQ, f, zero, ""), lx,
+                                                    zero, "");
+  return LLVMBuildAdd(b, f, scalar, "");
 }
 
 /* Local id d (i32): the function's parameter, or, in a function that
@@ -84,6 +104,47 @@ static LLVMValueRef local_id(struct wg_types *t, LLVMBuilderRef b, LLVMValueRef 
   if (!f) f = LLVMAddFunction(m, "__aquila_local_id", ft);
   LLVMValueRef dim = LLVMConstInt(t->i32, d, 0);
   return LLVMBuildTrunc(b, LLVMBuildCall2(b, ft, f, &dim, 1, ""), t->i32, "");
+}
+
+void guard_row_tail(struct wg_types *t, struct kernel_build *kb) {
+  LLVMValueRef fn = kb->wi;
+  LLVMModuleRef m = LLVMGetGlobalParent(fn);
+  LLVMBuilderRef b = LLVMCreateBuilderInContext(t->ctx);
+  /* One exit, which the guard's other way joins: an if-then around the
+   * whole body, the shape the vectorizer masks. */
+  LLVMBasicBlockRef exit = LLVMAppendBasicBlockInContext(t->ctx, fn, "row.tail.exit");
+  for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(fn); bb; bb = LLVMGetNextBasicBlock(bb)) {
+    LLVMValueRef term = LLVMGetBasicBlockTerminator(bb);
+    if (!term || LLVMGetInstructionOpcode(term) != LLVMRet) continue;
+    LLVMPositionBuilderBefore(b, term);
+    LLVMBuildBr(b, exit);
+    LLVMInstructionEraseFromParent(term);
+  }
+  LLVMPositionBuilderAtEnd(b, exit);
+  LLVMBuildRetVoid(b);
+  /* A new entry block, holding the allocas (entry-block allocas stay
+   * static) and the test. */
+  LLVMBasicBlockRef body = LLVMGetEntryBasicBlock(fn);
+  LLVMBasicBlockRef guard = LLVMInsertBasicBlockInContext(t->ctx, body, "row.tail.guard");
+  LLVMPositionBuilderAtEnd(b, guard);
+  for (LLVMValueRef in = LLVMGetFirstInstruction(body); in;) {
+    LLVMValueRef next = LLVMGetNextInstruction(in);
+    if (LLVMIsAAllocaInst(in)) {
+      LLVMInstructionRemoveFromParent(in);
+      LLVMInsertIntoBuilder(b, in);
+    }
+    in = next;
+  }
+  LLVMTypeRef ft = LLVMFunctionType(t->i64, &t->i32, 1, 0);
+  LLVMValueRef id = LLVMGetNamedFunction(m, "__aquila_local_id");
+  if (!id) id = LLVMAddFunction(m, "__aquila_local_id", ft);
+  LLVMValueRef size = LLVMGetNamedFunction(m, "__aquila_local_size");
+  if (!size) size = LLVMAddFunction(m, "__aquila_local_size", ft);
+  LLVMValueRef zero = LLVMConstInt(t->i32, 0, 0);
+  LLVMValueRef x = LLVMBuildCall2(b, ft, id, &zero, 1, "");
+  LLVMValueRef lx = LLVMBuildCall2(b, ft, size, &zero, 1, "");
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntULT, x, lx, ""), body, exit);
+  LLVMDisposeBuilder(b);
 }
 
 /* The identity of op for an integer or floating-point type. */
@@ -154,39 +215,47 @@ LLVMValueRef bind_sub_group_call(struct wg_types *t, struct kernel_build *kb, LL
                          t->i32, "");
   }
   if (!strcmp(what, "local_id")) return LLVMConstInt(t->i32, 0, 0);
-  if (!strcmp(what, "size")) return LLVMConstInt(t->i32, in_vector ? w : 1, 0);
+  if (!strcmp(what, "size")) {
+    if (!in_vector) return LLVMConstInt(t->i32, 1, 0);
+    if (!tail_is_vector(kb)) return LLVMConstInt(t->i32, w, 0);
+    /* The row's last vector holds its tail. */
+    LLVMValueRef left = LLVMBuildSub(b, size_along(t, b, kb, wg, 0, 0),
+                                     local_id(t, b, fn, 0, uniform_only), "");
+    LLVMValueRef wc = LLVMConstInt(t->i32, w, 0);
+    return LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntULT, left, wc, ""), left, wc, "");
+  }
   if (!strcmp(what, "max_size")) {
-    /* Of the whole launch: a group of the enqueued size holds a vector. */
-    if (in_vector || w == 1) return LLVMConstInt(t->i32, w, 0);
-    LLVMValueRef f = full_sub_groups(t, b, kb, wg, size_along(t, b, kb, wg, 0, 1), 0);
+    /* Of the whole launch: what a group of the enqueued size has. */
+    if (w == 1) return LLVMConstInt(t->i32, 1, 0);
+    LLVMValueRef lx = size_along(t, b, kb, wg, 0, 1), f;
+    per_row(t, b, kb, wg, lx, 0, &f);
+    LLVMValueRef wc = LLVMConstInt(t->i32, w, 0);
+    LLVMValueRef widest =
+        LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntULT, lx, wc, ""), lx, wc, "");
     return LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntNE, f, LLVMConstInt(t->i32, 0, 0), ""),
-                           LLVMConstInt(t->i32, w, 0), LLVMConstInt(t->i32, 1, 0), "");
+                           widest, LLVMConstInt(t->i32, 1, 0), "");
   }
   if (!strcmp(what, "count") || !strcmp(what, "enqueued_count")) {
     int enqueued = what[0] == 'e';
     LLVMValueRef lx = size_along(t, b, kb, wg, 0, enqueued);
-    LLVMValueRef f = full_sub_groups(t, b, kb, wg, lx, in_vector && !enqueued);
     LLVMValueRef rows = LLVMBuildMul(b, size_along(t, b, kb, wg, 1, enqueued),
                                      size_along(t, b, kb, wg, 2, enqueued), "");
-    return LLVMBuildMul(b, rows, per_row(t, b, kb, lx, f), "");
+    return LLVMBuildMul(b, rows, per_row(t, b, kb, wg, lx, in_vector && !enqueued, NULL), "");
   }
   if (!strcmp(what, "id")) {
     LLVMValueRef lx = size_along(t, b, kb, wg, 0, 0);
-    LLVMValueRef f = full_sub_groups(t, b, kb, wg, lx, in_vector);
+    LLVMValueRef f;
+    LLVMValueRef n = per_row(t, b, kb, wg, lx, in_vector, &f);
     LLVMValueRef x = local_id(t, b, fn, 0, uniform_only);
-    LLVMValueRef row = LLVMBuildAdd(
-        b, local_id(t, b, fn, 1, uniform_only),
-        LLVMBuildMul(b, size_along(t, b, kb, wg, 1, 0), local_id(t, b, fn, 2, uniform_only), ""),
-        "");
-    /* K.wi.v<W>: x is its first lane's, a multiple of W. K.wi: x is at or
-     * past F * W. */
-    LLVMValueRef in_row =
-        in_vector
-            ? LLVMBuildUDiv(b, x, LLVMConstInt(t->i32, w, 0), "")
-            : LLVMBuildAdd(
-                  b, f, LLVMBuildSub(b, x, LLVMBuildMul(b, f, LLVMConstInt(t->i32, w, 0), ""), ""),
-                  "");
-    return LLVMBuildAdd(b, LLVMBuildMul(b, row, per_row(t, b, kb, lx, f), ""), in_row, "");
+    LLVMValueRef row =
+        LLVMBuildAdd(b, local_id(t, b, fn, 1, uniform_only),
+                     LLVMBuildMul(b, size_along(t, b, kb, wg, 1, 0),
+                                  local_id(t, b, fn, 2, uniform_only), ""),
+                     "");
+    /* K.wi.v<W>: x is its first lane's, a multiple of W. K.wi: a group of
+     * sub-groups of one. */
+    LLVMValueRef in_row = in_vector ? LLVMBuildUDiv(b, x, LLVMConstInt(t->i32, w, 0), "") : x;
+    return LLVMBuildAdd(b, LLVMBuildMul(b, row, n, ""), in_row, "");
   }
   strbuf_printf(log, "error: internal: unknown sub-group builtin '__aquila_sg_%s'\n", what);
   return NULL;

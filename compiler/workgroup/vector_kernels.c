@@ -364,7 +364,11 @@ void report_kernel(const struct kernel_build *kb, const struct vectorize_target 
     if (kb->uses_barrier && kb->regions.rows_jammed)
       strbuf_printf(&sb, ", %u rows' accumulating loops jammed", kb->regions.rows_jammed);
     if (kb->prefetches) strbuf_printf(&sb, ", %u prefetches ahead", kb->prefetches);
-    if (kb->scalar_used)
+    if (tail_is_vector(kb))
+      strbuf_printf(&sb, "; sub-groups of %u, a row's last x %% %u work-items a vector with its "
+                         "other lanes off",
+                    kb->width, kb->width);
+    else if (kb->scalar_used)
       strbuf_printf(&sb,
                     kb->uses_barrier ? "; scalar version for groups whose x size is not a "
                                        "multiple of %u"

@@ -438,6 +438,8 @@ int workgroup_compile(LLVMModuleRef m, struct aquila_fatbin_kernel *kernels, uns
   for (unsigned i = 0; i < n; i++) {
     kbs[i].uses_barrier = calls_function(kbs[i].wi, "__aquila_barrier");
     kbs[i].uses_sub_groups = uses_sub_groups(kbs[i].wi);
+    if (kbs[i].uses_sub_groups && !kbs[i].uses_barrier && vectorize)
+      guard_row_tail(&t, &kbs[i]);
   }
   /* What each kernel writes where, for the runtime (runtime/launch_footprint.c): on the
    * simplified function, before anything makes it a work-group's. */

@@ -774,7 +774,12 @@ static void sub_groups_run(cl_program p, const char *what, int barriers) {
 static void sub_groups(void) {
   char ext[4096] = "";
   clGetDeviceInfo(device, CL_DEVICE_EXTENSIONS, sizeof ext, ext, NULL);
-  CHECK(strstr(ext, "cl_khr_subgroups") != NULL);
+  /* The 3.0 feature and its extensions; not cl_khr_subgroups, which
+   * requires independent forward progress. */
+  CHECK(strstr(ext, "cl_khr_subgroup_ballot") != NULL && strstr(ext, "cl_khr_subgroups ") == NULL);
+  cl_bool ifp = CL_TRUE;
+  clGetDeviceInfo(device, CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS, sizeof ifp, &ifp, NULL);
+  CHECK_EQ_INT(ifp, CL_FALSE);
   cl_uint max_num = 0;
   clGetDeviceInfo(device, CL_DEVICE_MAX_NUM_SUB_GROUPS, sizeof max_num, &max_num, NULL);
   CHECK(max_num > 0);
