@@ -341,17 +341,30 @@ AQUILA_API cl_int clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name,
   }
 }
 
+/* The device a kernel query names: NULL for the program's only one.
+ * CL_INVALID_DEVICE unless it is in the program's context; *slot: its
+ * index among the program's devices, or -1. */
+static cl_int query_device(cl_kernel kernel, cl_device_id *device, int *slot) {
+  cl_program p = kernel->program;
+  if (*device == NULL) {
+    if (p->num_devices != 1) return CL_INVALID_DEVICE;
+    *device = p->devices[0];
+  }
+  if (!device_is_valid(*device) || !context_has_device(p->context, *device))
+    return CL_INVALID_DEVICE;
+  *slot = -1;
+  for (cl_uint i = 0; i < p->num_devices; i++)
+    if (p->devices[i] == *device) *slot = (int)i;
+  return CL_SUCCESS;
+}
+
 AQUILA_API cl_int clGetKernelWorkGroupInfo(cl_kernel kernel, cl_device_id device,
                                            cl_kernel_work_group_info param_name,
                                            size_t param_value_size, void *param_value,
                                            size_t *param_value_size_ret) {
   if (!object_is(kernel, OBJECT_KERNEL)) return CL_INVALID_KERNEL;
-  cl_program p = kernel->program;
-  if (device == NULL) {
-    if (p->num_devices != 1) return CL_INVALID_DEVICE;
-    device = p->devices[0];
-  }
-  if (!device_is_valid(device) || !context_has_device(p->context, device)) return CL_INVALID_DEVICE;
+  int slot;
+  if (query_device(kernel, &device, &slot)) return CL_INVALID_DEVICE;
   switch (param_name) {
   case CL_KERNEL_WORK_GROUP_SIZE:
     INFO_VALUE(size_t, device->max_work_group_size);
@@ -410,15 +423,9 @@ AQUILA_API cl_int clGetKernelSubGroupInfo(cl_kernel kernel, cl_device_id device,
                                           size_t param_value_size, void *param_value,
                                           size_t *param_value_size_ret) {
   if (!object_is(kernel, OBJECT_KERNEL)) return CL_INVALID_KERNEL;
-  cl_program p = kernel->program;
-  if (device == NULL) {
-    if (p->num_devices != 1) return CL_INVALID_DEVICE;
-    device = p->devices[0];
-  }
-  int slot = -1;
-  for (cl_uint i = 0; i < p->num_devices; i++)
-    if (p->devices[i] == device) slot = (int)i;
-  if (!device_is_valid(device) || slot < 0) return CL_INVALID_DEVICE;
+  int slot;
+  /* A device of the context that the program was not built for. */
+  if (query_device(kernel, &device, &slot) || slot < 0) return CL_INVALID_DEVICE;
   const uint32_t *reqd = kernel->meta->reqd_work_group_size;
   size_t max_group = device->max_work_group_size;
   switch (param_name) {

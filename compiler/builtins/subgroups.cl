@@ -76,11 +76,11 @@ INL int sub_group_ballot_bit_extract(uint4 v, uint i) {
 }
 /* The bits of the sub-group's work-items: the CTS takes them up to the
  * largest sub-group's size, in a row's last, smaller one too. */
-INL uint sub_group_ballot_bit_count(uint4 v) {
+static __attribute__((always_inline)) uint aq_sub_group_bits(uint4 v) {
   uint n = get_max_sub_group_size();
-  uint bits = n >= 32 ? v.x : v.x & ((1u << n) - 1);
-  return popcount(bits);
+  return n >= 32 ? v.x : v.x & ((1u << n) - 1);
 }
+INL uint sub_group_ballot_bit_count(uint4 v) { return popcount(aq_sub_group_bits(v)); }
 INL uint sub_group_ballot_inclusive_scan(uint4 v) {
   uint id = get_sub_group_local_id();
   return popcount(v.x & (id >= 31 ? ~0u : (2u << id) - 1));
@@ -88,16 +88,8 @@ INL uint sub_group_ballot_inclusive_scan(uint4 v) {
 INL uint sub_group_ballot_exclusive_scan(uint4 v) {
   return popcount(v.x & ((1u << get_sub_group_local_id()) - 1));
 }
-INL uint sub_group_ballot_find_lsb(uint4 v) {
-  uint n = get_max_sub_group_size();
-  uint bits = n >= 32 ? v.x : v.x & ((1u << n) - 1);
-  return ctz(bits);
-}
-INL uint sub_group_ballot_find_msb(uint4 v) {
-  uint n = get_max_sub_group_size();
-  uint bits = n >= 32 ? v.x : v.x & ((1u << n) - 1);
-  return 31 - clz(bits);
-}
+INL uint sub_group_ballot_find_lsb(uint4 v) { return ctz(aq_sub_group_bits(v)); }
+INL uint sub_group_ballot_find_msb(uint4 v) { return 31 - clz(aq_sub_group_bits(v)); }
 #define MASK(NAME, EXPR)                                                                           \
   INL uint4 get_sub_group_##NAME##_mask(void) {                                                    \
     uint id = get_sub_group_local_id(), n = get_sub_group_size();                                  \

@@ -152,14 +152,21 @@ static void two_socket_tree(void) {
  * sibling) first, then from the 14 CPUs of its L3, then from the 16 of the
  * rest of its socket, then from socket 1's 32; each group in turn from
  * the next unit. A machine whose sysfs says nothing gives plain turns. */
-static void stealing_order_knows_the_machine(void) {
-  new_root("topology");
+static int all_64[64];
+
+/* The places of CPUs 0-63 on the two-socket tree, under a new root. */
+static void read_two_socket_tree(const char *name, struct aq_cpu_place places[64]) {
+  new_root(name);
   two_socket_tree();
-  int cpus[64];
   for (int c = 0; c < 64; c++)
-    cpus[c] = c;
+    all_64[c] = c;
+  aq_cpu_topology_read(root, all_64, 64, places);
+}
+
+static void stealing_order_knows_the_machine(void) {
   struct aq_cpu_place places[64];
-  aq_cpu_topology_read(root, cpus, 64, places);
+  int *cpus = all_64;
+  read_two_socket_tree("topology", places);
   CHECK_EQ_INT(places[33].core, 1);
   CHECK_EQ_INT(places[33].l3, 0);
   CHECK_EQ_INT(places[40].l3, 8);
@@ -196,13 +203,9 @@ static void stealing_order_knows_the_machine(void) {
  * interleave then). And the mechanism itself, on this machine's node 0:
  * untouched pages interleaved, which the kernel then reports for them. */
 static void placement_knows_the_nodes(void) {
-  new_root("placement");
-  two_socket_tree();
-  int cpus[64];
-  for (int c = 0; c < 64; c++)
-    cpus[c] = c;
   struct aq_cpu_place places[64];
-  aq_cpu_topology_read(root, cpus, 64, places);
+  int *cpus = all_64;
+  read_two_socket_tree("placement", places);
   uint64_t mask[4];
   CHECK_EQ_INT(aq_cpu_topology_nodes(places, 64, mask, 4), 2);
   CHECK(mask[0] == 3 && mask[1] == 0 && mask[2] == 0 && mask[3] == 0);
