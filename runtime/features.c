@@ -47,11 +47,12 @@ static const cl_name_version device_extensions[] = {
     {CL_MAKE_VERSION(1, 0, 0), "cl_khr_subgroup_shuffle"},
     {CL_MAKE_VERSION(1, 0, 0), "cl_khr_subgroup_shuffle_relative"},
     {CL_MAKE_VERSION(1, 0, 0), "cl_khr_subgroup_rotate"},
+    {CL_MAKE_VERSION(1, 0, 0), "cl_khr_subgroup_clustered_reduce"},
     /* Memory in the host's address space (svm.c, usm.c). */
     {CL_MAKE_VERSION(1, 0, 0), "cl_intel_unified_shared_memory"},
 };
 /* A remote device lists the extensions before these. */
-#define LOCAL_AGENT_EXTENSIONS 8
+#define LOCAL_AGENT_EXTENSIONS 9
 
 /* What the SPIR-V/LLVM translator of Debian 12 (llvm-spirv-15) reads in
  * full: it takes 1.4's version number but stops (an assertion) at some of

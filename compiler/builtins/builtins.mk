@@ -58,7 +58,8 @@ BUILTINS_SUB_GROUP_FLAGS := -cl-std=CL3.0 \
   -Xclang -cl-ext=-__opencl_c_pipes,-__opencl_c_device_enqueue,-__opencl_c_read_write_images \
   -Dcl_khr_subgroup_extended_types=1 -Dcl_khr_subgroup_non_uniform_vote=1 \
   -Dcl_khr_subgroup_ballot=1 -Dcl_khr_subgroup_non_uniform_arithmetic=1 \
-  -Dcl_khr_subgroup_shuffle=1 -Dcl_khr_subgroup_shuffle_relative=1 -Dcl_khr_subgroup_rotate=1
+  -Dcl_khr_subgroup_shuffle=1 -Dcl_khr_subgroup_shuffle_relative=1 -Dcl_khr_subgroup_rotate=1 \
+  -Dcl_khr_subgroup_clustered_reduce=1
 $(BUILD)/compiler/builtins/subgroups.bc $(BUILD)/compiler/builtins/%/subgroups.bc: BUILTINS_CLFLAGS += $(BUILTINS_SUB_GROUP_FLAGS)
 
 BUILTINS_SRCS := $(wildcard compiler/builtins/*.cl)

@@ -17,6 +17,9 @@
  *   T __aquila_sg_scan_inclusive_T(int op, T x)  in lane order
  *   T __aquila_sg_scan_exclusive_T(int op, T x)
  *   T __aquila_sg_shuffle_T(T x, uint lane)      lane's x (lane < size)
+ *   T __aquila_sg_clustered_reduce_T(int op, T x, uint cluster)
+ *                                                over the active lanes of each
+ *                                                aligned run of cluster lanes
  *   uint __aquila_sg_ballot(int predicate)       bit l: lane l is on and p != 0
  * op is one of sub_group_ops.h. Sub-groups have no independent forward
  * progress: a vector's lanes run in lockstep, so sub_group_barrier orders
@@ -37,7 +40,8 @@ uint __aquila_sg_ballot(int predicate);
   T __aquila_sg_reduce_##S(int op, T x);                                                           \
   T __aquila_sg_scan_inclusive_##S(int op, T x);                                                   \
   T __aquila_sg_scan_exclusive_##S(int op, T x);                                                   \
-  T __aquila_sg_shuffle_##S(T x, uint lane);
+  T __aquila_sg_shuffle_##S(T x, uint lane);                                                       \
+  T __aquila_sg_clustered_reduce_##S(int op, T x, uint cluster);
 PRIMITIVES(char, i8)
 PRIMITIVES(short, i16)
 PRIMITIVES(int, i32)
@@ -308,6 +312,43 @@ INTEGER_ARITH(ulong, i64, AQ_SG_UMIN, AQ_SG_UMAX)
   ARITH(T, S, sub_group_non_uniform_, mul, AQ_SG_MUL)
 FLOAT_ARITH(float, f32)
 FLOAT_ARITH(double, f64)
+
+/* cl_khr_subgroup_clustered_reduce: the same operations within aligned
+ * clusters of a power-of-two size. */
+#define CLUSTERED(T, S, NAME, OP)                                                                  \
+  INL T sub_group_clustered_reduce_##NAME(T x, uint c) {                                           \
+    return (T)__aquila_sg_clustered_reduce_##S(OP, x, c);                                          \
+  }
+#define INTEGER_CLUSTERED(T, S, MIN, MAX)                                                          \
+  CLUSTERED(T, S, add, AQ_SG_ADD)                                                                  \
+  CLUSTERED(T, S, mul, AQ_SG_MUL)                                                                  \
+  CLUSTERED(T, S, min, MIN)                                                                        \
+  CLUSTERED(T, S, max, MAX)                                                                        \
+  CLUSTERED(T, S, and, AQ_SG_AND)                                                                  \
+  CLUSTERED(T, S, or, AQ_SG_OR)                                                                    \
+  CLUSTERED(T, S, xor, AQ_SG_XOR)
+INTEGER_CLUSTERED(char, i8, AQ_SG_SMIN, AQ_SG_SMAX)
+INTEGER_CLUSTERED(uchar, i8, AQ_SG_UMIN, AQ_SG_UMAX)
+INTEGER_CLUSTERED(short, i16, AQ_SG_SMIN, AQ_SG_SMAX)
+INTEGER_CLUSTERED(ushort, i16, AQ_SG_UMIN, AQ_SG_UMAX)
+INTEGER_CLUSTERED(int, i32, AQ_SG_SMIN, AQ_SG_SMAX)
+INTEGER_CLUSTERED(uint, i32, AQ_SG_UMIN, AQ_SG_UMAX)
+INTEGER_CLUSTERED(long, i64, AQ_SG_SMIN, AQ_SG_SMAX)
+INTEGER_CLUSTERED(ulong, i64, AQ_SG_UMIN, AQ_SG_UMAX)
+#define FLOAT_CLUSTERED(T, S)                                                                      \
+  CLUSTERED(T, S, add, AQ_SG_ADD)                                                                  \
+  CLUSTERED(T, S, mul, AQ_SG_MUL)                                                                  \
+  CLUSTERED(T, S, min, AQ_SG_FMIN)                                                                 \
+  CLUSTERED(T, S, max, AQ_SG_FMAX)
+FLOAT_CLUSTERED(float, f32)
+FLOAT_CLUSTERED(double, f64)
+#define LOGICAL_CLUSTERED(NAME, OP)                                                                \
+  INL int sub_group_clustered_reduce_logical_##NAME(int p, uint c) {                               \
+    return __aquila_sg_clustered_reduce_i32(OP, p != 0, c) != 0;                                   \
+  }
+LOGICAL_CLUSTERED(and, AQ_SG_AND)
+LOGICAL_CLUSTERED(or, AQ_SG_OR)
+LOGICAL_CLUSTERED(xor, AQ_SG_XOR)
 
 /* Logical operations: on predicates, as 0 or 1. */
 #define LOGICAL(NAME, OP)                                                                          \

@@ -166,6 +166,7 @@ int build_options_parse(const char *options, struct build_options *o, struct str
       "-Dcl_khr_subgroup_shuffle=1",
       "-Dcl_khr_subgroup_shuffle_relative=1",
       "-Dcl_khr_subgroup_rotate=1",
+      "-Dcl_khr_subgroup_clustered_reduce=1",
   };
   for (size_t i = 0; status == 0 && i < sizeof sub_group_macros / sizeof *sub_group_macros; i++)
     add_arg(o, sub_group_macros[i]);

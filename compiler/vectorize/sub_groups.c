@@ -19,7 +19,8 @@ LLVMValueRef sub_group_identity(LLVMTypeRef ty, unsigned op); /* workgroup/sub_g
 
 int is_sub_group_primitive(const char *name) {
   return !strncmp(name, "__aquila_sg_reduce_", 19) || !strncmp(name, "__aquila_sg_scan_", 17) ||
-         !strncmp(name, "__aquila_sg_shuffle_", 20) || !strcmp(name, "__aquila_sg_ballot");
+         !strncmp(name, "__aquila_sg_shuffle_", 20) || !strcmp(name, "__aquila_sg_ballot") ||
+         !strncmp(name, "__aquila_sg_clustered_reduce_", 29);
 }
 
 static int is_fp(LLVMTypeRef t) {
@@ -125,6 +126,46 @@ static LLVMValueRef permute(struct vec *v, LLVMValueRef vx, LLVMValueRef idx) {
   return r;
 }
 
+/* Each lane: op over the lanes of its aligned cluster of c (a power of
+ * two; c >= W is the whole vector). Integers by a butterfly (lane l with
+ * l ^ k, k = 1, 2, 4, ... below c); floating point in lane order: a scan
+ * that starts again at each cluster, whose last lane each lane takes. */
+static LLVMValueRef clustered(struct vec *v, unsigned op, LLVMValueRef vx, LLVMValueRef c) {
+  LLVMValueRef cs = scalar_of(v, c);
+  LLVMTypeRef ct = LLVMTypeOf(cs);
+  if (!is_fp(LLVMTypeOf(vx)) || op == AQ_SG_FMIN || op == AQ_SG_FMAX) {
+    for (unsigned k = 1; k < v->W; k *= 2) {
+      LLVMValueRef idx[64];
+      for (unsigned l = 0; l < v->W; l++)
+        idx[l] = LLVMConstInt(v->i32, l ^ k, 0);
+      LLVMValueRef other = LLVMBuildShuffleVector(v->b, vx, LLVMGetPoison(LLVMTypeOf(vx)),
+                                                  LLVMConstVector(idx, v->W), "");
+      LLVMValueRef within = LLVMBuildICmp(v->b, LLVMIntULT, LLVMConstInt(ct, k, 0), cs, "");
+      vx = LLVMBuildSelect(v->b, within, combine(v, op, vx, other), vx, "");
+    }
+    return vx;
+  }
+  LLVMValueRef last = LLVMBuildSub(v->b, cs, LLVMConstInt(ct, 1, 0), "");
+  LLVMValueRef acc = NULL, r = vx;
+  for (unsigned l = 0; l < v->W; l++) {
+    LLVMValueRef at = LLVMConstInt(v->i32, l, 0);
+    LLVMValueRef x = LLVMBuildExtractElement(v->b, vx, at, "");
+    if (acc) {
+      LLVMValueRef starts =
+          LLVMBuildICmp(v->b, LLVMIntEQ, LLVMBuildAnd(v->b, LLVMConstInt(ct, l, 0), last, ""),
+                        LLVMConstInt(ct, 0, 0), "");
+      acc = LLVMBuildSelect(v->b, starts, x, combine(v, op, acc, x), "");
+    } else {
+      acc = x;
+    }
+    r = LLVMBuildInsertElement(v->b, r, acc, at, "");
+  }
+  /* Lane l takes its cluster's last lane, l | (c - 1), within the vector. */
+  LLVMValueRef lanes = LLVMBuildOr(v->b, step_vector(v, ct, 1), splat(v, v->b, last), "");
+  lanes = LLVMBuildAnd(v->b, lanes, const_splat(v, LLVMConstInt(ct, v->W - 1, 0)), "");
+  return permute(v, r, lanes);
+}
+
 LLVMValueRef emit_sub_group(struct vec *v, LLVMValueRef in, LLVMValueRef mask) {
   const char *name = callee_name(in) + 12;
   if (!strcmp(name, "ballot")) {
@@ -155,6 +196,7 @@ LLVMValueRef emit_sub_group(struct vec *v, LLVMValueRef in, LLVMValueRef mask) {
   LLVMValueRef vx = active_or_identity(v, x, op, mask);
   LLVMValueRef id = const_splat(v, sub_group_identity(LLVMTypeOf(x), op));
   if (!strncmp(name, "reduce_", 7)) return splat(v, v->b, reduce(v, op, vx));
+  if (!strncmp(name, "clustered_reduce_", 17)) return clustered(v, op, vx, LLVMGetOperand(in, 2));
   LLVMValueRef incl = scan_inclusive(v, op, vx, id);
   if (!strncmp(name, "scan_inclusive_", 15)) return incl;
   return shift_up(v, incl, 1, id);

@@ -65,15 +65,16 @@ int tail_is_vector(const struct kernel_build *kb) {
  * version runs a group of that size (always in K.wi.v<W>: in_vector), else
  * one per work-item. *vectors: F, or 0. */
 static LLVMValueRef per_row(struct wg_types *t, LLVMBuilderRef b, struct kernel_build *kb,
-                            LLVMValueRef wg, LLVMValueRef lx, int in_vector, LLVMValueRef *vectors) {
+                            LLVMValueRef wg, LLVMValueRef lx, int in_vector,
+                            LLVMValueRef *vectors) {
   unsigned w = sub_group_width(kb);
   LLVMValueRef zero = LLVMConstInt(t->i32, 0, 0);
   if (w == 1) {
     if (vectors) *vectors = zero;
     return lx;
   }
-  LLVMValueRef rounded = tail_is_vector(kb) ? LLVMBuildAdd(b, lx, LLVMConstInt(t->i32, w - 1, 0), "")
-                                            : lx;
+  LLVMValueRef rounded =
+      tail_is_vector(kb) ? LLVMBuildAdd(b, lx, LLVMConstInt(t->i32, w - 1, 0), "") : lx;
   LLVMValueRef f = LLVMBuildUDiv(b, rounded, LLVMConstInt(t->i32, w, 0), "");
   if (!in_vector) {
     /* The vector version runs the group: the range allows it and, with
@@ -87,9 +88,8 @@ static LLVMValueRef per_row(struct wg_types *t, LLVMBuilderRef b, struct kernel_
     if (runs) f = LLVMBuildSelect(b, runs, f, zero, "");
   }
   if (vectors) *vectors = f;
-  LLVMValueRef scalar = in_vector ? zero
-                                  : LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntEQ, f, zero, ""), lx,
-                                                    zero, "");
+  LLVMValueRef scalar =
+      in_vector ? zero : LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntEQ, f, zero, ""), lx, zero, "");
   return LLVMBuildAdd(b, f, scalar, "");
 }
 
@@ -192,14 +192,15 @@ LLVMValueRef bind_sub_group_call(struct wg_types *t, struct kernel_build *kb, LL
   int in_vector = fn == kb->wi_vec;
   unsigned w = sub_group_width(kb);
   if (in_vector && (!strncmp(what, "reduce_", 7) || !strncmp(what, "scan_", 5) ||
-                    !strncmp(what, "shuffle_", 8) || !strcmp(what, "ballot"))) {
+                    !strncmp(what, "shuffle_", 8) || !strcmp(what, "ballot") ||
+                    !strncmp(what, "clustered_reduce_", 17))) {
     strbuf_printf(log, "error: internal: sub-group primitive '%s' left in a vector function\n",
                   what);
     return NULL;
   }
   /* Sub-groups of one work-item. */
   if (!strncmp(what, "reduce_", 7) || !strncmp(what, "scan_inclusive_", 15) ||
-      !strncmp(what, "shuffle_", 8))
+      !strncmp(what, "clustered_reduce_", 17) || !strncmp(what, "shuffle_", 8))
     return LLVMGetOperand(call, !strncmp(what, "shuffle_", 8) ? 0 : 1);
   if (!strncmp(what, "scan_exclusive_", 15)) {
     LLVMValueRef op = LLVMGetOperand(call, 0);
@@ -219,8 +220,8 @@ LLVMValueRef bind_sub_group_call(struct wg_types *t, struct kernel_build *kb, LL
     if (!in_vector) return LLVMConstInt(t->i32, 1, 0);
     if (!tail_is_vector(kb)) return LLVMConstInt(t->i32, w, 0);
     /* The row's last vector holds its tail. */
-    LLVMValueRef left = LLVMBuildSub(b, size_along(t, b, kb, wg, 0, 0),
-                                     local_id(t, b, fn, 0, uniform_only), "");
+    LLVMValueRef left =
+        LLVMBuildSub(b, size_along(t, b, kb, wg, 0, 0), local_id(t, b, fn, 0, uniform_only), "");
     LLVMValueRef wc = LLVMConstInt(t->i32, w, 0);
     return LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntULT, left, wc, ""), left, wc, "");
   }
@@ -230,8 +231,7 @@ LLVMValueRef bind_sub_group_call(struct wg_types *t, struct kernel_build *kb, LL
     LLVMValueRef lx = size_along(t, b, kb, wg, 0, 1), f;
     per_row(t, b, kb, wg, lx, 0, &f);
     LLVMValueRef wc = LLVMConstInt(t->i32, w, 0);
-    LLVMValueRef widest =
-        LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntULT, lx, wc, ""), lx, wc, "");
+    LLVMValueRef widest = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntULT, lx, wc, ""), lx, wc, "");
     return LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntNE, f, LLVMConstInt(t->i32, 0, 0), ""),
                            widest, LLVMConstInt(t->i32, 1, 0), "");
   }
@@ -247,11 +247,10 @@ LLVMValueRef bind_sub_group_call(struct wg_types *t, struct kernel_build *kb, LL
     LLVMValueRef f;
     LLVMValueRef n = per_row(t, b, kb, wg, lx, in_vector, &f);
     LLVMValueRef x = local_id(t, b, fn, 0, uniform_only);
-    LLVMValueRef row =
-        LLVMBuildAdd(b, local_id(t, b, fn, 1, uniform_only),
-                     LLVMBuildMul(b, size_along(t, b, kb, wg, 1, 0),
-                                  local_id(t, b, fn, 2, uniform_only), ""),
-                     "");
+    LLVMValueRef row = LLVMBuildAdd(
+        b, local_id(t, b, fn, 1, uniform_only),
+        LLVMBuildMul(b, size_along(t, b, kb, wg, 1, 0), local_id(t, b, fn, 2, uniform_only), ""),
+        "");
     /* K.wi.v<W>: x is its first lane's, a multiple of W. K.wi: a group of
      * sub-groups of one. */
     LLVMValueRef in_row = in_vector ? LLVMBuildUDiv(b, x, LLVMConstInt(t->i32, w, 0), "") : x;

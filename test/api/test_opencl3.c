@@ -610,13 +610,13 @@ static void work_group_collectives(void) {
  * sizes and counts, and the results of the collectives; the host groups
  * the work-items by those ids and checks every result against them, and
  * the queries against clGetKernelSubGroupInfo. */
-#define SG_FIELDS 16
+#define SG_FIELDS 17
 static const char *sub_groups_source =
     "kernel void sg(global const int *a, global const float *f, global int *out,\n"
     "               global float *fout, int with_barrier) {\n"
     "  size_t i = get_global_id(0) + get_global_size(0) * get_global_id(1);\n"
     "  int x = a[i];\n"
-    "  global int *o = out + 16 * i;\n"
+    "  global int *o = out + 17 * i;\n"
     "  local int scratch[256];\n"
     "#ifdef WITH_BARRIER\n"
     "  if (with_barrier) {\n"
@@ -641,6 +641,7 @@ static const char *sub_groups_source =
     "  o[13] = sub_group_shuffle_down(x, 1);\n"
     "  o[14] = sub_group_elect();\n"
     "  o[15] = get_enqueued_num_sub_groups();\n"
+    "  o[16] = sub_group_clustered_reduce_add(x, 4u);\n"
     "  fout[i] = sub_group_scan_inclusive_add(f[i]);\n"
     "}\n";
 
@@ -703,6 +704,9 @@ static int check_sub_groups(const int *a, const float *f, const int *out, const 
         bad += o[12] != (v % 3 != 0 ? nu : -1);
         bad += l + 1 < size && o[13] != a[lane_of[l + 1]];
         bad += fout[w] != fsum;
+        int cluster = 0; /* lanes l - l % 4 up to 3 more, within the sub-group */
+        for (int c = l - l % 4; c < l - l % 4 + 4 && c < size; c++) cluster += a[lane_of[c]];
+        bad += o[16] != cluster;
         maxp = v > maxp ? v : maxp;
       }
     }
