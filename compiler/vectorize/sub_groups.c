@@ -5,9 +5,10 @@
  * vector reduction (floating-point ones in lane order, as a sequential
  * loop would add), a scan log2(W) shifted combinations (lane order for
  * floating point), a clustered reduction a butterfly of constant shuffles
- * within the clusters (lane order for floating point), a shuffle one permutation (the x86 back end
- * turns the extracts of varying lanes into vpermd and its kin), a ballot the mask's bits. Lanes
- * that are off contribute the operation's identity.
+ * within the clusters (lane order for floating point), a shuffle one
+ * permutation (the x86 back end turns the extracts of varying lanes into
+ * vpermd and its kin), a ballot the mask's bits. Lanes that are off
+ * contribute the operation's identity.
  *
  * Needs: masks and splats (build.c), call_intrinsic (address.c). */
 #include "vectorize/internal.h"
