@@ -137,7 +137,7 @@ enum aquila_compile_status aquila_link(const struct aquila_fatbin *const *inputs
   /* Writable program-scope variables: one code object, made now (compile.c). */
   if (!create_library && code_on_demand && !variables && !sub_groups) {
     /* What code generation would refuse (a function nobody defines) is the
-     * link's error still; the code itself comes when kernels are created. */
+     * link's error still; the code itself comes at kernels' first launches. */
     if (codegen_check_bitcode(bc_data, bc_size, fb->kernels, fb->num_kernels, &log)) goto out;
   } else if (!create_library) {
     if (!(dir = make_scratch_dir())) {

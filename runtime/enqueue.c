@@ -622,8 +622,11 @@ AQUILA_API cl_int clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel kernel, c
   if (queue_check(q)) return CL_INVALID_COMMAND_QUEUE;
   if (!object_is(kernel, OBJECT_KERNEL)) return CL_INVALID_KERNEL;
   int slot = program_device_slot(kernel->program, q->device);
-  if (slot < 0 || !kernel->kernel_objects[slot]) return CL_INVALID_PROGRAM_EXECUTABLE;
+  if (slot < 0) return CL_INVALID_PROGRAM_EXECUTABLE;
   if (kernel->program->context != q->context) return CL_INVALID_CONTEXT;
+  /* The kernel's first launch on this device makes its code. */
+  cl_int code_err = kernel_code_ready(kernel, (cl_uint)slot);
+  if (code_err) return code_err;
   const struct aquila_fatbin_kernel *meta = kernel->meta;
   pthread_mutex_lock(&kernel->args_lock);
   cl_int args_err = kernel_args_ready(kernel);

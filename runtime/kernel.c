@@ -11,9 +11,8 @@
 #include "runtime.h"
 
 static cl_kernel kernel_create(cl_program p, const struct aquila_fatbin_kernel *meta, cl_int *err) {
-  /* The layout (kernarg size, argument offsets) comes with the code. */
-  uint32_t index = (uint32_t)(meta - p->fatbin->kernels);
-  if ((*err = program_make_kernel_code(p, &index, 1)) != CL_SUCCESS) return NULL;
+  /* The layout (kernarg size, argument offsets) came with the build; the
+   * machine code comes at the kernel's first launch (kernel_code_ready). */
   cl_kernel k = calloc(1, sizeof *k);
   if (!k) {
     *err = CL_OUT_OF_HOST_MEMORY;
@@ -22,12 +21,15 @@ static cl_kernel kernel_create(cl_program p, const struct aquila_fatbin_kernel *
   k->kernel_objects = calloc(p->num_devices, sizeof *k->kernel_objects);
   k->code_flags = calloc(p->num_devices, sizeof *k->code_flags);
   k->upgrades = calloc(p->num_devices, sizeof *k->upgrades);
+  k->code_ready = calloc(p->num_devices, sizeof *k->code_ready);
   k->arg_values = calloc(1, meta->kernarg_size ? meta->kernarg_size : 1);
   k->args = calloc(meta->num_args ? meta->num_args : 1, sizeof *k->args);
-  if (!k->kernel_objects || !k->code_flags || !k->upgrades || !k->arg_values || !k->args) {
+  if (!k->kernel_objects || !k->code_flags || !k->upgrades || !k->code_ready || !k->arg_values ||
+      !k->args) {
     free(k->kernel_objects);
     free(k->code_flags);
     free(k->upgrades);
+    free(k->code_ready);
     free(k->arg_values);
     free(k->args);
     free(k);
@@ -36,36 +38,9 @@ static cl_kernel kernel_create(cl_program p, const struct aquila_fatbin_kernel *
   }
   object_init(&k->header, OBJECT_KERNEL);
   pthread_mutex_init(&k->args_lock, NULL);
+  pthread_mutex_init(&k->code_lock, NULL);
   k->program = p;
   k->meta = meta;
-  for (cl_uint i = 0; i < p->num_devices; i++) {
-    struct program_device *pd = &p->per_device[i];
-    if (!pd->loaded) continue;
-    /* Read with the executable below, under the program's codegen lock:
-     * the background build may place the whole version meanwhile. */
-    if (pd->upgraded && atomic_load_explicit(&pd->upgraded[index], memory_order_acquire) != 0)
-      k->upgrades[i] = &pd->upgraded[index];
-    hsa_executable_symbol_t sym;
-    hsa_agent_t agent = p->devices[i]->agent;
-    hsa_status_t st = hsa_executable_get_symbol_by_name(program_kernel_executable(p, i, index),
-                                                        meta->name, &agent, &sym);
-    if (st == HSA_STATUS_SUCCESS)
-      st = hsa_executable_symbol_get_info(sym, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT,
-                                          &k->kernel_objects[i]);
-    /* Not for a remote device's kernels (0: no sub-groups there). */
-    if (st == HSA_STATUS_SUCCESS)
-      hsa_executable_symbol_get_info(sym, HSA_VEN_AQUILA_EXECUTABLE_SYMBOL_INFO_KERNEL_FLAGS,
-                                     &k->code_flags[i]);
-    uint32_t private_size = 0;
-    if (st == HSA_STATUS_SUCCESS &&
-        hsa_executable_symbol_get_info(sym, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_PRIVATE_SEGMENT_SIZE,
-                                       &private_size) == HSA_STATUS_SUCCESS &&
-        private_size > k->private_size)
-      k->private_size = private_size;
-    if (st != HSA_STATUS_SUCCESS)
-      debug_log("kernel '%s': no kernel object on device %u (HSA status 0x%x)", meta->name, i,
-                (unsigned)st);
-  }
   atomic_init(&k->app_refs, 1);
   k->arg_info = p->kernel_arg_info && p->kernel_arg_info[meta - p->fatbin->kernels];
   object_retain(&p->header);
@@ -73,6 +48,58 @@ static cl_kernel kernel_create(cl_program p, const struct aquila_fatbin_kernel *
   atomic_fetch_add(&p->num_kernels_alive, 1);
   *err = CL_SUCCESS;
   return k;
+}
+
+/* Under k->code_lock: finds kernel k's object on program device i in the
+ * code its program has for it. */
+static cl_int find_kernel_object(cl_kernel k, cl_uint i) {
+  cl_program p = k->program;
+  uint32_t index = (uint32_t)(k->meta - p->fatbin->kernels);
+  struct program_device *pd = &p->per_device[i];
+  if (!pd->loaded) return CL_INVALID_PROGRAM_EXECUTABLE;
+  /* Read with the executable below: the background build may place the
+   * whole version meanwhile. */
+  if (pd->upgraded && atomic_load_explicit(&pd->upgraded[index], memory_order_acquire) != 0)
+    k->upgrades[i] = &pd->upgraded[index];
+  hsa_executable_symbol_t sym;
+  hsa_agent_t agent = p->devices[i]->agent;
+  hsa_status_t st = hsa_executable_get_symbol_by_name(program_kernel_executable(p, i, index),
+                                                      k->meta->name, &agent, &sym);
+  if (st == HSA_STATUS_SUCCESS)
+    st = hsa_executable_symbol_get_info(sym, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT,
+                                        &k->kernel_objects[i]);
+  /* Not for a remote device's kernels (0: no sub-groups there). */
+  if (st == HSA_STATUS_SUCCESS)
+    hsa_executable_symbol_get_info(sym, HSA_VEN_AQUILA_EXECUTABLE_SYMBOL_INFO_KERNEL_FLAGS,
+                                   &k->code_flags[i]);
+  uint32_t private_size = 0;
+  if (st == HSA_STATUS_SUCCESS &&
+      hsa_executable_symbol_get_info(sym, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_PRIVATE_SEGMENT_SIZE,
+                                     &private_size) == HSA_STATUS_SUCCESS &&
+      private_size > k->private_size)
+    k->private_size = private_size;
+  if (st != HSA_STATUS_SUCCESS || !k->kernel_objects[i]) {
+    debug_log("kernel '%s': no kernel object on device %u (HSA status 0x%x)", k->meta->name, i,
+              (unsigned)st);
+    return CL_INVALID_PROGRAM_EXECUTABLE;
+  }
+  return CL_SUCCESS;
+}
+
+cl_int kernel_code_ready(cl_kernel k, cl_uint i) {
+  if (atomic_load_explicit(&k->code_ready[i], memory_order_acquire)) return CL_SUCCESS;
+  pthread_mutex_lock(&k->code_lock);
+  cl_int err = CL_SUCCESS;
+  if (!atomic_load_explicit(&k->code_ready[i], memory_order_relaxed)) {
+    /* A failure is not kept: the next launch tries again (the linker or
+     * the memory may be back by then). */
+    uint32_t index = (uint32_t)(k->meta - k->program->fatbin->kernels);
+    err = program_make_kernel_code(k->program, i, &index, 1);
+    if (err == CL_SUCCESS) err = find_kernel_object(k, i);
+    if (err == CL_SUCCESS) atomic_store_explicit(&k->code_ready[i], 1, memory_order_release);
+  }
+  pthread_mutex_unlock(&k->code_lock);
+  return err;
 }
 
 uint64_t kernel_object_now(cl_kernel k, cl_uint slot) {
@@ -126,14 +153,8 @@ AQUILA_API cl_int clCreateKernelsInProgram(cl_program program, cl_uint num_kerne
   cl_uint n = program->fatbin->num_kernels;
   if (kernels && num_kernels < n) return CL_INVALID_VALUE;
   if (kernels) {
-    /* Every kernel's code in one go: one request, one executable. */
-    uint32_t *all = malloc((n ? n : 1) * sizeof *all);
-    if (!all) return CL_OUT_OF_HOST_MEMORY;
-    for (cl_uint i = 0; i < n; i++)
-      all[i] = i;
-    cl_int err = program_make_kernel_code(program, all, n);
-    free(all);
-    if (err != CL_SUCCESS) return err;
+    /* Each kernel's code comes at its first launch, as for clCreateKernel
+     * (a small program's other kernels come with the first). */
     for (cl_uint i = 0; i < n; i++) {
       cl_int err;
       kernels[i] = kernel_create(program, &program->fatbin->kernels[i], &err);
@@ -191,9 +212,11 @@ void kernel_release_internal(cl_kernel kernel) {
   free(kernel->kernel_objects);
   free(kernel->code_flags);
   free(kernel->upgrades);
+  free(kernel->code_ready);
   free(kernel->arg_values);
   free(kernel->args);
   pthread_mutex_destroy(&kernel->args_lock);
+  pthread_mutex_destroy(&kernel->code_lock);
   object_free(kernel);
   atomic_fetch_sub(&p->num_kernels_alive, 1);
   clReleaseProgram(p);
@@ -374,6 +397,12 @@ AQUILA_API cl_int clGetKernelWorkGroupInfo(cl_kernel kernel, cl_device_id device
     return info_copy(s, sizeof s, param_value_size, param_value, param_value_size_ret);
   }
   case CL_KERNEL_LOCAL_MEM_SIZE: {
+    /* The static __local bytes are the code's (made now if no launch made
+     * it): code generation places the variables the kernel still uses. */
+    if (slot >= 0) {
+      cl_int err = kernel_code_ready(kernel, (cl_uint)slot);
+      if (err == CL_OUT_OF_HOST_MEMORY) return err;
+    }
     cl_ulong total = kernel->meta->local_mem_size;
     pthread_mutex_lock(&kernel->args_lock);
     for (uint32_t i = 0; i < kernel->meta->num_args; i++)
@@ -383,8 +412,14 @@ AQUILA_API cl_int clGetKernelWorkGroupInfo(cl_kernel kernel, cl_device_id device
   }
   case CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE:
     INFO_VALUE(size_t, 16);
-  case CL_KERNEL_PRIVATE_MEM_SIZE:
+  case CL_KERNEL_PRIVATE_MEM_SIZE: {
+    /* Known from the code: the device's is made now if no launch made it. */
+    if (slot >= 0) {
+      cl_int err = kernel_code_ready(kernel, (cl_uint)slot);
+      if (err == CL_OUT_OF_HOST_MEMORY) return err;
+    }
     INFO_VALUE(cl_ulong, kernel->private_size);
+  }
   case CL_KERNEL_GLOBAL_WORK_SIZE:
     return CL_INVALID_VALUE; /* only for custom devices */
   default:
@@ -426,6 +461,9 @@ AQUILA_API cl_int clGetKernelSubGroupInfo(cl_kernel kernel, cl_device_id device,
   int slot;
   /* A device of the context that the program was not built for. */
   if (query_device(kernel, &device, &slot) || slot < 0) return CL_INVALID_DEVICE;
+  /* The sub-group width is the code's (made now if no launch made it). */
+  cl_int code_err = kernel_code_ready(kernel, (cl_uint)slot);
+  if (code_err == CL_OUT_OF_HOST_MEMORY) return code_err;
   const uint32_t *reqd = kernel->meta->reqd_work_group_size;
   size_t max_group = device->max_work_group_size;
   switch (param_name) {

@@ -941,11 +941,10 @@ int program_specialize_from_cache(cl_program p, cl_uint i, uint32_t k,
   return ready;
 }
 
-cl_int program_make_kernel_code(cl_program p, const uint32_t *kernels, uint32_t num_kernels) {
-  cl_int err = CL_SUCCESS;
+cl_int program_make_kernel_code(cl_program p, cl_uint i, const uint32_t *kernels,
+                                uint32_t num_kernels) {
   pthread_mutex_lock(&p->codegen_lock);
-  for (cl_uint i = 0; i < p->num_devices && err == CL_SUCCESS; i++)
-    err = make_code_for_device(p, i, kernels, num_kernels);
+  cl_int err = make_code_for_device(p, i, kernels, num_kernels);
   pthread_mutex_unlock(&p->codegen_lock);
   return err;
 }

@@ -374,7 +374,7 @@ struct program_device {
   int loaded; /* built for the device: whole is loaded, or code comes on demand */
   /* A code object holding every kernel (from a binary, the kernel cache or
    * AQUILA_CODEGEN=eager); without one, machine code is made kernel by
-   * kernel when the application creates kernels (program_make_kernel_code),
+   * kernel at their first launches (program_make_kernel_code),
    * each batch its own executable. */
   int has_whole;
   struct loaded_code whole;
@@ -428,10 +428,11 @@ struct _cl_program {
 };
 
 /* Makes machine code for the kernels (indices into p->fatbin->kernels) on
- * every device of p that builds code on demand and lacks it, before kernels
- * are created from them. CL_SUCCESS, or an error with the reason in the
- * devices' build logs. */
-cl_int program_make_kernel_code(cl_program p, const uint32_t *kernels, uint32_t num_kernels);
+ * program device slot i, if it builds code on demand and lacks it, before
+ * they are launched there. CL_SUCCESS, or an error with the reason in the
+ * device's build log. */
+cl_int program_make_kernel_code(cl_program p, cl_uint i, const uint32_t *kernels,
+                                uint32_t num_kernels);
 /* The executable holding kernel k's code on device slot i (loaded). */
 hsa_executable_t program_kernel_executable(cl_program p, cl_uint i, uint32_t k);
 /* The build of the whole (vector) version of kernels whose code on a
@@ -493,6 +494,12 @@ int device_runs_kernels(cl_device_id d);
  * whole version once that replaced quick-tier code, else what k was
  * created with. */
 uint64_t kernel_object_now(cl_kernel k, cl_uint slot);
+/* Kernel k's code on program device slot, made at its first launch (or
+ * the first query that needs it), not when the kernel is created: most
+ * kernels an application creates, it never launches. CL_SUCCESS, or
+ * CL_INVALID_PROGRAM_EXECUTABLE (no code for that device), or
+ * CL_OUT_OF_HOST_MEMORY. Thread-safe; cheap once the code is there. */
+cl_int kernel_code_ready(cl_kernel k, cl_uint slot);
 
 struct kernel_arg {
   int set;
@@ -505,8 +512,13 @@ struct _cl_kernel {
   struct object_header header;
   cl_program program;
   const struct aquila_fatbin_kernel *meta;
-  uint64_t *kernel_objects; /* per program device */
-  uint32_t *code_flags;     /* per program device: the descriptor's (sub-group width) */
+  /* Per program device, valid once its code_ready is set
+   * (kernel_code_ready): the kernel object, and its descriptor's flags
+   * (sub-group width). */
+  uint64_t *kernel_objects;
+  uint32_t *code_flags;
+  atomic_int *code_ready;
+  pthread_mutex_t code_lock; /* making and finding the code */
   /* Per program device: where the whole version's kernel object appears
    * when this kernel's code came from the quick tier (NULL: no such
    * place); see kernel_object_now. */
@@ -515,7 +527,7 @@ struct _cl_kernel {
   /* Stack bytes a work-group takes (the largest over the devices):
    * CL_KERNEL_PRIVATE_MEM_SIZE, and a launch over the CPU agent's limit is
    * refused. */
-  uint32_t private_size;
+  _Atomic uint32_t private_size;
   unsigned char *arg_values; /* explicit kernarg image (values; buffers patched at enqueue) */
   struct kernel_arg *args;
   /* Guards arg_values and args: clSetKernelArg against an enqueue's

@@ -56,7 +56,7 @@ int spread_eligible(cl_command_queue q, cl_kernel k, uint64_t groups) {
       return 0;
   uint32_t devices = 0;
   for (cl_uint i = 0; i < p->num_devices; i++)
-    if (!p->devices[i]->parent && k->kernel_objects[i]) devices++;
+    if (!p->devices[i]->parent && kernel_code_ready(k, i) == CL_SUCCESS) devices++;
   return devices >= 2 && devices <= MAX_SPREAD_DEVICES && groups >= 2 * devices &&
          groups <= UINT32_MAX;
 }
@@ -277,7 +277,7 @@ static void *spread_run(void *arg) {
 
   for (cl_uint i = 0; i < p->num_devices && ndev < MAX_SPREAD_DEVICES; i++) {
     cl_device_id d = p->devices[i];
-    if (d->parent || !k->kernel_objects[i]) continue;
+    if (d->parent || kernel_code_ready(k, i) != CL_SUCCESS) continue;
     devs[ndev] = (struct spread_device){d, kernel_object_now(k, i), NULL, NULL, 0};
     devs[ndev].queue = spread_queue(d);
     if (!devs[ndev].queue) err = CL_OUT_OF_RESOURCES;

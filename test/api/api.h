@@ -74,7 +74,8 @@ __attribute__((unused)) static cl_program build_program(const char *src, const c
 /* Builds src with the compiler's report of each kernel in its build log
  * (AQUILA_DEBUG=vectorize; no kernel cache, so that it is compiled) and
  * copies the log into log. Machine code, and with it the report, is made
- * when kernels are created: every kernel is created once here. */
+ * at a kernel's first launch or a query that needs the code: every kernel
+ * is created and asked its private size here. */
 __attribute__((unused)) static cl_program build_program_reporting(const char *src, char *log,
                                                                   size_t log_size) {
   setenv("AQUILA_DEBUG", "vectorize", 1);
@@ -85,8 +86,14 @@ __attribute__((unused)) static cl_program build_program_reporting(const char *sr
   if (p && clCreateKernelsInProgram(p, 0, NULL, &n) == CL_SUCCESS && n > 0) {
     cl_kernel *kernels = calloc(n, sizeof *kernels);
     if (kernels && clCreateKernelsInProgram(p, n, kernels, NULL) == CL_SUCCESS)
-      for (cl_uint i = 0; i < n; i++)
+      for (cl_uint i = 0; i < n; i++) {
+        /* A kernel's code (and the report with it) is made at its first
+         * launch, or by a query that needs the code, as this one. */
+        cl_ulong private_size;
+        clGetKernelWorkGroupInfo(kernels[i], device, CL_KERNEL_PRIVATE_MEM_SIZE,
+                                 sizeof private_size, &private_size, NULL);
         clReleaseKernel(kernels[i]);
+      }
     free(kernels);
   }
   unsetenv("AQUILA_DEBUG");

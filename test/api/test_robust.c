@@ -456,8 +456,8 @@ static void local_overrun_past_the_segment_fails_the_command(void) {
 /* Builds a program whose machine code takes many seconds (20,000 small
  * functions, each called twice: about 25 s on the 2-core development
  * machine), with the kernel cache off, and says on BUILT_FD when
- * clBuildProgram has returned; the parent kills it in clCreateKernel,
- * while the helper makes the machine code. */
+ * clBuildProgram has returned; the parent kills it in the kernel's first
+ * launch, while the helper makes the machine code. */
 enum { BUILT_FD = 9 };
 
 static int run_slow_build_child(void) {
@@ -484,7 +484,13 @@ static int run_slow_build_child(void) {
   if (!p) return 3;
   if (clBuildProgram(p, 1, &device, "", NULL, NULL) != CL_SUCCESS) return 4;
   if (write(BUILT_FD, "b", 1) != 1) return 5;
-  clCreateKernel(p, "k", &err);
+  cl_kernel k = clCreateKernel(p, "k", &err);
+  cl_mem m = clCreateBuffer(context, CL_MEM_READ_WRITE, 64 * sizeof(float), NULL, &err);
+  if (!k || !m) return 6;
+  clSetKernelArg(k, 0, sizeof m, &m);
+  size_t items = 64;
+  /* The launch makes the machine code. */
+  clEnqueueNDRangeKernel(queue, k, 1, NULL, &items, NULL, 0, NULL, NULL);
   return 0; /* too soon: the parent kills this process mid-build */
 }
 
@@ -562,8 +568,8 @@ static bool group_alive(pid_t group) {
 /* An application killed mid-build (a time limit, a crash): its compiler
  * helper, and the clang driver or linker under it, end within seconds
  * instead of finishing a build nobody will read. The child says on
- * BUILT_FD when clBuildProgram has returned; its clCreateKernel then makes
- * the machine code, the long part, in which it is killed. */
+ * BUILT_FD when clBuildProgram has returned; its kernel's first launch then
+ * makes the machine code, the long part, in which it is killed. */
 static void helper_ends_with_its_application(void) {
   int built[2];
   REQUIRE(pipe(built) == 0);

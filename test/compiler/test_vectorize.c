@@ -1055,7 +1055,7 @@ static void images_match_scalar(void) {
  * process lives on and other work-items' results are right. */
 /* Kernel k of src built with AQUILA_VECTORIZE set to vectorize (NULL: as
  * it is), the setting kept until the caller's restore_vectorize() after
- * the kernel has run: its machine code is made at clCreateKernel, and
+ * the kernel has run: its machine code is made at its first launch, and
  * tiers may make more later. NULL (the setting restored) on failure. */
 static cl_kernel kernel_with_vectorize(const char *src, const char *vectorize, cl_program *prog) {
   cl_int err;
