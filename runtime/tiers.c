@@ -49,6 +49,17 @@ static int running_installed;
 static int running_touches_program;
 static int running_dropped;
 static int worker_started;
+/* The build the worker has under way (its request and the fat binary it
+ * builds from), and in a child the builds the parent's worker had under
+ * way at each fork: the child keeps them, unfreed, as it cannot know how
+ * far the parent's thread had got with them, and reachable, so that they
+ * are not lost memory. */
+static struct upgrade_build *running_build;
+struct inherited_build {
+  struct upgrade_build *build;
+  struct inherited_build *next;
+};
+static struct inherited_build *inherited_builds;
 
 static void job_free(struct upgrade_job *job) {
   free(job->kernels);
@@ -208,6 +219,9 @@ static void run_job(struct upgrade_job *job, int urgent) {
         : program_upgrade_prepare(job->program, job->slot, job->kernels, job->num_kernels);
   /* The program is still there (its unload waits for this step). */
   if (!b && v) atomic_store(&v->state, SPECIALIZED_FAILED);
+  pthread_mutex_lock(&jobs_lock);
+  running_build = b;
+  pthread_mutex_unlock(&jobs_lock);
   done_touching_program();
   if (!b) return;
   upgrade_build_run(b, urgent);
@@ -224,6 +238,9 @@ static void run_job(struct upgrade_job *job, int urgent) {
   } else {
     debug_log("tiers: a vector version built for a program since rebuilt or released is dropped");
   }
+  pthread_mutex_lock(&jobs_lock);
+  running_build = NULL;
+  pthread_mutex_unlock(&jobs_lock);
   upgrade_build_free(b);
 }
 
@@ -344,9 +361,8 @@ void tiers_forget_program(cl_program p) {
  * steps that touch the program: busy sections), for a worker the child's
  * next launch or build starts: not here, as a child that only calls exec
  * (or a sanitizer) has no use for a thread started between fork and exec.
- * What that build had allocated on the parent's worker thread (its request
- * to the compiler process, the copy it built from, about 12 KB) stays
- * unreachable in the child. */
+ * What that build had allocated (its request to the compiler, the copy it
+ * built from, about 12 KB) stays in the child, on inherited_builds. */
 void tiers_fork(enum runtime_fork_phase phase) {
   if (phase == RUNTIME_FORK_PREPARE) {
     pthread_mutex_lock(&jobs_lock);
@@ -358,6 +374,15 @@ void tiers_fork(enum runtime_fork_phase phase) {
   }
   pthread_mutex_init(&jobs_lock, NULL);
   pthread_cond_init(&jobs_cond, NULL);
+  if (running_build) {
+    struct inherited_build *kept = malloc(sizeof *kept);
+    if (kept) {
+      kept->build = running_build;
+      kept->next = inherited_builds;
+      inherited_builds = kept;
+    }
+    running_build = NULL;
+  }
   if (running_job && !running_dropped && !running_installed) {
     running_job->next = jobs_head;
     jobs_head = running_job;
