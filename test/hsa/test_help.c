@@ -273,13 +273,26 @@ static void test_help_short(void) {
   uint64_t runner = 0;
   struct whoami_args args = {&runner, NULL, NULL, 0};
   hsa_signal_t done = new_signal();
-  uint64_t index = put(q, "whoami", &args, 1, 1, 0, done, false, true);
-  REQUIRE(util_wait_zero(done, timeout));
-  hsa_signal_store_relaxed(done, 1);
-  runner = 0;
-  let_units_sleep();
-  index = put(q, "whoami", &args, 1, 1, 0, done, false, false);
-  CHECK_EQ_INT(hsa_ven_aquila_signal_help_short(done, q, index), 0);
+  uint64_t index;
+  /* "Short" is under 50 us: on a busy machine a unit may be preempted in
+   * the middle of even this one work-group, or still awake and take the
+   * packet itself; then the packet is rung for the units and the whole
+   * tried again (at most 20 times). */
+  hsa_signal_value_t left = 1;
+  for (int attempt = 0; attempt < 20 && (left != 0 || runner != (uint64_t)pthread_self());
+       attempt++) {
+    hsa_signal_store_relaxed(done, 1);
+    index = put(q, "whoami", &args, 1, 1, 0, done, false, true);
+    REQUIRE(util_wait_zero(done, timeout));
+    hsa_signal_store_relaxed(done, 1);
+    runner = 0;
+    let_units_sleep();
+    index = put(q, "whoami", &args, 1, 1, 0, done, false, false);
+    left = hsa_ven_aquila_signal_help_short(done, q, index);
+    if (left != 0) hsa_signal_store_screlease(q->doorbell_signal, (hsa_signal_value_t)index);
+    REQUIRE(util_wait_zero(done, timeout));
+  }
+  CHECK_EQ_INT(left, 0);
   CHECK(runner == (uint64_t)pthread_self());
 
   /* 20 ms the first time (rung, released by this thread). */
