@@ -210,8 +210,9 @@ int compile_frontend_in_sequence;
 enum { EMIT_NO_MEMORY = -100, EMIT_CRASHED = -101, EMIT_FAILED = -102, EMIT_NO_DRIVER = -103 };
 
 /* Clang's bitcode for the program, linked with the builtin library, into
- * bc_path: in this process, or with AQUILA_CLANG's driver. 0, an EMIT_
- * code, or the driver's exit status; *diagnostics gets what clang printed. */
+ * bc_path: in this process, or with AQUILA_CLANG's driver (which reads the
+ * library from lib_path, written for it). 0, an EMIT_ code, or the
+ * driver's exit status; *diagnostics gets what clang printed. */
 static int emit_bitcode(const char *const *args, int nargs, const char *lib_path,
                         const char *bc_path, const char *src_path, char **diagnostics) {
   int k;
@@ -231,6 +232,26 @@ static int emit_bitcode(const char *const *args, int nargs, const char *lib_path
   argv[k++] = "-disable-lifetime-markers";
   argv[k++] = "-emit-llvm";
   argv[k++] = "-c";
+  argv[k++] = "-o";
+  argv[k++] = (char *)bc_path;
+  argv[k++] = (char *)src_path;
+  argv[k] = NULL;
+  if (!getenv("AQUILA_CLANG")) {
+    /* In this process: no clang-19 to start, and the library is linked
+     * from memory. AQUILA_CLANG runs that driver instead. */
+    int rc = clang_emit_bitcode_in_process(
+        (const char *const *)argv, k, bc_path, aquila_builtins_bc_start,
+        (size_t)(aquila_builtins_bc_end - aquila_builtins_bc_start), diagnostics);
+    free(argv);
+    if (rc < 0) frontend_note_crash();
+    return rc == 0 ? 0 : rc < 0 ? EMIT_CRASHED : EMIT_FAILED;
+  }
+  if (write_file(lib_path, aquila_builtins_bc_start,
+                 (size_t)(aquila_builtins_bc_end - aquila_builtins_bc_start)) != 0) {
+    free(argv);
+    return EMIT_NO_DRIVER;
+  }
+  k -= 3; /* the library before -o output input */
   argv[k++] = "-Xclang";
   argv[k++] = "-mlink-builtin-bitcode";
   argv[k++] = "-Xclang";
@@ -239,14 +260,6 @@ static int emit_bitcode(const char *const *args, int nargs, const char *lib_path
   argv[k++] = (char *)bc_path;
   argv[k++] = (char *)src_path;
   argv[k] = NULL;
-  if (!getenv("AQUILA_CLANG")) {
-    /* In this process: no clang-19 to start. AQUILA_CLANG runs that
-     * driver instead. */
-    int rc = clang_emit_bitcode_in_process((const char *const *)argv, k, bc_path, diagnostics);
-    free(argv);
-    if (rc < 0) frontend_note_crash();
-    return rc == 0 ? 0 : rc < 0 ? EMIT_CRASHED : EMIT_FAILED;
-  }
   struct strbuf driver_out = {0};
   int rc = spawn_and_wait(argv, &driver_out);
   free(argv);
@@ -307,9 +320,7 @@ enum aquila_compile_status aquila_compile(const struct aquila_compile_input *in,
   src_path = path_in(dir, "input.cl");
   bc_path = path_in(dir, "program.bc");
   lib_path = path_in(dir, "builtins.bc");
-  int ok = write_file(src_path, in->source, strlen(in->source)) == 0 &&
-           write_file(lib_path, aquila_builtins_bc_start,
-                      (size_t)(aquila_builtins_bc_end - aquila_builtins_bc_start)) == 0;
+  int ok = write_file(src_path, in->source, strlen(in->source)) == 0;
   for (size_t i = 0; ok && i < in->num_headers; i++) {
     if (strstr(in->header_names[i], "..") || in->header_names[i][0] == '/') {
       strbuf_printf(&log, "error: header name '%s' must be a relative path\n", in->header_names[i]);
