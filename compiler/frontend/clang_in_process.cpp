@@ -40,8 +40,8 @@
  * declared in no installed header. */
 namespace clang::CodeGen {
 void mergeDefaultFunctionDefinitionAttributes(llvm::Function &f, const CodeGenOptions &codegen,
-                                              const LangOptions &lang,
-                                              const TargetOptions &target, bool will_internalize);
+                                              const LangOptions &lang, const TargetOptions &target,
+                                              bool will_internalize);
 }
 
 /* Links the library (lazily read: only the functions the program reaches
@@ -118,8 +118,8 @@ extern "C" int clang_emit_bitcode_in_process(const char *const *argv, int argc, 
       if (!crc.RunSafely([&] {
             ok = ci.ExecuteAction(action) && !ci.getDiagnostics().hasErrorOccurred();
             std::unique_ptr<llvm::Module> m = ok ? action.takeModule() : nullptr;
-            ok = m && link_builtin_library(ci, *m, static_cast<const char *>(library),
-                                           library_size, os);
+            ok = m &&
+                 link_builtin_library(ci, *m, static_cast<const char *>(library), library_size, os);
             if (ok) {
               std::error_code ec;
               llvm::raw_fd_ostream out(output, ec, llvm::sys::fs::OF_None);
