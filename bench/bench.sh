@@ -3,9 +3,14 @@
 # several rounds; prints median times, the ratio pocl/Aquila, and each figure as a
 # fraction of this machine's measured limits (memory bandwidth, FMA peak).
 # Usage: bench.sh BUILD_DIR AQUILA_ICD [ROUNDS]
+# BENCH_AGAINST=ICD compares with another OpenCL library instead of pocl (an
+# earlier Aquila, built elsewhere: its column is then "other"), and
+# BENCH_SAMPLES_ONLY=1 stops after the samples.
 build=${1:-build}
 aquila_icd=$2
-pocl_icd=/etc/OpenCL/vendors/pocl.icd
+pocl_icd=${BENCH_AGAINST:-/etc/OpenCL/vendors/pocl.icd}
+other=pocl
+[ -n "$BENCH_AGAINST" ] && other=other
 rounds=${3:-5}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -88,8 +93,8 @@ for round in $(seq "$rounds"); do
 done
 
 echo
-printf '%-18s %12s %12s %9s  %-26s %-26s\n' sample "Aquila ms" "pocl ms" pocl/Aq \
-  "Aquila (of limit)" "pocl (of limit)"
+printf '%-18s %12s %12s %9s  %-26s %-26s\n' sample "Aquila ms" "$other ms" "$other/Aq" \
+  "Aquila (of limit)" "$other (of limit)"
 while IFS='|' read -r name cmd work unit; do
   a=$(median <"$tmp/$name.aquila" 2>/dev/null)
   p=$(median <"$tmp/$name.pocl" 2>/dev/null)
@@ -112,6 +117,10 @@ echo " BitonicSort: each of its 105 launches at 2^22 keys reads and writes every
 echo " BitonicSort-poll: 55 launches at 2^18 keys, each awaited by polling its event's status;"
 echo " F = flops: NBody 20 per interaction, MatrixMul 2n^3, BinomialOption 3 per lattice node"
 echo " and step, Convolution2D 2 per filter tap; limit = STREAM add or FMA peak)"
+if [ -n "$BENCH_SAMPLES_ONLY" ]; then
+  ls "$tmp"/*.failed >/dev/null 2>&1 && failures=1
+  exit $failures
+fi
 
 echo
 echo "Runtime microbenchmark (medians of 3; busy: one spinning process per CPU beside it)"
