@@ -66,6 +66,16 @@ static struct _cl_program *program_new(cl_context ctx, const cl_device_id *devs,
 static void destroy_code(struct loaded_code *c) {
   hsa_executable_destroy(c->executable);
   hsa_code_object_reader_destroy(c->reader);
+  free(c->image);
+  c->image = NULL;
+}
+
+/* Keeps a copy of code's bytes with c, loaded from it on demand, for
+ * CL_PROGRAM_BINARIES (without memory, the binary goes without it). */
+static void keep_image(struct loaded_code *c, const struct aquila_fatbin_code *code) {
+  c->image = malloc(code->size ? code->size : 1);
+  c->image_size = c->image ? code->size : 0;
+  if (c->image) memcpy(c->image, code->data, code->size);
 }
 
 /* Forgets pd's code without destroying it (its owner is elsewhere now). */
@@ -95,6 +105,11 @@ static void destroy_executable(struct program_device *pd) {
  * until the program goes (their kernels hold the program). */
 static void program_unload(cl_program p) {
   tiers_forget_program(p);
+  pthread_mutex_lock(&p->codegen_lock);
+  free(p->binary);
+  p->binary = NULL;
+  p->binary_size = 0;
+  pthread_mutex_unlock(&p->codegen_lock);
   int in_use = atomic_load(&p->num_kernels_alive) > 0;
   for (cl_uint i = 0; i < p->num_devices; i++) {
     struct program_device *pd = &p->per_device[i];
@@ -378,6 +393,7 @@ AQUILA_API cl_int clReleaseProgram(cl_program program) {
     destroy_executable(&program->retired[i]);
   free(program->retired);
   free(program->kernel_arg_info);
+  free(program->binary);
   for (cl_uint i = 0; i < program->num_devices; i++)
     free(program->per_device[i].log);
   aquila_fatbin_destroy(program->fatbin);
@@ -436,6 +452,8 @@ static cl_int load_code(cl_program p, cl_uint i, const struct aquila_fatbin_code
                         struct loaded_code *out) {
   cl_device_id d = p->devices[i];
   struct program_device *pd = &p->per_device[i];
+  out->image = NULL;
+  out->image_size = 0;
   uint64_t t_load = trace_begin();
   if (hsa_code_object_reader_create_from_memory(code->data, code->size, &out->reader) !=
       HSA_STATUS_SUCCESS) {
@@ -459,6 +477,49 @@ static cl_int load_code(cl_program p, cl_uint i, const struct aquila_fatbin_code
   }
   trace_build_step("load code object", t_load, 1, p->fatbin, d->name);
   return CL_SUCCESS;
+}
+
+static int kernel_symbol(hsa_executable_t e, hsa_agent_t agent, const char *name,
+                         uint64_t *object, uint32_t *private_size);
+
+/* Machine code that another process made on demand for some of the
+ * kernels, carried in the binary it returned (entries "<target>+<n>",
+ * program_binary_image): each object is loaded, and the kernels it
+ * defines run it instead of having their code made again. An object that
+ * does not load is left, and its kernels get code as usual. */
+static void load_carried_code(cl_program p, cl_uint i, const char *target) {
+  struct program_device *pd = &p->per_device[i];
+  size_t len = strlen(target);
+  for (uint32_t c = 0; c < p->fatbin->num_codes; c++) {
+    const struct aquila_fatbin_code *code = &p->fatbin->codes[c];
+    if (strncmp(code->target, target, len) || code->target[len] != '+') continue;
+    struct loaded_code *grown =
+        realloc(pd->on_demand, (pd->num_on_demand + 1) * sizeof *pd->on_demand);
+    if (!grown) return;
+    pd->on_demand = grown;
+    struct loaded_code *loaded = &pd->on_demand[pd->num_on_demand];
+    memset(loaded, 0, sizeof *loaded);
+    if (load_code(p, i, code, loaded) != CL_SUCCESS) continue;
+    uint32_t used = 0;
+    for (uint32_t k = 0; k < p->fatbin->num_kernels; k++) {
+      uint64_t object;
+      uint32_t private_size;
+      if (pd->kernel_code[k] < 0 &&
+          kernel_symbol(loaded->executable, p->devices[i]->agent, p->fatbin->kernels[k].name,
+                        &object, &private_size) == 0) {
+        pd->kernel_code[k] = (int32_t)pd->num_on_demand;
+        used++;
+      }
+    }
+    if (!used) {
+      destroy_code(loaded);
+      continue;
+    }
+    keep_image(loaded, code);
+    pd->num_on_demand++;
+    debug_log("program: machine code for %u kernel%s carried in its binary (%s)", used,
+              used == 1 ? "" : "s", code->target);
+  }
 }
 
 /* Loads the device's code object from the fat binary; without one, readies
@@ -487,6 +548,7 @@ cl_int program_load_for_device(cl_program p, cl_uint i) {
       pd->kernel_code[k] = -1;
     pd->specialized = specialize_table_create(p->fatbin);
     pd->loaded = 1;
+    load_carried_code(p, i, target);
     return CL_SUCCESS;
   }
   if (!code) {
@@ -622,6 +684,7 @@ static cl_int make_code_for_device(cl_program p, cl_uint i, const uint32_t *kern
     if (!code) {
       err = st == AQUILA_COMPILE_NO_MEMORY ? CL_OUT_OF_HOST_MEMORY : CL_INVALID_PROGRAM_EXECUTABLE;
     } else if ((err = load_code(p, i, code, &pd->on_demand[pd->num_on_demand])) == CL_SUCCESS) {
+      keep_image(&pd->on_demand[pd->num_on_demand], code);
       for (uint32_t m = 0; m < n; m++)
         pd->kernel_code[which[m]] = (int32_t)pd->num_on_demand;
       pd->num_on_demand++;
@@ -759,6 +822,7 @@ static const char *load_more_code(cl_program p, cl_uint i, const struct aquila_f
   pd->on_demand = grown;
   if (load_code(p, i, code, &pd->on_demand[pd->num_on_demand]) != CL_SUCCESS)
     return "its code object did not load";
+  keep_image(&pd->on_demand[pd->num_on_demand], code);
   return NULL;
 }
 
@@ -1277,6 +1341,57 @@ int program_has_executable(cl_program p) {
   return found;
 }
 
+/* Whether on-demand code object j of pd is worth carrying in a binary:
+ * some kernel runs it as its lasting code (not quick-tier code whose vector
+ * version is still to come, which a reload would keep for good). */
+static int carried_code_wanted(const struct program_device *pd, uint32_t num_kernels, uint32_t j) {
+  if (!pd->on_demand[j].image) return 0;
+  for (uint32_t k = 0; k < num_kernels; k++)
+    if (pd->kernel_code[k] == (int32_t)j &&
+        atomic_load_explicit(&pd->upgraded[k], memory_order_acquire) != 1)
+      return 1;
+  return 0;
+}
+
+/* The image CL_PROGRAM_BINARIES returns: the program's fat binary, with the
+ * machine code made on demand so far as entries "<target>+<n>" (for each
+ * device target once), which a program made from it loads
+ * (load_carried_code) instead of making that code again: darktable keeps
+ * its programs' binaries between runs. 0, or -1 on no memory. Caller
+ * holds the codegen lock. */
+static int program_binary_image(cl_program p, void **image, size_t *size) {
+  struct aquila_fatbin *fb = NULL;
+  uint32_t n = 0;
+  int failed = 0;
+  for (cl_uint i = 0; i < p->num_devices && !failed; i++) {
+    const struct program_device *pd = &p->per_device[i];
+    if (!pd->loaded || pd->has_whole || !pd->kernel_code) continue;
+    const char *target = device_code_target(p->devices[i]);
+    int seen = 0; /* sub-devices share their parent's target */
+    for (cl_uint e = 0; e < i && !seen; e++)
+      seen = !strcmp(device_code_target(p->devices[e]), target);
+    for (uint32_t j = 0; j < pd->num_on_demand && !seen && !failed; j++) {
+      if (!carried_code_wanted(pd, p->fatbin->num_kernels, j)) continue;
+      if (!fb) {
+        /* A copy of the program's, which stays as it is. */
+        void *base = NULL;
+        size_t base_size = 0;
+        failed = aquila_fatbin_write(p->fatbin, &base, &base_size) ||
+                 aquila_fatbin_read(base, base_size, &fb, NULL, 0);
+        free(base);
+        if (failed) break;
+      }
+      char name[300];
+      snprintf(name, sizeof name, "%s+%u", target, n++);
+      failed = aquila_fatbin_add_code(fb, name, pd->on_demand[j].image,
+                                      pd->on_demand[j].image_size) != 0;
+    }
+  }
+  if (!failed) failed = aquila_fatbin_write(fb ? fb : p->fatbin, image, size) != 0;
+  aquila_fatbin_destroy(fb);
+  return failed ? -1 : 0;
+}
+
 AQUILA_API cl_int clGetProgramInfo(cl_program program, cl_program_info param_name,
                                    size_t param_value_size, void *param_value,
                                    size_t *param_value_size_ret) {
@@ -1299,7 +1414,21 @@ AQUILA_API cl_int clGetProgramInfo(cl_program program, cl_program_info param_nam
     void *image = NULL;
     size_t image_size = 0;
     pthread_mutex_lock(&p->codegen_lock);
-    int written = !p->fatbin || aquila_fatbin_write(p->fatbin, &image, &image_size) == 0;
+    /* The sizes query measures the image and keeps it for the binaries
+     * query that follows; a binaries query without one makes its own. */
+    int written = !p->fatbin || (param_name == CL_PROGRAM_BINARIES && p->binary) ||
+                  program_binary_image(p, &image, &image_size) == 0;
+    if (written && p->fatbin && param_name == CL_PROGRAM_BINARY_SIZES) {
+      free(p->binary);
+      p->binary = malloc(image_size ? image_size : 1);
+      p->binary_size = p->binary ? image_size : 0;
+      if (p->binary) memcpy(p->binary, image, image_size);
+    } else if (written && p->fatbin && !image) {
+      image = malloc(p->binary_size ? p->binary_size : 1);
+      image_size = image ? p->binary_size : 0;
+      if (image) memcpy(image, p->binary, p->binary_size);
+      written = image != NULL;
+    }
     pthread_mutex_unlock(&p->codegen_lock);
     if (!written) return CL_OUT_OF_HOST_MEMORY;
     cl_int err;

@@ -349,6 +349,11 @@ cl_int mem_copy_direct(cl_mem dst, size_t dst_offset, cl_mem src, size_t src_off
 struct loaded_code {
   hsa_executable_t executable;
   hsa_code_object_reader_t reader;
+  /* Code made on demand: its code object's bytes, which
+   * CL_PROGRAM_BINARIES carries (NULL for a program's whole code, which
+   * its fat binary holds). */
+  void *image;
+  size_t image_size;
 };
 
 /* A kernel's version for launches of one work-group size (specialize.c).
@@ -425,6 +430,11 @@ struct _cl_program {
   /* Per kernel of fatbin: whether clGetKernelArgInfo answers its names and
    * types (source compiled with -cl-kernel-arg-info); NULL: none does. */
   unsigned char *kernel_arg_info;
+  /* The image CL_PROGRAM_BINARY_SIZES measured last, which
+   * CL_PROGRAM_BINARIES returns: code made between the two queries must
+   * not change the size the application allocated. Under codegen_lock. */
+  void *binary;
+  size_t binary_size;
 };
 
 /* Makes machine code for the kernels (indices into p->fatbin->kernels) on

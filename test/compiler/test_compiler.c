@@ -869,6 +869,58 @@ static void code_made_at_the_first_launch(void) {
   if (p) clReleaseProgram(p);
 }
 
+/* The binary of a program whose kernel has run carries that kernel's
+ * machine code: a program made from it, with the kernel cache off and no
+ * linker (making code would fail), runs the kernel; a kernel of a program
+ * of more than 16 KB that never ran has no code in it, and its launch
+ * fails as any kernel's without a linker. */
+static void binaries_carry_machine_code(void) {
+  setenv("AQUILA_CACHE", "0", 1);
+  enum { PADDING = 17 * 1024 };
+  static const char kernels[] =
+      "__kernel void scale(__global float *x, float f) { x[get_global_id(0)] *= f; }\n"
+      "__kernel void unused(__global float *x, float f) { x[get_global_id(0)] += f; }\n";
+  char *src = malloc(PADDING + sizeof kernels + 8);
+  REQUIRE(src);
+  memcpy(src, "/*", 2);
+  memset(src + 2, ' ', PADDING);
+  memcpy(src + 2 + PADDING, "*/\n", 3);
+  memcpy(src + 5 + PADDING, kernels, sizeof kernels);
+  cl_int err;
+  cl_program p = build_source(src, "-DCARRIED", &err);
+  free(src);
+  CHECK_EQ_INT(err, CL_SUCCESS);
+  CHECK(p && run_scale(p));
+  size_t size = 0;
+  if (p) clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, NULL);
+  unsigned char *binary = size ? malloc(size) : NULL;
+  REQUIRE(binary);
+  CHECK_EQ_INT(clGetProgramInfo(p, CL_PROGRAM_BINARIES, sizeof binary, &binary, NULL), CL_SUCCESS);
+  clReleaseProgram(p);
+  setenv("AQUILA_LLD", "/nonexistent/ld", 1);
+  const unsigned char *bin = binary;
+  cl_int status;
+  cl_program q = clCreateProgramWithBinary(context, 1, &device, &size, &bin, &status, &err);
+  CHECK_EQ_INT(err, CL_SUCCESS);
+  if (q) CHECK_EQ_INT(clBuildProgram(q, 1, &device, "", NULL, NULL), CL_SUCCESS);
+  CHECK(q && run_scale(q));
+  cl_kernel unused = q ? clCreateKernel(q, "unused", &err) : NULL;
+  REQUIRE(unused);
+  cl_mem buf = clCreateBuffer(context, CL_MEM_READ_WRITE, 64 * sizeof(float), NULL, &err);
+  float f = 1.0f;
+  size_t n = 64;
+  clSetKernelArg(unused, 0, sizeof buf, &buf);
+  clSetKernelArg(unused, 1, sizeof f, &f);
+  CHECK_EQ_INT(clEnqueueNDRangeKernel(queue, unused, 1, NULL, &n, NULL, 0, NULL, NULL),
+               CL_INVALID_PROGRAM_EXECUTABLE);
+  clReleaseMemObject(buf);
+  clReleaseKernel(unused);
+  unsetenv("AQUILA_LLD");
+  if (q) clReleaseProgram(q);
+  free(binary);
+  unsetenv("AQUILA_CACHE");
+}
+
 /* Runs this program as "--NAME-child" with every kernel taken for the
  * quick tier, AQUILA_DEBUG on and a kernel cache of its own; returns what
  * it wrote to standard error (NULL if nothing could be read), and to
@@ -2287,6 +2339,7 @@ int main(int argc, char **argv) {
   RUN(local_overrun_stays_in_group_memory);
   RUN(clblast_xgemm_loop_builds);
   RUN(code_made_at_the_first_launch);
+  RUN(binaries_carry_machine_code);
   RUN(quick_tier_first_then_the_vector_version);
   RUN(quick_code_is_cached_for_the_next_run);
   RUN(versions_for_the_launched_work_group_sizes);
