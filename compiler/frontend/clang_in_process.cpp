@@ -20,6 +20,7 @@
 #include <clang/Frontend/TextDiagnosticPrinter.h>
 #include <clang/Frontend/Utils.h>
 #include <llvm/ADT/StringSet.h>
+#include <llvm-c/Core.h>
 #include <llvm/Bitcode/BitcodeReader.h>
 #include <llvm/Bitcode/BitcodeWriter.h>
 #include <llvm/IR/Module.h>
@@ -44,6 +45,24 @@ void mergeDefaultFunctionDefinitionAttributes(llvm::Function &f, const CodeGenOp
                                               bool will_internalize);
 }
 
+/* Links into m what it needs of library (read lazily: only what m reaches
+ * is read at all), consuming library; what comes from it becomes internal,
+ * as clang's -mlink-builtin-bitcode makes it. False on failure. */
+static bool link_needed(llvm::Module &m, std::unique_ptr<llvm::Module> library) {
+  return !llvm::Linker::linkModules(
+      m, std::move(library), llvm::Linker::Flags::LinkOnlyNeeded,
+      [](llvm::Module &linked, const llvm::StringSet<> &imported) {
+        llvm::internalizeModule(linked, [&imported](const llvm::GlobalValue &g) {
+          return !g.hasName() || imported.count(g.getName()) == 0;
+        });
+      });
+}
+
+extern "C" int aquila_link_needed(LLVMModuleRef m, LLVMModuleRef library) {
+  return link_needed(*llvm::unwrap(m), std::unique_ptr<llvm::Module>(llvm::unwrap(library))) ? 0
+                                                                                             : -1;
+}
+
 /* Links the library (lazily read: only the functions the program reaches
  * are read at all) into m; what it brings becomes internal, and each
  * function it brings gets the defaults of this compile (denormals, fast
@@ -65,14 +84,7 @@ static bool link_builtin_library(clang::CompilerInstance &ci, llvm::Module &m, c
   llvm::StringSet<> defined_before, declared_before;
   for (llvm::Function &f : m)
     (f.isDeclaration() ? declared_before : defined_before).insert(f.getName());
-  bool failed = llvm::Linker::linkModules(
-      m, std::move(*lazy), llvm::Linker::Flags::LinkOnlyNeeded,
-      [](llvm::Module &linked, const llvm::StringSet<> &imported) {
-        llvm::internalizeModule(linked, [&imported](const llvm::GlobalValue &g) {
-          return !g.hasName() || imported.count(g.getName()) == 0;
-        });
-      });
-  if (failed) {
+  if (!link_needed(m, std::move(*lazy))) {
     os << "error: internal: linking the builtin library failed\n";
     return false;
   }

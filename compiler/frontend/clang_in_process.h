@@ -6,7 +6,15 @@
 extern "C" {
 #endif
 
+#include <llvm-c/Types.h>
 #include <stddef.h>
+
+/* Links into m what it needs of library, a module read lazily
+ * (LLVMGetBitcodeModuleInContext2), which it consumes: only the functions m
+ * reaches are read, and those become internal, as clang's
+ * -mlink-builtin-bitcode makes them (LLVM's C API links whole modules
+ * only). 0, or -1 on failure. */
+int aquila_link_needed(LLVMModuleRef m, LLVMModuleRef library);
 
 /* Compiles as `argv[0] argv[1] ...` (a clang driver command line with one
  * compile job, such as -emit-llvm -c) would with `-Xclang

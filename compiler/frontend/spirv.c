@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "frontend/clang_in_process.h"
 #include "support/spawn.h"
 #include "support/util.h"
 
@@ -476,15 +477,17 @@ static int adapt_builtin_calls(LLVMModuleRef m, LLVMModuleRef builtins, struct s
   return status;
 }
 
-/* Builtins linked, everything but the kernels internal, the rest removed:
- * what clang's -mlink-builtin-bitcode leaves for OpenCL C. */
+/* Builtins linked, only those the module uses (the library read lazily),
+ * what they bring internal, the rest removed: what clang's
+ * -mlink-builtin-bitcode leaves for OpenCL C. */
 static int link_builtins(LLVMContextRef ctx, LLVMModuleRef m, struct strbuf *log) {
-  LLVMMemoryBufferRef buf = LLVMCreateMemoryBufferWithMemoryRangeCopy(
+  LLVMMemoryBufferRef buf = LLVMCreateMemoryBufferWithMemoryRange(
       aquila_builtins_bc_start, (size_t)(aquila_builtins_bc_end - aquila_builtins_bc_start),
-      "builtins.bc");
+      "builtins.bc", 0);
   LLVMModuleRef builtins = NULL;
-  int bad = LLVMParseBitcodeInContext2(ctx, buf, &builtins);
-  LLVMDisposeMemoryBuffer(buf);
+  /* The module owns the buffer once it is read. */
+  int bad = LLVMGetBitcodeModuleInContext2(ctx, buf, &builtins);
+  if (bad) LLVMDisposeMemoryBuffer(buf);
   if (bad) {
     strbuf_append(log, "error: internal: the builtin library cannot be read\n");
     return -1;
@@ -499,30 +502,21 @@ static int link_builtins(LLVMContextRef ctx, LLVMModuleRef m, struct strbuf *log
    * functions stay as it declared them (clLinkProgram links another
    * module's imports with them). The library's definitions are the
    * functions it defines that the module only declared, or did not name. */
-  for (LLVMValueRef f = LLVMGetFirstFunction(builtins); f; f = LLVMGetNextFunction(f)) {
+  for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f)) {
     size_t len;
     const char *name = LLVMGetValueName2(f, &len);
-    LLVMValueRef own = LLVMGetNamedFunction(m, name);
-    if (!LLVMIsDeclaration(f) && own && !LLVMIsDeclaration(own)) {
+    LLVMValueRef library_own = LLVMIsDeclaration(f) ? NULL : LLVMGetNamedFunction(builtins, name);
+    if (library_own && !LLVMIsDeclaration(library_own)) {
       strbuf_printf(log, "error: the SPIR-V module defines '%s', a builtin function's name\n",
                     name);
       LLVMDisposeModule(builtins);
       return -1;
     }
-    if (!LLVMIsDeclaration(f) && LLVMGetLinkage(f) == LLVMExternalLinkage)
-      LLVMSetLinkage(f, LLVMLinkOnceODRLinkage);
   }
-  for (LLVMValueRef g = LLVMGetFirstGlobal(builtins); g; g = LLVMGetNextGlobal(g))
-    if (!LLVMIsDeclaration(g) && LLVMGetLinkage(g) == LLVMExternalLinkage)
-      LLVMSetLinkage(g, LLVMLinkOnceODRLinkage);
-  if (LLVMLinkModules2(m, builtins)) { /* builtins is consumed either way */
+  if (aquila_link_needed(m, builtins)) { /* builtins is consumed either way */
     strbuf_append(log, "error: linking the SPIR-V module with the builtin library failed\n");
     return -1;
   }
-  for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f))
-    if (LLVMGetLinkage(f) == LLVMLinkOnceODRLinkage) LLVMSetLinkage(f, LLVMInternalLinkage);
-  for (LLVMValueRef g = LLVMGetFirstGlobal(m); g; g = LLVMGetNextGlobal(g))
-    if (LLVMGetLinkage(g) == LLVMLinkOnceODRLinkage) LLVMSetLinkage(g, LLVMInternalLinkage);
   LLVMPassBuilderOptionsRef pbo = LLVMCreatePassBuilderOptions();
   LLVMErrorRef err = LLVMRunPasses(m, "globaldce", NULL, pbo);
   LLVMDisposePassBuilderOptions(pbo);
