@@ -85,12 +85,22 @@ const char *cpu_target_override(void) {
 }
 
 static int replace_string(char **dst, const char *src) {
+  if ((!*dst && !src) || (*dst && src && !strcmp(*dst, src))) return 0;
   char *copy = src ? strdup(src) : NULL;
   if (src && !copy) return -1;
   free(*dst);
   *dst = copy;
   return 0;
 }
+
+/* Only what differs is written: code is made at a kernel's first launch,
+ * while other threads set the arguments of that kernel's other objects by
+ * the layout the build already gave (the same). */
+#define ADOPT(field)                                                                               \
+  do {                                                                                             \
+    if (memcmp(&k->field, &b->field, sizeof k->field))                                             \
+      memcpy(&k->field, &b->field, sizeof k->field);                                               \
+  } while (0)
 
 int fatbin_adopt_layout(struct aquila_fatbin *fb, const struct aquila_fatbin *built, int all) {
   for (uint32_t i = 0; i < fb->num_kernels; i++) {
@@ -99,16 +109,17 @@ int fatbin_adopt_layout(struct aquila_fatbin *fb, const struct aquila_fatbin *bu
     if (!b && !all) continue;
     if (!b || b->num_args != k->num_args) return -1;
     for (uint32_t a = 0; a < k->num_args; a++) {
-      k->args[a].size = b->args[a].size;
-      k->args[a].alignment = b->args[a].alignment;
-      k->args[a].offset = b->args[a].offset;
+      ADOPT(args[a].size);
+      ADOPT(args[a].alignment);
+      ADOPT(args[a].offset);
     }
-    memcpy(k->reqd_work_group_size, b->reqd_work_group_size, sizeof k->reqd_work_group_size);
-    memcpy(k->work_group_size_hint, b->work_group_size_hint, sizeof k->work_group_size_hint);
-    k->local_mem_size = b->local_mem_size;
-    k->kernarg_size = b->kernarg_size;
-    k->kernarg_alignment = b->kernarg_alignment;
-    k->hidden_kernarg_offset = b->hidden_kernarg_offset;
+    ADOPT(reqd_work_group_size);
+    ADOPT(work_group_size_hint);
+    ADOPT(local_mem_size);
+    ADOPT(kernarg_size);
+    ADOPT(kernarg_alignment);
+    ADOPT(hidden_kernarg_offset);
+#undef ADOPT
     /* The first footprint stays: every build of a kernel finds the same,
      * and the runtime may be reading this one (it is never freed before
      * the fat binary). */
