@@ -23,6 +23,7 @@
 #include <llvm-c/Core.h>
 #include <llvm/Bitcode/BitcodeReader.h>
 #include <llvm/Bitcode/BitcodeWriter.h>
+#include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 #include <llvm/Linker/Linker.h>
 #include <llvm/Support/CrashRecoveryContext.h>
@@ -113,15 +114,20 @@ extern "C" int clang_emit_bitcode_in_process(const char *const *argv, int argc, 
     std::shared_ptr<clang::CompilerInvocation> invocation =
         clang::createInvocation(llvm::ArrayRef<const char *>(argv, (size_t)argc), opts);
     if (invocation) {
+      /* The driver's -o names the job's output, which createInvocation
+       * leaves out: tools that use it only parse. */
+      invocation->getFrontendOpts().OutputFile = output;
       /* Without carets ExecuteAction does not print its "N warnings
        * generated." to standard error, which is the application's. */
       invocation->getDiagnosticOpts().ShowCarets = false;
       clang::CompilerInstance ci;
       ci.setInvocation(invocation);
       ci.createDiagnostics(new clang::TextDiagnosticPrinter(os, &ci.getDiagnosticOpts()), true);
-      /* The module in memory: the library is linked here, then it is
-       * written to output. */
-      clang::EmitLLVMOnlyAction action;
+      /* Clang writes the program's bitcode, which is read back into a
+       * context of this function's (clang's own, and the modules it frees
+       * as it ends, stay clang's business), linked with the library and
+       * written again: a millisecond for a small program. */
+      clang::EmitBCAction action;
       bool ok = false;
       /* A crash in clang ends this compile, not the compiler process (which
        * the caller then retires, as after a crash libclang recovered from). */
@@ -129,7 +135,21 @@ extern "C" int clang_emit_bitcode_in_process(const char *const *argv, int argc, 
       llvm::CrashRecoveryContext crc;
       if (!crc.RunSafely([&] {
             ok = ci.ExecuteAction(action) && !ci.getDiagnostics().hasErrorOccurred();
-            std::unique_ptr<llvm::Module> m = ok ? action.takeModule() : nullptr;
+            if (!ok) return;
+            llvm::LLVMContext context;
+            /* As clang's own context: local values unnamed. */
+            context.setDiscardValueNames(ci.getCodeGenOpts().DiscardValueNames);
+            llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> program =
+                llvm::MemoryBuffer::getFile(output);
+            llvm::Expected<std::unique_ptr<llvm::Module>> parsed =
+                program ? llvm::parseBitcodeFile((*program)->getMemBufferRef(), context)
+                        : llvm::Expected<std::unique_ptr<llvm::Module>>(nullptr);
+            std::unique_ptr<llvm::Module> m;
+            if (parsed)
+              m = std::move(*parsed);
+            else
+              llvm::consumeError(parsed.takeError());
+            if (!m) os << "error: internal: cannot read clang's bitcode back\n";
             ok = m &&
                  link_builtin_library(ci, *m, static_cast<const char *>(library), library_size, os);
             if (ok) {

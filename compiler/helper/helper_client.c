@@ -41,6 +41,10 @@ struct helper {
   int stderr_fd; /* a memfd: the helper's standard error for the current request */
   int background; /* builds nobody waits for, at a lower priority (AQUILA_CODEGEN_BACKGROUND) */
   struct helper *next;
+  /* While a thread's request is under way: the request (complete before it
+   * is sent, only read after), and the next busy helper. */
+  char *request;
+  struct helper *next_busy;
 };
 
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -49,6 +53,27 @@ static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Thread_local int helper_crashed;
 /* Idle helpers: [0] for builds an application waits for, [1] background. */
 static struct helper *idle_helpers[2];
+/* Helpers serving a request, found again in a forked child. */
+static struct helper *busy_helpers;
+
+static void helper_busy(struct helper *h, struct wire *req) {
+  pthread_mutex_lock(&pool_lock);
+  h->request = req->data;
+  h->next_busy = busy_helpers;
+  busy_helpers = h;
+  pthread_mutex_unlock(&pool_lock);
+}
+
+static void helper_done(struct helper *h) {
+  pthread_mutex_lock(&pool_lock);
+  for (struct helper **at = &busy_helpers; *at; at = &(*at)->next_busy)
+    if (*at == h) {
+      *at = h->next_busy;
+      break;
+    }
+  h->request = NULL;
+  pthread_mutex_unlock(&pool_lock);
+}
 
 /* A forked child shares the parent's helpers' sockets: it must not talk to
  * them. It starts helpers of its own when it builds. */
@@ -59,6 +84,16 @@ static void pool_parent_after_fork(void) {
   pthread_mutex_unlock(&pool_lock);
 }
 static void pool_child_after_fork(void) {
+  /* The threads that were waiting for these are the parent's: the
+   * helpers, and the requests they served, go with them. */
+  for (struct helper *h = busy_helpers, *next; h; h = next) {
+    next = h->next_busy;
+    close(h->sock);
+    close(h->stderr_fd);
+    free(h->request);
+    free(h);
+  }
+  busy_helpers = NULL;
   for (int b = 0; b < 2; b++) {
     for (struct helper *h = idle_helpers[b], *next; h; h = next) {
       next = h->next;
@@ -262,19 +297,25 @@ static enum aquila_compile_status call_helper(struct wire *req, struct wire *rep
   int timeout_s = timeout_seconds(), reused;
   struct helper *h = helper_take(log, &status, &reused, background);
   if (!h) return status;
+  helper_busy(h, req);
   int sent = wire_send(h->sock, req) == 0;
   if (!sent && reused) {
     /* It died while idle (killed from outside): not this program's fault. */
     struct strbuf ignored = {0};
+    helper_done(h);
     helper_fail(h, 0, timeout_s, &ignored);
     strbuf_free(&ignored);
     if (!(h = helper_start(log, &status, background))) return status;
+    helper_busy(h, req);
     sent = wire_send(h->sock, req) == 0;
   }
   if (!sent || wire_recv(h->sock, reply, timeout_s * 1000) != 0) {
-    helper_fail(h, sent && errno == ETIMEDOUT, timeout_s, log);
+    int timed_out = sent && errno == ETIMEDOUT;
+    helper_done(h);
+    helper_fail(h, timed_out, timeout_s, log);
     return AQUILA_COMPILE_FAILED;
   }
+  helper_done(h);
   forward_diagnostics(h);
   status = (enum aquila_compile_status)wire_get_u64(reply);
   const char *text = wire_get_str(reply);
