@@ -3,7 +3,9 @@
  * it had declared that size (the compiler's
  * aquila_compile_kernels_specialized): constant trip counts, rows jammed,
  * no scalar path for a partial vector. A 16 x 16 tiled SGEMM runs about
- * twice as fast so.
+ * twice as fast so. A kernel whose code says a size gains it nothing
+ * (AQUILA_KERNEL_SIZE_INDIFFERENT: no barriers, no vector version) gets
+ * none.
  *
  * This module owns each program device's table of those versions (a few
  * per kernel, SPECIALIZED_PER_KERNEL; sizes past those keep the usual
@@ -23,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aquila/cpu_abi.h"
 #include "runtime.h"
 
 /* 0: off; 1: versions built in the background; 2 (AQUILA_SPECIALIZE=now):
@@ -99,8 +102,10 @@ uint64_t specialize_kernel_object(cl_kernel k, cl_uint slot, const size_t local[
   cl_program p = k->program;
   struct program_device *pd = &p->per_device[slot];
   const uint32_t *reqd = k->meta->reqd_work_group_size;
-  /* One work-item a group (clEnqueueTask) gains nothing from its size. */
-  if (!pd->specialized || reqd[0] || reqd[1] || reqd[2] || local[0] * local[1] * local[2] == 1)
+  /* One work-item a group (clEnqueueTask) gains nothing from its size, nor
+   * does a kernel whose code says so (no barriers, no vector version). */
+  if (!pd->specialized || reqd[0] || reqd[1] || reqd[2] || local[0] * local[1] * local[2] == 1 ||
+      (k->code_flags[slot] & AQUILA_KERNEL_SIZE_INDIFFERENT))
     return generic;
   uint32_t index = (uint32_t)(k->meta - p->fatbin->kernels);
   uint32_t size[3] = {(uint32_t)local[0], (uint32_t)local[1], (uint32_t)local[2]};

@@ -59,6 +59,7 @@ struct kernel_build {
   unsigned prefetches; /* ahead of loops' accesses, in K.wi.v<W> (prefetch.c) */
   int uses_sub_groups; /* calls __aquila_sg_* (sub_groups.c) */
   uint32_t reqd_sub_group_size; /* intel_reqd_sub_group_size(N), or 0 */
+  int size_indifferent; /* AQUILA_KERNEL_SIZE_INDIFFERENT (size_indifferent in vector_kernels.c) */
 };
 
 /* ---- workgroup.c: the entry points, the kernel table, passes ---- */
@@ -128,6 +129,7 @@ void contain_private_accesses(struct wg_types *t, LLVMValueRef fn);
 int check_mode(void);
 int vectorizing(const struct vectorize_target *vt);
 unsigned vector_rows(const struct kernel_build *kb, const struct vectorize_target *vt);
+int size_indifferent(const struct kernel_build *kb, const struct vectorize_target *vt);
 unsigned widest_vector_arithmetic(LLVMValueRef fn);
 void vectorize_kernels(LLVMModuleRef m, struct kernel_build *kbs, unsigned n,
                        const struct vectorize_target *vt, int use_fibers);

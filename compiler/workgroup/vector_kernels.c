@@ -31,6 +31,36 @@ static uint64_t widest_access(LLVMTargetDataRef td, LLVMValueRef p) {
   return widest;
 }
 
+/* The byte offset of gep from the start of the alloca its chain of GEPs
+ * begins at, as the sum of each GEP's own offset. The difference of the two
+ * addresses would be the same number, but LLVM folds it only when the chain
+ * is one GEP long: through Blowfish's S-box pointers (S + 256, then
+ * S2[x & 0xff]) every lookup kept its clamp, three instructions each, where
+ * the sum's range shows the offset always inside the array. */
+static LLVMValueRef chain_byte_offset(struct wg_types *t, LLVMBuilderRef b, LLVMValueRef gep) {
+  LLVMValueRef total = LLVMConstNull(t->i64);
+  for (int depth = 0; depth < 32 && LLVMIsAGetElementPtrInst(gep); depth++) {
+    LLVMTypeRef ty = LLVMGetGEPSourceElementType(gep);
+    unsigned n = (unsigned)LLVMGetNumOperands(gep);
+    for (unsigned i = 1; i < n; i++) {
+      LLVMValueRef idx = LLVMGetOperand(gep, i);
+      if (i > 1 && LLVMGetTypeKind(ty) == LLVMStructTypeKind) {
+        unsigned field = (unsigned)LLVMConstIntGetZExtValue(idx);
+        total = LLVMBuildAdd(b, total,
+                             LLVMConstInt(t->i64, LLVMOffsetOfElement(t->td, ty, field), 0), "");
+        ty = LLVMStructGetTypeAtIndex(ty, field);
+        continue;
+      }
+      if (i > 1) ty = LLVMGetElementType(ty);
+      LLVMValueRef x = LLVMBuildIntCast2(b, idx, t->i64, 1, "");
+      LLVMValueRef size = LLVMConstInt(t->i64, LLVMABISizeOfType(t->td, ty), 0);
+      total = LLVMBuildAdd(b, total, LLVMBuildMul(b, x, size, ""), "");
+    }
+    gep = LLVMGetOperand(gep, 0);
+  }
+  return total;
+}
+
 /* Keeps every access of the scalar work-item function fn to a private
  * array at a run-time index inside that array: where an address made by a
  * chain of GEPs from the array, one of them with a variable index, is used
@@ -73,18 +103,16 @@ void contain_private_accesses(struct wg_types *t, LLVMValueRef fn) {
       uint64_t last = size > width ? size - width : 0;
       LLVMValueRef next = LLVMGetNextInstruction(in);
       LLVMPositionBuilderBefore(b, next);
-      LLVMValueRef at = LLVMBuildPtrToInt(b, in, t->i64, "");
-      LLVMValueRef base = LLVMBuildPtrToInt(b, root, t->i64, "");
-      LLVMValueRef off = LLVMBuildSub(b, at, base, "");
+      LLVMValueRef off = chain_byte_offset(t, b, in);
       LLVMValueRef lim = LLVMConstInt(t->i64, last, 0);
       off = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntULE, off, lim, ""), off, lim, "in.array");
       LLVMValueRef kept = LLVMBuildGEP2(b, t->i8, root, &off, 1, "");
-      /* Every use but the offset's own computation and the GEPs that go on
-       * from this address (each clamped where it is used). */
+      /* Every use but the GEPs that go on from this address (each clamped
+       * where it is used). */
       for (LLVMUseRef u = LLVMGetFirstUse(in); u;) {
         LLVMUseRef following = LLVMGetNextUse(u);
         LLVMValueRef user = LLVMGetUser(u);
-        if (user != at && !LLVMIsAGetElementPtrInst(user)) {
+        if (!LLVMIsAGetElementPtrInst(user)) {
           for (unsigned k = 0; k < (unsigned)LLVMGetNumOperands(user); k++)
             if (LLVMGetOperand(user, k) == in) LLVMSetOperand(user, k, kept);
         }
@@ -331,6 +359,24 @@ void vectorize_kernels(LLVMModuleRef m, struct kernel_build *kbs, unsigned n,
     }
   }
   free(retry);
+}
+
+/* Whether a version of kb compiled for one work-group size would run no
+ * faster than its usual code, so that the runtime builds none
+ * (AQUILA_KERNEL_SIZE_INDIFFERENT). A known size gives barriers' work-item
+ * loops constant trip counts and a vector version jammed rows and no
+ * scalar path for a partial vector; a kernel with neither runs its
+ * work-items one after another whatever the size. The quick tier's scalar
+ * build counts the vector version a kernel may have later. A kernel over
+ * the vectorizer's limit gains too little for its build: John the
+ * Ripper's bcrypt (13,600 instructions) and sha512crypt (a program of
+ * 376,000) got a 4 and a 24 s build for every size its auto-tuning tried,
+ * on the cores its benchmark ran on. Called after vectorize_kernels. */
+int size_indifferent(const struct kernel_build *kb, const struct vectorize_target *vt) {
+  if (!kb->wi || instruction_count(kb->wi) > vectorize_max_instructions()) return 1;
+  if (kb->uses_barrier || kb->wi_vec) return 0;
+  int quick_tier = vt && vt->width == 1;
+  return !(quick_tier && widest_vector_arithmetic(kb->wi) < 8);
 }
 
 /* AQUILA_DEBUG=vectorize (or a list with it): what each kernel became. */

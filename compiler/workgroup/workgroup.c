@@ -74,6 +74,7 @@ static void emit_kernel_table(struct wg_types *t, LLVMModuleRef m, struct kernel
         LLVMConstInt(t->i32,
                      (kb->uses_barrier ? AQUILA_KERNEL_USES_BARRIER : 0) |
                          (kb->wg_scalar ? AQUILA_KERNEL_HAS_SCALAR_TWIN : 0) |
+                         (kb->size_indifferent ? AQUILA_KERNEL_SIZE_INDIFFERENT : 0) |
                          AQUILA_KERNEL_SUB_GROUP_WIDTH(sub_group_width(kb)),
                      0),
         LLVMConstInt(t->i32, kb->kernarg_size, 0),
@@ -447,6 +448,8 @@ int workgroup_compile(LLVMModuleRef m, struct aquila_fatbin_kernel *kernels, uns
     if (kbs[i].meta)
       footprint_analyse(kbs[i].wi, t.td, kbs[i].meta, footprint_report_wanted() ? log : NULL);
   if (vectorize) vectorize_kernels(m, kbs, n, vt, use_fibers);
+  for (unsigned i = 0; i < n; i++)
+    kbs[i].size_indifferent = size_indifferent(&kbs[i], vt);
   /* A sub-group size the kernel requires is its vector's width, or one
    * work-item: the build of a kernel that uses sub-groups fails where
    * neither is that size (in one that does not, no one can tell). */

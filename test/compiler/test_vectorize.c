@@ -1171,6 +1171,82 @@ static void private_address_steps_past_the_array_as(const char *vectorize) {
   clReleaseProgram(p);
 }
 
+/* Lookups through pointers to parts of private arrays, as Blowfish's
+ * S-boxes are read (S2 = S + 256, then S2[x & 0xff]), a pointer stepped
+ * back, a field of a struct at a run-time index, and a write far past a
+ * small array through a pointer into its middle: each access's offset is
+ * the sum over its chain of GEPs, which keeps the in-range lookups'
+ * values (and lets the compiler drop their clamps) and still keeps the
+ * stray write inside its array. */
+static void private_lookups_through_offset_pointers_as(const char *vectorize) {
+  const char *src =
+      "typedef struct { int a; short b; int c[3]; } rec;\n"
+      "__kernel void k(__global const uint *in, __global uint *out) {\n"
+      "  uint S[1024], junk[8];\n"
+      "  rec r[4];\n"
+      "  int i = get_global_id(0);\n"
+      "  for (int j = 0; j < 1024; j++) S[j] = in[j] ^ (uint)i;\n"
+      "  for (int j = 0; j < 4; j++) {\n"
+      "    r[j].a = j + i; r[j].b = (short)(3 * j); r[j].c[0] = j; r[j].c[1] = 2 * j;\n"
+      "    r[j].c[2] = 3 * j;\n"
+      "  }\n"
+      "  uint *S2 = S + 256, *S3 = S + 512, *S4 = S + 768, *back = S4 - 3, *mid = junk + 4;\n"
+      "  uint x = in[i];\n"
+      "  for (int n = 0; n < 16; n++)\n"
+      "    x = (((S[x >> 24] + S2[(x >> 16) & 0xff]) ^ S3[(x >> 8) & 0xff]) + S4[x & 0xff]) + n;\n"
+      "  int q = i & 3;\n"
+      "  mid[x & 0xfff] = x;\n"
+      "  out[i] = x ^ back[x & 0xff] ^ (uint)r[q].c[(x >> 3) % 3] ^ (uint)r[q].b ^ (uint)r[q].a;\n"
+      "}\n";
+  cl_int err;
+  cl_program p = NULL;
+  cl_kernel k = kernel_with_vectorize(src, vectorize, &p);
+  REQUIRE(k);
+  enum { N = 64 };
+  static cl_uint words[1024];
+  for (int j = 0; j < 1024; j++)
+    words[j] = (cl_uint)j * 2654435761u + 12345u;
+  cl_mem in =
+      clCreateBuffer(context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, sizeof words, words, &err);
+  cl_mem out = clCreateBuffer(context, CL_MEM_READ_WRITE, N * sizeof(cl_uint), NULL, &err);
+  clSetKernelArg(k, 0, sizeof in, &in);
+  clSetKernelArg(k, 1, sizeof out, &out);
+  size_t global = N, local = 16;
+  CHECK_EQ_INT(clEnqueueNDRangeKernel(queue, k, 1, NULL, &global, &local, 0, NULL, NULL),
+               CL_SUCCESS);
+  cl_uint host[N];
+  CHECK_EQ_INT(clEnqueueReadBuffer(queue, out, CL_TRUE, 0, sizeof host, host, 0, NULL, NULL),
+               CL_SUCCESS);
+  for (int i = 0; i < N; i++) {
+    cl_uint S[1024];
+    for (int j = 0; j < 1024; j++)
+      S[j] = words[j] ^ (cl_uint)i;
+    cl_uint x = words[i];
+    for (int n = 0; n < 16; n++)
+      x = (((S[x >> 24] + S[256 + ((x >> 16) & 0xff)]) ^ S[512 + ((x >> 8) & 0xff)]) +
+           S[768 + (x & 0xff)]) +
+          (cl_uint)n;
+    int q = i & 3, c[3] = {q, 2 * q, 3 * q};
+    cl_uint want =
+        x ^ S[765 + (x & 0xff)] ^ (cl_uint)c[(x >> 3) % 3] ^ (cl_uint)(3 * q) ^ (cl_uint)(q + i);
+    if (host[i] != want) {
+      printf("  work-item %d: %#x, expected %#x\n", i, host[i], want);
+      CHECK(0);
+      break;
+    }
+  }
+  restore_vectorize();
+  clReleaseMemObject(in);
+  clReleaseMemObject(out);
+  clReleaseKernel(k);
+  clReleaseProgram(p);
+}
+
+static void private_lookups_through_offset_pointers(void) {
+  private_lookups_through_offset_pointers_as(NULL);
+  private_lookups_through_offset_pointers_as("0");
+}
+
 static void private_address_steps_past_the_array(void) {
   private_address_steps_past_the_array_as(NULL);
   private_address_steps_past_the_array_as("0");
@@ -1338,6 +1414,7 @@ int main(void) {
   RUN(images_match_scalar);
   RUN(private_overrun_is_contained);
   RUN(private_address_steps_past_the_array);
+  RUN(private_lookups_through_offset_pointers);
   RUN(report_and_work_queues);
   RUN(size_limit_keeps_kernel_scalar);
   RUN(large_outputs_match_host);

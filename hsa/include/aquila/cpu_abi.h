@@ -111,6 +111,12 @@ struct aquila_image {
 /* The descriptor ends with run_workgroup_scalar (a code object built with
  * AQUILA_VECTORIZE=check): descriptors without the flag stop at name. */
 #define AQUILA_KERNEL_HAS_SCALAR_TWIN 0x2u
+/* A version compiled for a launch's work-group size would run no faster:
+ * the kernel has no barriers and no vector version (nor, in a quick-tier
+ * build, the prospect of one), or it is too large for either to pay for
+ * its build (runtime/specialize.c builds none). Absent, as in code from
+ * elsewhere (a remote daemon's), versions are built. */
+#define AQUILA_KERNEL_SIZE_INDIFFERENT 0x4u
 /* Bits 8-15: the kernel's sub-group size where its vector version runs
  * (the vector's width; 1 for a kernel that was not vectorized, 0 in code
  * objects from before sub-groups). Elsewhere a sub-group is one work-item
