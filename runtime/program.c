@@ -785,7 +785,7 @@ struct upgrade_build *program_specialize_prepare(cl_program p, cl_uint i, uint32
 }
 
 void upgrade_build_run(struct upgrade_build *b, int urgent) {
-  unsigned flags = urgent ? 0 : AQUILA_CODEGEN_BACKGROUND;
+  unsigned flags = AQUILA_CODEGEN_UPGRADE | (urgent ? 0 : AQUILA_CODEGEN_BACKGROUND);
   if (b->specialized)
     b->status = aquila_compile_kernels_specialized(b->copy, b->target, b->names, b->num_kernels,
                                                    &b->facts, flags, &b->built, &b->log);

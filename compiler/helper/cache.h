@@ -34,6 +34,10 @@ int cache_make_specialized_kernels_key(const struct aquila_fatbin *fb, const cha
 struct aquila_fatbin *cache_load(const struct cache_key *key);
 /* Stores fb; failures are silent (the cache is an optimization). */
 void cache_store(const struct cache_key *key, const struct aquila_fatbin *fb);
+/* From now on, cache_store writes only into a cache directory that exists
+ * (a helper finishing a build after its application ended: a test's cache
+ * directory, removed meanwhile, is not made again). */
+void cache_store_only_in_existing_dir(void);
 
 /* The host target name that the compiler process reported for this CPU:
  * 0 and the name, or -1 when none is kept (or caching is off). */

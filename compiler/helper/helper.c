@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "aquila/compiler.h"
@@ -21,6 +22,12 @@
 #include "helper/helper_wire.h"
 
 #define REQUEST_FD 3
+
+/* A request is being served: from its arrival to its reply's sending (the
+ * kernel cache has its result by then); whether it is an upgrade's
+ * (AQUILA_CODEGEN_UPGRADE), and the serving thread. */
+static _Atomic int request_running, request_is_upgrade;
+static _Atomic pid_t serving_thread;
 
 static void reply(struct wire *out, enum aquila_compile_status status, const char *log,
                   const void *payload, size_t payload_size) {
@@ -131,6 +138,7 @@ static void serve_kernels(struct wire *in, struct wire *out) {
   for (size_t i = 0; names && i < n; i++)
     names[i] = wire_get_str(in);
   unsigned flags = names ? (unsigned)wire_get_u64(in) : 0;
+  request_is_upgrade = (flags & AQUILA_CODEGEN_UPGRADE) != 0;
   struct aquila_launch_facts facts = {{0, 0, 0}};
   int has_facts = names && wire_get_u64(in) != 0;
   for (int d = 0; has_facts && d < 3; d++) {
@@ -167,9 +175,11 @@ static void serve_kernels(struct wire *in, struct wire *out) {
 
 static void *serve(void *arg) {
   (void)arg;
+  serving_thread = gettid();
   for (;;) {
     struct wire in = {0}, out = {0};
     if (wire_recv(REQUEST_FD, &in, -1) != 0) break; /* the application is gone */
+    request_running = 1;
     /* Standard error holds only what this request prints. */
     if (ftruncate(2, 0) == 0) lseek(2, 0, SEEK_SET);
     uint64_t op = wire_get_u64(&in);
@@ -202,6 +212,8 @@ static void *serve(void *arg) {
       reply(&out, AQUILA_COMPILE_FAILED, "error: internal: unknown request\n", NULL, 0);
     }
     int sent = wire_send(REQUEST_FD, &out);
+    request_running = 0;
+    request_is_upgrade = 0;
     wire_free(&in);
     wire_free(&out);
     /* After a crash libclang recovered from, the application takes the
@@ -211,13 +223,42 @@ static void *serve(void *arg) {
   return NULL;
 }
 
+/* A helper for builds nobody waits for (AQUILA_CODEGEN_BACKGROUND) yields
+ * the cores to the application: a nice value of 10 leaves it about a tenth
+ * of a core that the application keeps busy (SCHED_IDLE would leave it
+ * nothing, and an application that never idles would never get the code). */
+#define BACKGROUND_NICE 10
+
+/* How long a helper may go on with its build after its
+ * application ended: AQUILA_BUILD_AFTER_EXIT seconds (0: it ends with the
+ * application). */
+#define DEFAULT_BUILD_AFTER_EXIT_S 60
+
+static long build_after_exit_seconds(void) {
+  const char *e = getenv("AQUILA_BUILD_AFTER_EXIT");
+  if (!e || !*e) return DEFAULT_BUILD_AFTER_EXIT_S;
+  char *end;
+  long v = strtol(e, &end, 10);
+  return *end || v < 0 ? DEFAULT_BUILD_AFTER_EXIT_S : v > 3600 ? 3600 : v;
+}
+
 /* The application's end of the connection closes when the application
  * ends, however it ends (killed by a time limit, a crash): the helper then
  * ends at once, with the clang driver or linker it may be waiting for (its
  * process group, which it leads), instead of finishing a build nobody will
  * read. A watch of its own, because a long build does not read the
  * connection; not PR_SET_PDEATHSIG, which fires when the thread that
- * started the helper ends, not the application. */
+ * started the helper ends, not the application.
+ *
+ * An upgrade's build is read: by the next run of the program, from the
+ * kernel cache. A short program (John the Ripper's benchmark of one
+ * format, 3 s; a command-line tool) ended before the vector version of its
+ * large kernels was made, ran the quick tier's code on every run and
+ * started that build again each time. So the helper finishes the upgrade
+ * it has under way, at the background's low priority, for at most
+ * AQUILA_BUILD_AFTER_EXIT seconds, and stores the result only where the
+ * cache directory still is; queued builds are the application's and end
+ * with it. */
 static void *watch_application(void *arg) {
   (void)arg;
   struct pollfd p = {.fd = REQUEST_FD, .events = POLLRDHUP};
@@ -227,15 +268,18 @@ static void *watch_application(void *arg) {
     if (n < 0) return NULL; /* cannot watch: the request loop still ends at EOF */
     if (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) break;
   }
+  if (request_running && request_is_upgrade && build_after_exit_seconds() > 0) {
+    cache_store_only_in_existing_dir();
+    if (serving_thread) setpriority(PRIO_PROCESS, (id_t)serving_thread, BACKGROUND_NICE);
+    long ticks = build_after_exit_seconds() * 20;
+    struct timespec tick = {0, 50 * 1000 * 1000};
+    for (long i = 0; i < ticks && request_running; i++)
+      nanosleep(&tick, NULL);
+    if (!request_running) _exit(0);
+  }
   if (getpgrp() == getpid()) kill(0, SIGKILL);
   _exit(0);
 }
-
-/* A helper for builds nobody waits for (AQUILA_CODEGEN_BACKGROUND) yields
- * the cores to the application: a nice value of 10 leaves it about a tenth
- * of a core that the application keeps busy (SCHED_IDLE would leave it
- * nothing, and an application that never idles would never get the code). */
-#define BACKGROUND_NICE 10
 
 int main(int argc, char **argv) {
   if (argc > 1 && !strcmp(argv[1], "--background")) {

@@ -477,7 +477,7 @@ static enum aquila_compile_status compile_kernels(struct aquila_fatbin *fb, cons
   wire_put_u64(&req, num_names);
   for (size_t i = 0; i < num_names; i++)
     wire_put_str(&req, names[i]);
-  wire_put_u64(&req, flags & AQUILA_CODEGEN_QUICK_IF_LARGE);
+  wire_put_u64(&req, flags & (AQUILA_CODEGEN_QUICK_IF_LARGE | AQUILA_CODEGEN_UPGRADE));
   /* The launch facts: none, or the work-group size. */
   wire_put_u64(&req, facts != NULL);
   for (int d = 0; facts && d < 3; d++)

@@ -71,6 +71,11 @@ enum {
   /* Only what the kernel cache holds: AQUILA_COMPILE_UNAVAILABLE (no
    * compiler is asked) when it does not hold the code. */
   AQUILA_CODEGEN_CACHED_ONLY = 1u << 2,
+  /* Code to replace code the application already runs (the vector version
+   * of quick-tier kernels, a version for one work-group size): the next
+   * run of the program starts from it, so the compiler process finishes it
+   * even when the application ends meanwhile (AQUILA_BUILD_AFTER_EXIT). */
+  AQUILA_CODEGEN_UPGRADE = 1u << 3,
 };
 
 /* Machine code for some kernels of an executable fat binary, from its
