@@ -11,10 +11,12 @@
 #define CL_USE_DEPRECATED_OPENCL_1_1_APIS
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS
 #include <CL/cl.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include "../check.h"
 
@@ -124,6 +126,31 @@ __attribute__((unused)) static cl_int event_status(cl_event e) {
   cl_int s = 12345;
   clGetEventInfo(e, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof s, &s, NULL);
   return s;
+}
+
+/* /proc/PID/stat read into line, from its third field on (the state; the
+ * name before it may hold spaces and parentheses); NULL when the process
+ * is gone. */
+static inline const char *proc_stat_from_state(pid_t pid, char *line, size_t size) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+  FILE *f = fopen(path, "r");
+  if (!f) return NULL;
+  bool ok = fgets(line, (int)size, f) != NULL;
+  fclose(f);
+  const char *p = ok ? strrchr(line, ')') : NULL;
+  return p && p[1] == ' ' && p[2] ? p + 2 : NULL;
+}
+
+/* Field number field of /proc/PID/stat (as proc(5) counts them; from 4,
+ * the parent, on: the numbers) into *value; false when the process is
+ * gone. */
+static inline bool proc_stat_field(pid_t pid, int field, long *value) {
+  char line[1024];
+  const char *p = proc_stat_from_state(pid, line, sizeof line);
+  for (int n = 3; p && n < field; n++)
+    p = strchr(p + 1, ' ');
+  return p && field >= 4 && sscanf(p + 1, "%ld", value) == 1;
 }
 
 #endif

@@ -497,15 +497,10 @@ static int run_slow_build_child(void) {
 /* Fields of /proc/PID/stat: state, parent, process group; false when the
  * process is gone. */
 static bool process_stat(pid_t pid, char *state, pid_t *parent, pid_t *group) {
-  char path[64], line[512];
-  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-  FILE *f = fopen(path, "r");
-  if (!f) return false;
-  bool ok = fgets(line, sizeof line, f) != NULL;
-  fclose(f);
-  char *close_paren = ok ? strrchr(line, ')') : NULL;
+  char line[512];
+  const char *p = proc_stat_from_state(pid, line, sizeof line);
   int pp = 0, pg = 0;
-  if (!close_paren || sscanf(close_paren + 2, "%c %d %d", state, &pp, &pg) != 3) return false;
+  if (!p || sscanf(p, "%c %d %d", state, &pp, &pg) != 3) return false;
   *parent = pp;
   *group = pg;
   return true;
@@ -513,18 +508,8 @@ static bool process_stat(pid_t pid, char *state, pid_t *parent, pid_t *group) {
 
 /* The processor time a process has used, in clock ticks (0 when gone). */
 static long process_ticks(pid_t pid) {
-  char path[64], line[1024];
-  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-  FILE *f = fopen(path, "r");
-  if (!f) return 0;
-  bool ok = fgets(line, sizeof line, f) != NULL;
-  fclose(f);
-  char *p = ok ? strrchr(line, ')') : NULL;
   long utime = 0, stime = 0;
-  /* After the name: state and ten fields, then utime and stime. */
-  if (!p ||
-      sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %ld %ld", &utime, &stime) != 2)
-    return 0;
+  if (!proc_stat_field(pid, 14, &utime) || !proc_stat_field(pid, 15, &stime)) return 0;
   return utime + stime;
 }
 

@@ -1025,23 +1025,6 @@ static void quick_code_is_cached_for_the_next_run(void) {
   }
 }
 
-/* The nice value of process pid, or 0. */
-static int process_nice(pid_t pid) {
-  char path[64], line[1024];
-  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-  FILE *f = fopen(path, "r");
-  if (!f) return 0;
-  int ok = fgets(line, sizeof line, f) != NULL;
-  fclose(f);
-  char *q = ok ? strrchr(line, ')') : NULL;
-  int nice = 0;
-  /* After the name: state and 16 fields, then the nice value. */
-  if (!q || sscanf(q + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %d",
-                   &nice) != 1)
-    return 0;
-  return nice;
-}
-
 /* Whether this process has a compiler helper of background priority (one
  * that builds an upgrade: the vector version of quick-tier code). */
 static int background_helper_running(void) {
@@ -1049,21 +1032,17 @@ static int background_helper_running(void) {
   int found = 0;
   for (struct dirent *e; proc && !found && (e = readdir(proc));) {
     pid_t pid = (pid_t)atoi(e->d_name);
-    char path[64], comm[64] = "", line[512];
-    if (pid <= 0) continue;
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    FILE *f = fopen(path, "r");
-    if (!f) continue;
-    int ppid = 0;
-    char *q = fgets(line, sizeof line, f) ? strrchr(line, ')') : NULL;
-    fclose(f);
-    if (!q || sscanf(q + 2, "%*c %d", &ppid) != 1 || ppid != getpid()) continue;
+    char path[64], comm[64] = "";
+    long ppid = 0, nice = 0;
+    if (pid <= 0 || !proc_stat_field(pid, 4, &ppid) || ppid != getpid()) continue;
     snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
-    if ((f = fopen(path, "r"))) {
+    FILE *f = fopen(path, "r");
+    if (f) {
       if (!fgets(comm, sizeof comm, f)) comm[0] = 0;
       fclose(f);
     }
-    found = !strncmp(comm, "aquila-compiler", 15) && process_nice(pid) > 0;
+    /* Field 19: the nice value. */
+    found = !strncmp(comm, "aquila-compiler", 15) && proc_stat_field(pid, 19, &nice) && nice > 0;
   }
   if (proc) closedir(proc);
   return found;
