@@ -117,9 +117,10 @@ static int groupable(struct vec *v, LLVMValueRef in) {
    * row (emit_load). */
   if (s.kind == K_RUNS && s.stride <= 0) return 0;
   /* A lane's copy of a lane-interleaved private array is not contiguous:
-   * the element k bytes past a varying address is W * k bytes further on,
-   * not k (private_array_gep), so its members are no group. */
-  if (s.kind == K_VARYING && is_private_array_ptr(v, addr)) return 0;
+   * the element k bytes past an address is W * k bytes further on, not k
+   * (private_array_gep), so its members are no group; an index all lanes
+   * share reads one vector (emit_load). */
+  if (is_private_array_ptr(v, addr)) return 0;
   return 1;
 }
 

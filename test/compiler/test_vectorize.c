@@ -155,6 +155,27 @@ static const struct vcase cases[] = {
      "  out[i] = a[0] + a[m / 2] + t;\n"
      "}\n",
      1},
+    /* A state array updated in a loop each work-item runs its own number
+     * of times (an iterated hash), at constant indices and at the loop's
+     * counter, under a nested branch too: lanes that left the loop keep
+     * their values (the array is read and written whole, a select keeping
+     * the inactive lanes'). */
+    {"private_state_divergent_loop",
+     "__kernel void k(__global const int *in, __global int *out, int n) {\n"
+     "  int i = get_global_id(0);\n"
+     "  uint h[8], w[4];\n"
+     "  for (int j = 0; j < 8; j++) h[j] = (uint)in[(i + j) % n] + j;\n"
+     "  for (int j = 0; j < 4; j++) w[j] = (uint)(i * j);\n"
+     "  for (int r = 0; r < (in[i] & 15); r++) {\n"
+     "    for (int j = 0; j < 8; j++) h[j] = rotate(h[j] ^ h[(j + 1) & 7], 5u) + w[j & 3];\n"
+     "    w[r & 3] += h[3];\n"
+     "    if (h[0] & 1) w[0] ^= (uint)r;\n"
+     "  }\n"
+     "  uint s = 0;\n"
+     "  for (int j = 0; j < 8; j++) s = s * 31u + h[j];\n"
+     "  out[i] = (int)(s + w[0] + w[1] + w[2] + w[3]);\n"
+     "}\n",
+     1},
     {"division",
      "__kernel void k(__global const int *in, __global int *out, int n) {\n"
      "  int i = get_global_id(0), d = in[i] % 4, r = 0;\n"
