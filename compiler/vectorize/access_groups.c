@@ -102,6 +102,22 @@ static int index_key(struct vec *v, LLVMValueRef addr, LLVMValueRef *ptr, LLVMVa
   return 0;
 }
 
+/* Whether x is computed from a value that a gather loaded (a load at a
+ * varying address), through at most depth instructions, loop phis
+ * included. */
+static int from_gather(struct vec *v, LLVMValueRef x, struct ptr_set *seen, int depth) {
+  if (!LLVMIsAInstruction(x) || depth <= 0 || !ptr_set_add(seen, x)) return 0;
+  if (LLVMIsALoadInst(x)) {
+    LLVMValueRef addr = LLVMGetOperand(x, 0);
+    return shape_of_value(v, addr).kind == K_VARYING && !is_private_array_ptr(v, addr);
+  }
+  if (LLVMIsACallInst(x) || is_uniform(v, x)) return 0;
+  int n = LLVMGetNumOperands(x);
+  for (int k = 0; k < n; k++)
+    if (from_gather(v, LLVMGetOperand(x, (unsigned)k), seen, depth - 1)) return 1;
+  return 0;
+}
+
 static int groupable(struct vec *v, LLVMValueRef in) {
   int is_load = LLVMIsALoadInst(in) != NULL;
   if (!is_load && !LLVMIsAStoreInst(in)) return 0;
@@ -121,6 +137,16 @@ static int groupable(struct vec *v, LLVMValueRef in) {
    * (private_array_gep), so its members are no group; an index all lanes
    * share reads one vector (emit_load). */
   if (is_private_array_ptr(v, addr)) return 0;
+  /* An address computed from what a gather loaded (a table lookup whose
+   * index is an earlier lookup's result: AES's T-tables, a hash's state)
+   * is no run of consecutive elements at run time: the check for one
+   * (consecutive()) would cost its compares and branch on every access. */
+  if (s.kind == K_VARYING) {
+    struct ptr_set seen = {0};
+    int lookup = from_gather(v, addr, &seen, 24);
+    ptr_set_free(&seen);
+    if (lookup) return 0;
+  }
   return 1;
 }
 

@@ -137,6 +137,9 @@ struct vec {
    * stream (VectorAdd, saxpy, elementwise). */
   int split_accesses;
   LLVMValueRef work_items;
+  /* A private slot that a gather's lanes that are off read instead of
+   * their own address, per address space (gather). */
+  LLVMValueRef spare_slot[8];
 };
 
 /* An alignment that stands for any: low_bit(0), and beyond. */

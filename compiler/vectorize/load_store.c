@@ -178,8 +178,46 @@ static LLVMValueRef wide_load(struct vec *v, struct access_group *g, LLVMValueRe
   return masked_load(v, wt, base, g->align, mask, expand_mask(v, v->b, mask, g->members), like);
 }
 
+/* A private slot of 64 bytes in the entry block, as a pointer of address
+ * space like's (every space is one flat address space on the CPU). */
+static LLVMValueRef spare_slot(struct vec *v, LLVMTypeRef like) {
+  unsigned as = LLVMGetPointerAddressSpace(like);
+  if (as >= sizeof v->spare_slot / sizeof v->spare_slot[0]) return NULL;
+  if (v->spare_slot[as]) return v->spare_slot[as];
+  LLVMBasicBlockRef entry = LLVMGetEntryBasicBlock(v->vfn);
+  LLVMBuilderRef b = LLVMCreateBuilderInContext(v->ctx);
+  LLVMValueRef first = LLVMGetFirstInstruction(entry);
+  if (first)
+    LLVMPositionBuilderBefore(b, first);
+  else
+    LLVMPositionBuilderAtEnd(b, entry);
+  LLVMValueRef slot = LLVMBuildAlloca(b, LLVMArrayType2(v->i8, 64), "spare.slot");
+  LLVMSetAlignment(slot, 64);
+  if (as) slot = LLVMBuildAddrSpaceCast(b, slot, like, "");
+  LLVMDisposeBuilder(b);
+  return v->spare_slot[as] = slot;
+}
+
+/* Without AVX-512 a gather or scatter under a mask that is not constant
+ * became one branch per lane (LLVM scalarizes them where the target has no
+ * fast masked gather: AVX2 on AMD and generic x86-64-v3, SSE; AVX2 has no
+ * scatter at all): KeePass's AES rounds, in a loop each work-item runs its
+ * own number of times, read and wrote a private byte array that way. Lanes
+ * that are off read or write a private spare slot instead, and the access
+ * loses its mask: a plain vpgatherdd, or per-lane loads and stores without
+ * branches. ptrs becomes the addresses to use; returns the mask left. */
+static LLVMValueRef spare_lanes_off(struct vec *v, LLVMTypeRef t, LLVMValueRef *ptrs,
+                                    LLVMValueRef mask) {
+  if (!mask || v->isa == 'e' || LLVMABISizeOfType(v->td, t) > 64) return mask;
+  LLVMValueRef slot = spare_slot(v, LLVMGetElementType(LLVMTypeOf(*ptrs)));
+  if (!slot) return mask;
+  *ptrs = LLVMBuildSelect(v->b, mask, *ptrs, splat(v, v->b, slot), "");
+  return NULL;
+}
+
 LLVMValueRef gather(struct vec *v, LLVMTypeRef t, LLVMValueRef ptrs, unsigned align,
                     LLVMValueRef mask) {
+  mask = spare_lanes_off(v, t, &ptrs, mask);
   LLVMTypeRef vt = vector_of(v, t);
   LLVMTypeRef types[2] = {vt, LLVMTypeOf(ptrs)};
   LLVMValueRef args[4] = {ptrs, LLVMConstInt(v->i32, align, 0), mask_value(v, mask),
@@ -189,6 +227,7 @@ LLVMValueRef gather(struct vec *v, LLVMTypeRef t, LLVMValueRef ptrs, unsigned al
 
 void scatter(struct vec *v, LLVMValueRef data, LLVMValueRef ptrs, unsigned align,
              LLVMValueRef mask) {
+  mask = spare_lanes_off(v, LLVMGetElementType(LLVMTypeOf(data)), &ptrs, mask);
   LLVMTypeRef types[2] = {LLVMTypeOf(data), LLVMTypeOf(ptrs)};
   LLVMValueRef args[4] = {data, ptrs, LLVMConstInt(v->i32, align, 0), mask_value(v, mask)};
   call_intrinsic(v, v->b, "llvm.masked.scatter", types, 2, args, 4);
