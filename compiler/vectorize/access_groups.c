@@ -118,6 +118,13 @@ static int from_gather(struct vec *v, LLVMValueRef x, struct ptr_set *seen, int 
   return 0;
 }
 
+int address_from_gather(struct vec *v, LLVMValueRef addr) {
+  struct ptr_set seen = {0};
+  int lookup = from_gather(v, addr, &seen, 24);
+  ptr_set_free(&seen);
+  return lookup;
+}
+
 static int groupable(struct vec *v, LLVMValueRef in) {
   int is_load = LLVMIsALoadInst(in) != NULL;
   if (!is_load && !LLVMIsAStoreInst(in)) return 0;
@@ -141,12 +148,7 @@ static int groupable(struct vec *v, LLVMValueRef in) {
    * index is an earlier lookup's result: AES's T-tables, a hash's state)
    * is no run of consecutive elements at run time: the check for one
    * (consecutive()) would cost its compares and branch on every access. */
-  if (s.kind == K_VARYING) {
-    struct ptr_set seen = {0};
-    int lookup = from_gather(v, addr, &seen, 24);
-    ptr_set_free(&seen);
-    if (lookup) return 0;
-  }
+  if (s.kind == K_VARYING && address_from_gather(v, addr)) return 0;
   return 1;
 }
 

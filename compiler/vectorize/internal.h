@@ -281,6 +281,9 @@ LLVMValueRef join_value(struct vec *v, struct two_ways *w, LLVMValueRef fast, LL
 /* ---- load_store.c: loads and stores ---- */
 LLVMValueRef all_lanes(struct vec *v, LLVMValueRef mask);
 void find_streams_allowed(struct vec *v);
+/* Whether a varying address is computed from what a gather loaded (a
+ * table lookup's index from an earlier lookup). */
+int address_from_gather(struct vec *v, LLVMValueRef addr);
 LLVMValueRef gather(struct vec *v, LLVMTypeRef t, LLVMValueRef ptrs, unsigned align,
                     LLVMValueRef mask);
 void scatter(struct vec *v, LLVMValueRef data, LLVMValueRef ptrs, unsigned align,

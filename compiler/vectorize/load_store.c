@@ -54,8 +54,9 @@ void find_streams_allowed(struct vec *v) {
       }
 }
 
-static LLVMValueRef dispatch_work_items(struct vec *v) {
-  if (v->work_items) return v->work_items;
+/* A builder at the start of the vector function's entry block (the
+ * caller disposes of it): what it builds is computed once per call. */
+static LLVMBuilderRef entry_builder(struct vec *v) {
   LLVMBasicBlockRef entry = LLVMGetEntryBasicBlock(v->vfn);
   LLVMBuilderRef b = LLVMCreateBuilderInContext(v->ctx);
   LLVMValueRef first = LLVMGetFirstInstruction(entry);
@@ -63,6 +64,12 @@ static LLVMValueRef dispatch_work_items(struct vec *v) {
     LLVMPositionBuilderBefore(b, first);
   else
     LLVMPositionBuilderAtEnd(b, entry);
+  return b;
+}
+
+static LLVMValueRef dispatch_work_items(struct vec *v) {
+  if (v->work_items) return v->work_items;
+  LLVMBuilderRef b = entry_builder(v);
   LLVMTypeRef type = LLVMFunctionType(v->i64, &v->i32, 1, 0);
   LLVMValueRef f = LLVMGetNamedFunction(v->m, "__aquila_global_size");
   if (!f) f = LLVMAddFunction(v->m, "__aquila_global_size", type);
@@ -184,13 +191,7 @@ static LLVMValueRef spare_slot(struct vec *v, LLVMTypeRef like) {
   unsigned as = LLVMGetPointerAddressSpace(like);
   if (as >= sizeof v->spare_slot / sizeof v->spare_slot[0]) return NULL;
   if (v->spare_slot[as]) return v->spare_slot[as];
-  LLVMBasicBlockRef entry = LLVMGetEntryBasicBlock(v->vfn);
-  LLVMBuilderRef b = LLVMCreateBuilderInContext(v->ctx);
-  LLVMValueRef first = LLVMGetFirstInstruction(entry);
-  if (first)
-    LLVMPositionBuilderBefore(b, first);
-  else
-    LLVMPositionBuilderAtEnd(b, entry);
+  LLVMBuilderRef b = entry_builder(v);
   LLVMValueRef slot = LLVMBuildAlloca(b, LLVMArrayType2(v->i8, 64), "spare.slot");
   LLVMSetAlignment(slot, 64);
   if (as) slot = LLVMBuildAddrSpaceCast(b, slot, like, "");

@@ -222,6 +222,49 @@ static void cleanup(struct vec *v) {
   cfg_free(&v->g);
 }
 
+/* The alloca that p points into, through GEPs and the phis of pointers
+ * walking it, or NULL. */
+static LLVMValueRef private_root(LLVMValueRef p) {
+  for (int depth = 0; depth < 32; depth++) {
+    if (LLVMIsAAllocaInst(p)) return p;
+    if (LLVMIsAGetElementPtrInst(p))
+      p = LLVMGetOperand(p, 0);
+    else if (LLVMIsAPHINode(p) && LLVMCountIncoming(p))
+      p = LLVMGetIncomingValue(p, 0);
+    else
+      return NULL;
+  }
+  return NULL;
+}
+
+/* In the blocks of loops (of the whole function when it has none): the
+ * instructions that become vector operations, and the loads and stores
+ * among them that gain nothing from vectors and become one access per
+ * lane: table lookups whose index comes from an earlier lookup, and
+ * accesses to each work-item's own copy of a private variable (one that
+ * is not lane-interleaved: a struct copied byte by byte, read as words),
+ * where the scalar code has a load at a fixed stack offset. */
+static void count_loop_work(struct vec *v, unsigned *work, unsigned *scattered) {
+  *work = *scattered = 0;
+  for (unsigned b = 0; b < v->g.n; b++) {
+    if (v->g.num_loops && v->g.loop[b] < 0) continue;
+    for (LLVMValueRef in = LLVMGetFirstInstruction(v->g.blocks[b]); in;
+         in = LLVMGetNextInstruction(in)) {
+      if (LLVMIsATerminatorInst(in) || LLVMIsAPHINode(in)) continue;
+      int is_load = LLVMIsALoadInst(in) != NULL, is_store = LLVMIsAStoreInst(in) != NULL;
+      LLVMValueRef addr = is_load ? LLVMGetOperand(in, 0) : is_store ? LLVMGetOperand(in, 1) : NULL;
+      struct shape s = addr ? shape_of_value(v, addr) : shape_of_value(v, in);
+      if (s.kind == K_UNIFORM && (addr || is_uniform(v, in))) continue;
+      (*work)++;
+      if (!addr || is_private_array_ptr(v, addr) || s.kind == K_UNIFORM) continue;
+      LLVMTypeRef t = is_load ? LLVMTypeOf(in) : LLVMTypeOf(LLVMGetOperand(in, 0));
+      if ((s.kind == K_VARYING && address_from_gather(v, addr)) ||
+          (s.stride != alloc_size(v, t) && private_root(addr)))
+        (*scattered)++;
+    }
+  }
+}
+
 enum vectorize_status vectorize_workitem_function(LLVMModuleRef m, LLVMValueRef fn,
                                                   const struct vectorize_target *target,
                                                   LLVMValueRef *out, struct strbuf *why) {
@@ -278,6 +321,31 @@ enum vectorize_status vectorize_workitem_function(LLVMModuleRef m, LLVMValueRef 
   analyze(&v);
   check_shapes(&v);
   if (getenv("AQUILA_DEBUG_VECTORIZE")) print_shapes(&v);
+  if (v.status == VECTORIZE_OK && v.isa != 'e') {
+    /* Without AVX-512 LLVM makes a gather or scatter one load or store per
+     * lane, with the lane's 64-bit address extracted and the value
+     * inserted: GATHER_LANE_COST operations a lane, about, against the
+     * scalar code's one. Where the accesses that gain nothing from vectors
+     * (count_loop_work) outweigh the rest of the loops' work, the scalar
+     * code is faster. The cost is set between two kernels measured on AVX2
+     * (x86-64-v3): a lookup-table chain, 2 such loads in 22 vector
+     * operations, ran 1.8-2.6x faster vectorized; KeePass's AES rounds
+     * (John the Ripper), 109 in 916 (T-table lookups, and each work-item's
+     * copy of its AES key, in lanes 244 bytes apart), 2.5x slower. */
+    enum { GATHER_LANE_COST = 8 };
+    unsigned work, scattered;
+    count_loop_work(&v, &work, &scattered);
+    uint64_t vector_cost =
+        (uint64_t)(work - scattered) + (uint64_t)GATHER_LANE_COST * v.W * scattered;
+    if (scattered && vector_cost >= (uint64_t)v.W * work) {
+      strbuf_printf(why,
+                    "its loops' %u table lookups and accesses to each work-item's copy of a "
+                    "private variable, among %u vector operations, would cost more than the "
+                    "scalar code: without AVX-512 each lane is a load or store of its own",
+                    scattered, work);
+      v.status = VECTORIZE_UNSUPPORTED;
+    }
+  }
   if (v.status != VECTORIZE_OK) {
     enum vectorize_status s = v.status;
     cleanup(&v);
