@@ -139,6 +139,9 @@ static void serve_kernels(struct wire *in, struct wire *out) {
     names[i] = wire_get_str(in);
   unsigned flags = names ? (unsigned)wire_get_u64(in) : 0;
   request_is_upgrade = (flags & AQUILA_CODEGEN_UPGRADE) != 0;
+  /* Seen from outside (ps -L, /proc/PID/task/TID/comm): an upgrade's build
+   * under way, which outlives the application (watch_application). */
+  if (request_is_upgrade) pthread_setname_np(pthread_self(), "aquila-upgrade");
   struct aquila_launch_facts facts = {{0, 0, 0}};
   int has_facts = names && wire_get_u64(in) != 0;
   for (int d = 0; has_facts && d < 3; d++) {
@@ -213,6 +216,7 @@ static void *serve(void *arg) {
     }
     int sent = wire_send(REQUEST_FD, &out);
     request_running = 0;
+    if (request_is_upgrade) pthread_setname_np(pthread_self(), "aquila-compiler");
     request_is_upgrade = 0;
     wire_free(&in);
     wire_free(&out);

@@ -959,13 +959,14 @@ static int tiers_child(void) {
   /* The vector version is in the cache a moment before it is in place
    * (the compiler stores it, then the worker loads it): launches go on for
    * 0.5 s after it is seen there, so that the program is not released in
-   * between (which drops the build). Bounded: 10 s in all. */
-  for (int i = 0; i < 500 && ok && upgraded < 25; i++) {
+   * between (which drops the build). Bounded: 60 s in all, as the build
+   * runs at nice 10 and a busy machine leaves it a tenth of a core. */
+  for (int i = 0; i < 3000 && ok && upgraded < 25; i++) {
     ok = run_scale_kernel(k);
     if (count_cache_entries() > quick_entries) upgraded++;
     usleep(20000);
   }
-  if (!upgraded) printf("  no vector version within 10 s\n");
+  if (!upgraded) printf("  no vector version within 60 s\n");
   clReleaseKernel(k);
   clReleaseProgram(p);
   return ok && upgraded == 25;
@@ -1027,6 +1028,29 @@ static void quick_code_is_cached_for_the_next_run(void) {
 
 /* Whether this process has a compiler helper of background priority (one
  * that builds an upgrade: the vector version of quick-tier code). */
+/* Whether helper pid serves an upgrade's build now: its serving thread is
+ * named so while it does. The helper process alone is not enough: its
+ * request may not have arrived yet, and a helper with none ends with the
+ * application. */
+static int has_upgrade_thread(pid_t pid) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+  DIR *tasks = opendir(path);
+  int found = 0;
+  for (struct dirent *e; tasks && !found && (e = readdir(tasks));) {
+    if (e->d_name[0] == '.') continue;
+    char comm_path[340], comm[64] = "";
+    snprintf(comm_path, sizeof comm_path, "%s/%s/comm", path, e->d_name);
+    FILE *f = fopen(comm_path, "r");
+    if (!f) continue;
+    if (!fgets(comm, sizeof comm, f)) comm[0] = 0;
+    fclose(f);
+    found = !strncmp(comm, "aquila-upgrade", 14);
+  }
+  if (tasks) closedir(tasks);
+  return found;
+}
+
 static int background_helper_running(void) {
   DIR *proc = opendir("/proc");
   int found = 0;
@@ -1042,7 +1066,8 @@ static int background_helper_running(void) {
       fclose(f);
     }
     /* Field 19: the nice value. */
-    found = !strncmp(comm, "aquila-compiler", 15) && proc_stat_field(pid, 19, &nice) && nice > 0;
+    found = !strncmp(comm, "aquila-compiler", 15) && proc_stat_field(pid, 19, &nice) && nice > 0 &&
+            has_upgrade_thread(pid);
   }
   if (proc) closedir(proc);
   return found;
@@ -1066,7 +1091,8 @@ static char *large_kernel_source(void) {
 
 /* A short run of a large kernel: built, launched once on its quick tier's
  * code, and the process gone as soon as its vector version's build has
- * started (at most 10 s later), before that build can end. */
+ * started (at most 10 s later: the helper serving it), before that build
+ * can end. */
 static int upgrade_run_child(void) {
   char *src = large_kernel_source();
   cl_int err;
