@@ -219,6 +219,8 @@ static void helper_fail(struct helper *h, int timed_out, int timeout_s, struct s
   pid_t r;
   while ((r = waitpid(h->pid, &status, 0)) < 0 && errno == EINTR) {
   }
+  /* Its build never reached its own clean-up. */
+  if (r == h->pid) remove_scratch_dirs_of(h->pid);
   if (timed_out)
     strbuf_printf(log,
                   "error: the compiler did not finish within %d s (AQUILA_COMPILE_TIMEOUT) and "

@@ -56,17 +56,40 @@ void remove_scratch_dir(const char *dir) {
   rmdir(dir);
 }
 
-/* A private scratch directory under $TMPDIR (or /tmp). */
-char *make_scratch_dir(void) {
+static const char *scratch_parent(void) {
   const char *tmp = getenv("TMPDIR");
+  return tmp && *tmp ? tmp : "/tmp";
+}
+
+/* A private scratch directory under $TMPDIR (or /tmp). Its name carries
+ * this process's pid: a compiler process that dies (clang's front end can
+ * end it) leaves it behind, and the application that started the process
+ * removes it by that pid (remove_scratch_dirs_of). */
+char *make_scratch_dir(void) {
   struct strbuf sb = {0};
-  strbuf_printf(&sb, "%s/aquila-build-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  strbuf_printf(&sb, "%s/aquila-build-%ld-XXXXXX", scratch_parent(), (long)getpid());
   char *dir = strbuf_take(&sb);
   if (!mkdtemp(dir)) {
     free(dir);
     return NULL;
   }
   return dir;
+}
+
+void remove_scratch_dirs_of(pid_t pid) {
+  char prefix[64];
+  int len = snprintf(prefix, sizeof prefix, "aquila-build-%ld-", (long)pid);
+  const char *parent = scratch_parent();
+  DIR *d = opendir(parent);
+  if (!d) return;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    if (strncmp(e->d_name, prefix, (size_t)len) || strlen(e->d_name) != (size_t)len + 6) continue;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", parent, e->d_name);
+    remove_scratch_dir(path);
+  }
+  closedir(d);
 }
 
 const char *host_cpu_level(void) {

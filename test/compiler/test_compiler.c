@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <math.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -751,9 +752,30 @@ static void compiler_crash_is_a_build_failure(void) {
   clReleaseProgram(before);
 }
 
+/* Scratch directories (aquila-build-<pid>-XXXXXX under this test's
+ * TMPDIR) of compiler processes that have ended: those a killed process
+ * left are the application's to remove. */
+static int scratch_dirs_of_ended_processes(void) {
+  char tmp[300];
+  snprintf(tmp, sizeof tmp, "%s/tmp", cache_dir);
+  DIR *d = opendir(tmp);
+  int n = 0;
+  struct dirent *e;
+  while (d && (e = readdir(d))) {
+    long pid;
+    if (sscanf(e->d_name, "aquila-build-%ld-", &pid) == 1 && kill((pid_t)pid, 0) != 0) {
+      printf("  left behind: %s\n", e->d_name);
+      n++;
+    }
+  }
+  if (d) closedir(d);
+  return n;
+}
+
 /* Clang 19's front end crashes on this program (a vector literal around a
  * statement expression whose value depends on an undeclared name): the
- * build fails with the program's real error in the log, as for any typo. */
+ * build fails with the program's real error in the log, as for any typo.
+ * The compiler process it ended leaves no scratch files. */
 static void front_end_crash_keeps_the_diagnostics(void) {
   const char *src = "__kernel void k(__global int *p) {\n"
                     "  *p = (int4)(({ int4 a = 1; undeclared_t ? a : a; })).z;\n"
@@ -766,6 +788,7 @@ static void front_end_crash_keeps_the_diagnostics(void) {
   CHECK(strstr(log, ":2:30: error: use of undeclared identifier 'undeclared_t'") != NULL);
   CHECK(strstr(log, "failed to start") == NULL);
   if (p) clReleaseProgram(p);
+  CHECK_EQ_INT(scratch_dirs_of_ended_processes(), 0);
   cl_program after = build_source(scale_source, "-DAFTER_THE_FRONT_END_CRASH", &err);
   CHECK_EQ_INT(err, CL_SUCCESS);
   CHECK(run_scale(after));
@@ -2713,6 +2736,11 @@ int main(int argc, char **argv) {
   snprintf(cache_dir, sizeof cache_dir, "/tmp/aquila-test-cache-%ld", (long)getpid());
   mkdir(cache_dir, 0700);
   setenv("AQUILA_CACHE_DIR", cache_dir, 1);
+  /* The compiler's scratch files, where the tests can see them. */
+  char tmp[300];
+  snprintf(tmp, sizeof tmp, "%s/tmp", cache_dir);
+  mkdir(tmp, 0700);
+  setenv("TMPDIR", tmp, 1);
   /* These tests count kernel-cache entries and name the code that ran:
    * versions for launches' work-group sizes (built in the background when
    * the devices idle) would add entries at any moment. Only the tests of
