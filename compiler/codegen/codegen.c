@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "support/ptrmap.h"
+#include "codegen/interleave.h"
 #include "codegen/reassociate.h"
 #include "support/spawn.h"
 #include "support/util.h"
@@ -573,6 +574,15 @@ int codegen_cpu_code_object_tiered(const void *bitcode, size_t bitcode_size, con
   const char *reassociate = getenv("AQUILA_REASSOCIATE");
   if (!opt_disable && !scalar_only && !(reassociate && !strcmp(reassociate, "0")))
     reassociate_for_latency(m);
+  if (!opt_disable && !scalar_only) {
+    const char *debug = getenv("AQUILA_DEBUG");
+    if (interleave_search_loops(m, vt.libmvec_isa == 'e' ? 32 : 16,
+                                vt.libmvec_isa == 'e'   ? 512
+                                : vt.libmvec_isa == 'd' ? 256
+                                                        : 128,
+                                debug && strstr(debug, "interleave") ? log : NULL, log) < 0)
+      goto out;
+  }
   if (workgroup_record_private_sizes(m, log)) goto out;
   if (check_undefined_functions(m, log)) goto out;
 

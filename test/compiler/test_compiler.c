@@ -2440,6 +2440,123 @@ static const char *lookup_rounds_source =
     "  out[i] = s + a + b + c;\n"
     "}\n";
 
+/* A candidate loop as hashcat writes it: each iteration a long chain (its
+ * rounds written out, as hashcat's macros do), a
+ * compare, and a rare path with side effects (a hit counted and recorded;
+ * here it may also shorten the loop, whose count is read again every
+ * iteration). The compiler runs two iterations at once (interleave.c);
+ * every hit must still be found, in order within a work-item, with rare
+ * paths taken often, never, in consecutive iterations and at odd counts. */
+#define SEARCH_STEPS 48
+static const char *search_loop_source =
+    "#define STEP(a, b, c, d, k, s) a = rotate(a + (b ^ c ^ d) + k, (uint)s) + b;\n"
+    "#define ROUNDS(r) STEP(a, b, c, d, 0x5a827999u + r, 7) STEP(d, a, b, c, 0x6ed9eba1u + r, 12) "
+    "\\\n"
+    "  STEP(c, d, a, b, 0x8f1bbcdcu + r, 17) STEP(b, c, d, a, 0xca62c1d6u + r, 22)\n"
+    "__kernel void search(__global const uint *words, __global uint *hits,\n"
+    "                     __global uint *limit, uint mask) {\n"
+    "  uint gid = get_global_id(0), seed = gid * 0x9e3779b9u;\n"
+    "  for (uint i = 0; i < limit[gid]; i++) {\n"
+    "    uint a = words[i] ^ seed, b = 0x67452301u, c = 0xefcdab89u, d = 0x98badcfeu;\n"
+    "    ROUNDS(0) ROUNDS(4) ROUNDS(8) ROUNDS(12) ROUNDS(16) ROUNDS(20)\n"
+    "    ROUNDS(24) ROUNDS(28) ROUNDS(32) ROUNDS(36) ROUNDS(40) ROUNDS(44)\n"
+    "    if ((a & mask) != 0) continue;\n"
+    "    uint n = atomic_inc(&hits[0]);\n"
+    "    if (n < 4095) hits[1 + n] = gid << 16 | i;\n"
+    "    if (words[i] == 7u) limit[gid] = i + 2;\n"
+    "  }\n"
+    "}\n";
+
+static uint32_t rotl32(uint32_t x, unsigned s) {
+  return x << s | x >> (32 - s);
+}
+
+static uint32_t search_hash(uint32_t w, uint32_t seed) {
+  uint32_t a = w ^ seed, b = 0x67452301u, c = 0xefcdab89u, d = 0x98badcfeu;
+  for (uint32_t r = 0; r < SEARCH_STEPS; r += 4) {
+    a = rotl32(a + (b ^ c ^ d) + 0x5a827999u + r, 7) + b;
+    d = rotl32(d + (a ^ b ^ c) + 0x6ed9eba1u + r, 12) + a;
+    c = rotl32(c + (d ^ a ^ b) + 0x8f1bbcdcu + r, 17) + d;
+    b = rotl32(b + (c ^ d ^ a) + 0xca62c1d6u + r, 22) + c;
+  }
+  return a;
+}
+
+static int compare_u32(const void *x, const void *y) {
+  uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+  return a < b ? -1 : a > b;
+}
+
+static void search_loop_pairs_keep_every_hit(void) {
+  char *log =
+      vectorize_report_for("search", search_loop_source, NULL, "AQUILA_DEBUG=vectorize,interleave");
+  REQUIRE(log);
+  if (!strstr(log, "'search.wg': a loop's iterations run in pairs")) printf("  %.400s\n", log);
+  CHECK(strstr(log, "'search.wg': a loop's iterations run in pairs") != NULL);
+  free(log);
+
+  enum { WORDS = 70, ITEMS = 32 };
+  cl_int err;
+  cl_program p = build_source(search_loop_source, "", &err);
+  REQUIRE(err == CL_SUCCESS);
+  cl_kernel k = clCreateKernel(p, "search", &err);
+  REQUIRE(k);
+  static cl_uint words[WORDS], hits[4096], limit[ITEMS], want[4096];
+  for (int i = 0; i < WORDS; i++)
+    words[i] = (cl_uint)i * 2654435761u + 11u;
+  words[9] = words[40] = 7u; /* a hit here ends its loop two iterations later */
+  cl_mem dwords = clCreateBuffer(context, CL_MEM_COPY_HOST_PTR, sizeof words, words, &err);
+  cl_mem dhits = clCreateBuffer(context, CL_MEM_READ_WRITE, sizeof hits, NULL, &err);
+  cl_mem dlimit = clCreateBuffer(context, CL_MEM_READ_WRITE, sizeof limit, NULL, &err);
+  clSetKernelArg(k, 0, sizeof dwords, &dwords);
+  clSetKernelArg(k, 1, sizeof dhits, &dhits);
+  clSetKernelArg(k, 2, sizeof dlimit, &dlimit);
+  /* Every iteration a hit, one in 4, one in 64, none (a mask no hash fits
+   * is unlikely: the expected list says what the host found). */
+  static const cl_uint masks[] = {0u, 3u, 63u, 0xffffffffu};
+  static const cl_uint counts[] = {0, 1, 2, 3, 5, 64, 70};
+  static const size_t locals[] = {1, 16};
+  for (size_t m = 0; m < sizeof masks / sizeof masks[0]; m++)
+    for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++)
+      for (size_t l = 0; l < sizeof locals / sizeof locals[0]; l++) {
+        unsigned num_want = 0;
+        for (cl_uint g = 0; g < ITEMS; g++) {
+          limit[g] = counts[c] - (g % 3 == 2 && counts[c] ? 1 : 0);
+          for (cl_uint i = 0, end = limit[g]; i < end; i++) {
+            if (search_hash(words[i], g * 0x9e3779b9u) & masks[m]) continue;
+            if (num_want < 4095) want[num_want] = g << 16 | i;
+            num_want++;
+            if (words[i] == 7u) end = i + 2;
+          }
+        }
+        memset(hits, 0, sizeof hits);
+        clEnqueueWriteBuffer(queue, dhits, CL_TRUE, 0, sizeof hits, hits, 0, NULL, NULL);
+        clEnqueueWriteBuffer(queue, dlimit, CL_TRUE, 0, sizeof limit, limit, 0, NULL, NULL);
+        clSetKernelArg(k, 3, sizeof masks[m], &masks[m]);
+        size_t global = ITEMS;
+        CHECK_EQ_INT(clEnqueueNDRangeKernel(queue, k, 1, NULL, &global, &locals[l], 0, NULL, NULL),
+                     CL_SUCCESS);
+        CHECK_EQ_INT(
+            clEnqueueReadBuffer(queue, dhits, CL_TRUE, 0, sizeof hits, hits, 0, NULL, NULL),
+            CL_SUCCESS);
+        int same = hits[0] == num_want;
+        unsigned kept = num_want < 4095 ? num_want : 4095;
+        qsort(hits + 1, kept, sizeof hits[0], compare_u32);
+        qsort(want, kept, sizeof want[0], compare_u32);
+        for (unsigned i = 0; same && i < kept; i++)
+          same = hits[1 + i] == want[i];
+        if (!same)
+          printf("  mask %#x, count %u, local size %zu: %u hits, %u expected\n", masks[m],
+                 counts[c], locals[l], hits[0], num_want);
+        CHECK(same);
+      }
+  clReleaseMemObject(dwords);
+  clReleaseMemObject(dhits);
+  clReleaseMemObject(dlimit);
+  clReleaseKernel(k);
+  clReleaseProgram(p);
+}
+
 static void lookup_rounds_stay_scalar_without_avx512(void) {
   char *log =
       vectorize_report_for("lookups", lookup_rounds_source, NULL, "AQUILA_CPU_TARGET=x86-64-v3");
@@ -2793,6 +2910,7 @@ int main(int argc, char **argv) {
   RUN(private_state_stays_in_vectors);
   RUN(gathers_without_avx512_have_no_mask);
   RUN(lookup_rounds_stay_scalar_without_avx512);
+  RUN(search_loop_pairs_keep_every_hit);
   api_teardown();
   char cmd[400];
   snprintf(cmd, sizeof cmd, "rm -rf %s", cache_dir);
