@@ -208,6 +208,8 @@ while IFS='|' read -r key label limit; do
   p=$(cat "$tmp/$key.pocl" 2>/dev/null | median)
   [ -f "$tmp/$key.aquila.failed" ] && a=$(cat "$tmp/$key.aquila.failed") && failures=1
   [ -f "$tmp/$key.pocl.failed" ] && p=$(cat "$tmp/$key.pocl.failed") && failures=1
+  # For bench/targets.sh (BENCH_RESULTS, as in bench.sh).
+  [ -n "$BENCH_RESULTS" ] && echo "app_$key $a $p" >>"$BENCH_RESULTS"
   awk -v l="$label" -v a="$a" -v p="$p" -v lim="$limit" -v bw="$bw" -v peak="$peak" \
     -v s1024="$blas1024" -v s2048="$blas2048" '
     function frac(v, by) {

@@ -5,7 +5,9 @@
 # Usage: bench.sh BUILD_DIR AQUILA_ICD [ROUNDS]
 # BENCH_AGAINST=ICD compares with another OpenCL library instead of pocl (an
 # earlier Aquila, built elsewhere: its column is then "other"), and
-# BENCH_SAMPLES_ONLY=1 stops after the samples.
+# BENCH_SAMPLES_ONLY=1 stops after the samples. With BENCH_RESULTS=FILE, the
+# medians and limits are also appended to FILE, one "key aquila other" line
+# each, for bench/targets.sh.
 build=${1:-build}
 aquila_icd=$2
 pocl_icd=${BENCH_AGAINST:-/etc/OpenCL/vendors/pocl.icd}
@@ -41,6 +43,14 @@ for try in 1 2 3; do
 done
 echo "  NBody 16384 as hand-written C (gcc -O3 -march=native, OpenMP): $nbc GFLOP/s"
 echo
+# result KEY AQUILA OTHER: one line for bench/targets.sh.
+result() {
+  [ -n "$BENCH_RESULTS" ] && echo "$1 $2 $3" >>"$BENCH_RESULTS"
+  return 0
+}
+result limit_bw "$bw" "$bw"
+result limit_peak "$peak" "$peak"
+result nbody_c "$nbc" "$nbc"
 
 # name | arguments | work per run | unit of work: B = bytes moved (at least), F = flops
 cat >"$tmp/list" <<'LIST'
@@ -100,6 +110,7 @@ while IFS='|' read -r name cmd work unit; do
   p=$(median <"$tmp/$name.pocl" 2>/dev/null)
   [ -f "$tmp/$name.aquila.failed" ] && a=FAILED
   [ -f "$tmp/$name.pocl.failed" ] && p=FAILED
+  result "sample_$name" "$a" "$p"
   awk -v n="$name" -v a="$a" -v p="$p" -v w="$work" -v u="$unit" -v bw="$bw" -v peak="$peak" '
     function fig(t) {
       if (t !~ /^[0-9.]+$/) return "-"
@@ -171,6 +182,7 @@ for key in startup_ms cold_build_ms second_build_ms cache_hit_ms many_kernels_ms
   reduction_ms scan_ms huge_kernel_ms; do
   a=$(field $key <"$tmp/build.aquila" | median)
   p=$(field $key <"$tmp/build.pocl" | median)
+  result "build_$key" "$a" "$p"
   case $key in
   startup_ms) label="platform+context (ms)" ;;
   cold_build_ms) label="first build (ms)" ;;

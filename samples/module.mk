@@ -19,7 +19,9 @@ SAMPLES += $(SAMPLE_BINS)
 # speed and accuracy (bench/mathbench.c); then real applications' own
 # benchmarks on both (bench/apps-bench.sh: CLBlast through bench/clblast_sgemm.c,
 # clpeak, hashcat, clFFT), installed if missing, and the time to their first
-# result with every cache cold (bench/first-result.sh).
+# result with every cache cold (bench/first-result.sh); last, the targets those
+# figures are held to, with their limits (bench/targets.sh, from the medians both
+# parts leave in $(BUILD)/bench-results.txt).
 BENCH_BINS := $(BUILD)/bench/stream $(BUILD)/bench/fmapeak $(BUILD)/bench/micro \
               $(BUILD)/bench/buildtime $(BUILD)/bench/nbody_c $(BUILD)/bench/mathbench \
               $(BUILD)/bench/remote
@@ -69,16 +71,18 @@ bench-deps:
 
 # Both parts run even when the first reports a failure; the target fails if either did.
 bench: all bench-deps $(BENCH_BINS) $(BUILD)/bench/clblast_sgemm $(BUILD)/bench/openblas_sgemm
-	@status=0; \
-	sh bench/bench.sh $(BUILD) $(abspath $(ICD_FILE)) || status=1; \
+	@status=0; results=$(abspath $(BUILD))/bench-results.txt; rm -f $$results; \
+	BENCH_RESULTS=$$results sh bench/bench.sh $(BUILD) $(abspath $(ICD_FILE)) || status=1; \
 	echo; \
-	sh bench/apps-bench.sh $(BUILD) $(abspath $(ICD_FILE)) || status=1; \
+	BENCH_RESULTS=$$results sh bench/apps-bench.sh $(BUILD) $(abspath $(ICD_FILE)) || status=1; \
 	echo; echo "Time to the first result, every cache cold (s, medians of 3; bench/first-result.sh)"; \
 	sh bench/first-result.sh $(BUILD) 3 Aquila=$(abspath $(ICD_FILE)) pocl=/etc/OpenCL/vendors/pocl.icd || status=1; \
 	echo; echo "Kernels from SPIR-V against the same source (medians, bench/spirv.sh)"; \
 	sh bench/spirv.sh $(BUILD) $(abspath $(ICD_FILE)) || status=1; \
 	echo; echo "A remote device on this machine beside ucx_perftest (bench/remote.sh)"; \
 	sh bench/remote.sh $(BUILD) $(abspath $(ICD_FILE)) || status=1; \
+	echo; echo "Targets of issue 48 from this run (bench/targets.sh)"; \
+	sh bench/targets.sh $$results || status=1; \
 	exit $$status
 
 # Only the SPIR-V section of `make bench`.
