@@ -75,11 +75,14 @@ static unsigned latency_of(LLVMValueRef inst) {
   }
 }
 
-/* A call to a function that reads and writes no memory (an intrinsic such
- * as llvm.fshl): memory(none) on the function or on the call. */
+/* A call to an intrinsic that reads and writes no memory (llvm.fshl):
+ * memory(none) on the function or on the call. Intrinsics only: they
+ * return (a function of the program's that reads no memory may loop
+ * forever, and the second iteration's header runs before the first's
+ * rare path is known). */
 static int call_is_pure(LLVMValueRef call) {
   LLVMValueRef callee = LLVMGetCalledValue(call);
-  if (!callee || !LLVMIsAFunction(callee)) return 0;
+  if (!callee || !LLVMIsAFunction(callee) || !LLVMGetIntrinsicID(callee)) return 0;
   unsigned memory_kind = LLVMGetEnumAttributeKindForName("memory", 6);
   LLVMAttributeRef a = LLVMGetEnumAttributeAtIndex(callee, LLVMAttributeFunctionIndex, memory_kind);
   if (!a) a = LLVMGetCallSiteEnumAttribute(call, LLVMAttributeFunctionIndex, memory_kind);
