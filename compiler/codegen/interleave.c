@@ -55,6 +55,9 @@
 #define MIN_CHAIN 24
 #define MAX_MISSES 4
 
+/* Rough latencies for a header's chain. Not reassociate.c's table: the
+ * only calls here are intrinsics (a rotate is one or two cycles, not a
+ * call's eight), and floating-point chains count too. */
 static unsigned latency_of(LLVMValueRef inst) {
   switch (LLVMGetInstructionOpcode(inst)) {
   case LLVMLoad:
