@@ -13,7 +13,7 @@
  * code: no gain).
  *
  * The loop's form: a header H whose instructions have no side effects
- * (loads, arithmetic, calls to functions that read no memory) ending in a
+ * (loads, arithmetic, calls to intrinsics that read no memory) ending in a
  * branch to the latch L (the common case, "continue") or into the rest of
  * the loop R (the rare case, where the side effects are), and a latch
  * without phis whose instructions read only H's phis and values from
