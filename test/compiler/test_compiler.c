@@ -2493,7 +2493,22 @@ static const char *search_loop_source =
     "    ROUNDS(24) ROUNDS(28) ROUNDS(32) ROUNDS(36) ROUNDS(40) ROUNDS(44)\n"
     "    if ((a & mask) != 0) continue;\n"
     "    uint n = atomic_inc(&hits[0]);\n"
-    "    if (n < 4095) hits[1 + n] = gid << 16 | i;\n"
+    "    if (n < 16383) hits[1 + n] = gid << 16 | i;\n"
+    "    if (words[i] == 7u) limit[gid] = i + 2;\n"
+    "  }\n"
+    "}\n"
+    "#define HIT(j) if ((a.s##j & mask) == 0) { uint n = atomic_inc(&hits[0]); \\\n"
+    "    if (n < 16383) hits[1 + n] = gid << 16 | i << 2 | j; }\n"
+    "__kernel void search4(__global const uint *words, __global uint *hits,\n"
+    "                      __global uint *limit, uint mask) {\n"
+    "  uint gid = get_global_id(0), seed = gid * 0x9e3779b9u;\n"
+    "  uint4 lanes = (uint4)(0, 1, 2, 3) * 0x01000193u;\n"
+    "  for (uint i = 0; i < limit[gid]; i++) {\n"
+    "    uint4 a = (words[i] ^ lanes) ^ seed, b = 0x67452301u, c = 0xefcdab89u, d = 0x98badcfeu;\n"
+    "    ROUNDS(0) ROUNDS(4) ROUNDS(8) ROUNDS(12) ROUNDS(16) ROUNDS(20)\n"
+    "    ROUNDS(24) ROUNDS(28) ROUNDS(32) ROUNDS(36) ROUNDS(40) ROUNDS(44)\n"
+    "    if (!any((a & mask) == 0)) continue;\n"
+    "    HIT(0) HIT(1) HIT(2) HIT(3)\n"
     "    if (words[i] == 7u) limit[gid] = i + 2;\n"
     "  }\n"
     "}\n";
@@ -2518,21 +2533,17 @@ static int compare_u32(const void *x, const void *y) {
   return a < b ? -1 : a > b;
 }
 
-static void search_loop_pairs_keep_every_hit(void) {
-  char *log =
-      vectorize_report_for("search", search_loop_source, NULL, "AQUILA_DEBUG=vectorize,interleave");
-  REQUIRE(log);
-  if (!strstr(log, "'search.wg': a loop's iterations run in pairs")) printf("  %.400s\n", log);
-  CHECK(strstr(log, "'search.wg': a loop's iterations run in pairs") != NULL);
-  free(log);
-
-  enum { WORDS = 70, ITEMS = 32 };
+/* Runs kernel name of search_loop_source (lanes candidates an iteration:
+ * "search" 1, "search4" 4, in a uint4 as hashcat's u32x) for every mask,
+ * count and local size, checking its hits against the host's. */
+static void search_hits_match(cl_program p, const char *name, unsigned lanes) {
+  /* Room for every hit: the first ones kept by the atomic's order would
+   * not be the host's. */
+  enum { WORDS = 70, ITEMS = 32, HITS = 16384 };
   cl_int err;
-  cl_program p = build_source(search_loop_source, "", &err);
-  REQUIRE(err == CL_SUCCESS);
-  cl_kernel k = clCreateKernel(p, "search", &err);
+  cl_kernel k = clCreateKernel(p, name, &err);
   REQUIRE(k);
-  static cl_uint words[WORDS], hits[4096], limit[ITEMS], want[4096];
+  static cl_uint words[WORDS], hits[HITS], limit[ITEMS], want[HITS];
   for (int i = 0; i < WORDS; i++)
     words[i] = (cl_uint)i * 2654435761u + 11u;
   words[9] = words[40] = 7u; /* a hit here ends its loop two iterations later */
@@ -2554,10 +2565,16 @@ static void search_loop_pairs_keep_every_hit(void) {
         for (cl_uint g = 0; g < ITEMS; g++) {
           limit[g] = counts[c] - (g % 3 == 2 && counts[c] ? 1 : 0);
           for (cl_uint i = 0, end = limit[g]; i < end; i++) {
-            if (search_hash(words[i], g * 0x9e3779b9u) & masks[m]) continue;
-            if (num_want < 4095) want[num_want] = g << 16 | i;
-            num_want++;
-            if (words[i] == 7u) end = i + 2;
+            int hit = 0;
+            for (cl_uint j = 0; j < lanes; j++) {
+              cl_uint w = lanes == 1 ? words[i] : words[i] ^ (j * 0x01000193u);
+              if (search_hash(w, g * 0x9e3779b9u) & masks[m]) continue;
+              if (num_want < HITS - 1)
+                want[num_want] = lanes == 1 ? g << 16 | i : g << 16 | i << 2 | j;
+              num_want++;
+              hit = 1;
+            }
+            if (hit && words[i] == 7u) end = i + 2;
           }
         }
         memset(hits, 0, sizeof hits);
@@ -2571,13 +2588,13 @@ static void search_loop_pairs_keep_every_hit(void) {
             clEnqueueReadBuffer(queue, dhits, CL_TRUE, 0, sizeof hits, hits, 0, NULL, NULL),
             CL_SUCCESS);
         int same = hits[0] == num_want;
-        unsigned kept = num_want < 4095 ? num_want : 4095;
+        unsigned kept = num_want < HITS - 1 ? num_want : HITS - 1;
         qsort(hits + 1, kept, sizeof hits[0], compare_u32);
         qsort(want, kept, sizeof want[0], compare_u32);
         for (unsigned i = 0; same && i < kept; i++)
           same = hits[1 + i] == want[i];
         if (!same)
-          printf("  mask %#x, count %u, local size %zu: %u hits, %u expected\n", masks[m],
+          printf("  %s, mask %#x, count %u, local size %zu: %u hits, %u expected\n", name, masks[m],
                  counts[c], locals[l], hits[0], num_want);
         CHECK(same);
       }
@@ -2585,6 +2602,23 @@ static void search_loop_pairs_keep_every_hit(void) {
   clReleaseMemObject(dhits);
   clReleaseMemObject(dlimit);
   clReleaseKernel(k);
+}
+
+static void search_loop_pairs_keep_every_hit(void) {
+  char *log =
+      vectorize_report_for("search", search_loop_source, NULL, "AQUILA_DEBUG=vectorize,interleave");
+  REQUIRE(log);
+  int scalar = strstr(log, "'search.wg': a loop's iterations run in pairs") != NULL;
+  int vector = strstr(log, "'search4.wg': a loop's iterations run in pairs") != NULL;
+  if (!scalar || !vector) printf("  %.600s\n", log);
+  CHECK(scalar);
+  CHECK(vector);
+  free(log);
+  cl_int err;
+  cl_program p = build_source(search_loop_source, "", &err);
+  REQUIRE(err == CL_SUCCESS);
+  search_hits_match(p, "search", 1);
+  search_hits_match(p, "search4", 4);
   clReleaseProgram(p);
 }
 
