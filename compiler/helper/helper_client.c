@@ -40,6 +40,7 @@ struct helper {
   int sock;      /* requests and replies */
   int stderr_fd; /* a memfd: the helper's standard error for the current request */
   int background; /* builds nobody waits for, at a lower priority (AQUILA_CODEGEN_BACKGROUND) */
+  char *scratch_parent; /* where its scratch directories are (the TMPDIR it started with) */
   struct helper *next;
   /* While a thread's request is under way: the request (complete before it
    * is sent, only read after), and the next busy helper. */
@@ -91,6 +92,7 @@ static void pool_child_after_fork(void) {
     close(h->sock);
     close(h->stderr_fd);
     free(h->request);
+    free(h->scratch_parent);
     free(h);
   }
   busy_helpers = NULL;
@@ -99,6 +101,7 @@ static void pool_child_after_fork(void) {
       next = h->next;
       close(h->sock);
       close(h->stderr_fd);
+      free(h->scratch_parent);
       free(h);
     }
     idle_helpers[b] = NULL;
@@ -132,6 +135,7 @@ static char *helper_path(void) {
 static void helper_destroy(struct helper *h) {
   close(h->sock);
   close(h->stderr_fd);
+  free(h->scratch_parent);
   free(h);
 }
 
@@ -183,6 +187,7 @@ static struct helper *helper_start(struct strbuf *log, enum aquila_compile_statu
   h->sock = sv[0];
   h->stderr_fd = err_fd;
   h->background = background;
+  h->scratch_parent = strdup(scratch_parent_dir());
   free(path);
   return h;
 fail:
@@ -220,7 +225,7 @@ static void helper_fail(struct helper *h, int timed_out, int timeout_s, struct s
   while ((r = waitpid(h->pid, &status, 0)) < 0 && errno == EINTR) {
   }
   /* Its build never reached its own clean-up. */
-  if (r == h->pid) remove_scratch_dirs_of(h->pid);
+  if (r == h->pid && h->scratch_parent) remove_scratch_dirs_of(h->pid, h->scratch_parent);
   if (timed_out)
     strbuf_printf(log,
                   "error: the compiler did not finish within %d s (AQUILA_COMPILE_TIMEOUT) and "
@@ -254,6 +259,7 @@ static void helper_end(struct helper *h) {
   while (waitpid(h->pid, NULL, 0) < 0 && errno == EINTR) {
   }
   close(h->stderr_fd);
+  free(h->scratch_parent);
   free(h);
 }
 

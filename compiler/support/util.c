@@ -76,10 +76,13 @@ char *make_scratch_dir(void) {
   return dir;
 }
 
-void remove_scratch_dirs_of(pid_t pid) {
+const char *scratch_parent_dir(void) {
+  return scratch_parent();
+}
+
+void remove_scratch_dirs_of(pid_t pid, const char *parent) {
   char prefix[64];
   int len = snprintf(prefix, sizeof prefix, "aquila-build-%ld-", (long)pid);
-  const char *parent = scratch_parent();
   DIR *d = opendir(parent);
   if (!d) return;
   struct dirent *e;

@@ -14,9 +14,12 @@ int read_file(const char *path, void **data, size_t *size);
 char *make_scratch_dir(void);
 /* Removes a scratch directory and everything in it. */
 void remove_scratch_dir(const char *dir);
-/* Removes the scratch directories a process that has ended left under
- * $TMPDIR (or /tmp). */
-void remove_scratch_dirs_of(pid_t pid);
+/* Where scratch directories are made: $TMPDIR, or /tmp. */
+const char *scratch_parent_dir(void);
+/* Removes the scratch directories a process that has ended left in parent
+ * (its scratch_parent_dir, which the process that started it keeps: the
+ * application may change its own TMPDIR later). */
+void remove_scratch_dirs_of(pid_t pid, const char *parent);
 
 /* $AQUILA_CPU_TARGET when it names an x86-64 level (x86-64-v2, -v3, -v4):
  * the target that replaces this CPU's own for the CPU device (make
