@@ -353,6 +353,7 @@ enum aquila_compile_status aquila_compile(const struct aquila_compile_input *in,
    * process): the application then asks again with the two in sequence
    * (helper_client.c), which brings back libclang's diagnostics. */
   struct parse_job parse = {src_path, args, nargs, &fr, {0}, -1, 0};
+  frontend_register_targets();
   pthread_t parse_thread;
   pthread_attr_t attr;
   int parallel = !compile_frontend_in_sequence && pthread_attr_init(&attr) == 0;

@@ -120,25 +120,30 @@ extern "C" int clang_emit_bitcode_in_process(const char *const *argv, int argc, 
       /* Without carets ExecuteAction does not print its "N warnings
        * generated." to standard error, which is the application's. */
       invocation->getDiagnosticOpts().ShowCarets = false;
-      clang::CompilerInstance ci;
-      ci.setInvocation(invocation);
-      ci.createDiagnostics(new clang::TextDiagnosticPrinter(os, &ci.getDiagnosticOpts()), true);
+      /* The action's modules live in clang_context, which outlives the
+       * action and the compiler instance (either may free a module as it
+       * ends). After a crash clang's state is left as the crash found it:
+       * none of it is freed (the caller retires this process, as after a
+       * crash libclang recovered from). */
+      auto *clang_context = new llvm::LLVMContext;
+      auto *ci = new clang::CompilerInstance;
+      ci->setInvocation(invocation);
+      ci->createDiagnostics(new clang::TextDiagnosticPrinter(os, &ci->getDiagnosticOpts()), true);
+      clang_context->setDiscardValueNames(ci->getCodeGenOpts().DiscardValueNames);
       /* Clang writes the program's bitcode, which is read back into a
-       * context of this function's (clang's own, and the modules it frees
-       * as it ends, stay clang's business), linked with the library and
-       * written again: a millisecond for a small program. */
-      clang::EmitBCAction action;
+       * context of this function's, linked with the library and written
+       * again: a millisecond for a small program. */
+      auto *action = new clang::EmitBCAction(clang_context);
       bool ok = false;
-      /* A crash in clang ends this compile, not the compiler process (which
-       * the caller then retires, as after a crash libclang recovered from). */
+      /* A crash in clang ends this compile, not the compiler process. */
       llvm::CrashRecoveryContext::Enable();
       llvm::CrashRecoveryContext crc;
       if (!crc.RunSafely([&] {
-            ok = ci.ExecuteAction(action) && !ci.getDiagnostics().hasErrorOccurred();
+            ok = ci->ExecuteAction(*action) && !ci->getDiagnostics().hasErrorOccurred();
             if (!ok) return;
             llvm::LLVMContext context;
             /* As clang's own context: local values unnamed. */
-            context.setDiscardValueNames(ci.getCodeGenOpts().DiscardValueNames);
+            context.setDiscardValueNames(ci->getCodeGenOpts().DiscardValueNames);
             llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> program =
                 llvm::MemoryBuffer::getFile(output);
             llvm::Expected<std::unique_ptr<llvm::Module>> parsed =
@@ -150,8 +155,8 @@ extern "C" int clang_emit_bitcode_in_process(const char *const *argv, int argc, 
             else
               llvm::consumeError(parsed.takeError());
             if (!m) os << "error: internal: cannot read clang's bitcode back\n";
-            ok = m &&
-                 link_builtin_library(ci, *m, static_cast<const char *>(library), library_size, os);
+            ok = m && link_builtin_library(*ci, *m, static_cast<const char *>(library),
+                                           library_size, os);
             if (ok) {
               std::error_code ec;
               llvm::raw_fd_ostream out(output, ec, llvm::sys::fs::OF_None);
@@ -161,10 +166,14 @@ extern "C" int clang_emit_bitcode_in_process(const char *const *argv, int argc, 
               if (!ok) os << "error: cannot write the bitcode to " << output << "\n";
               out.clear_error();
             }
-          }))
+          })) {
         status = -1;
-      else
+      } else {
         status = ok ? 0 : 1;
+        delete action;
+        delete ci;
+        delete clang_context;
+      }
     }
     os.flush();
   }

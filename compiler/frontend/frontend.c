@@ -6,6 +6,8 @@
 
 #include <CL/cl.h>
 #include <clang-c/Index.h>
+#include <llvm-c/Target.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -222,9 +224,31 @@ void frontend_note_crash(void) {
   recovered_from_crash = 1;
 }
 
+/* clang_createIndex registers every LLVM target (for clang's modules) each
+ * time it runs. In a new compiler process the first parse did that on its
+ * thread while clang, on the other, looked up the x86 target to write
+ * bitcode: it could find the target half registered, without its machine
+ * code parts, and crash in LLVMTargetMachine::initAsmInfo (one build in a
+ * few under AddressSanitizer failed so). Registered here first, before the
+ * two start, libclang's registration only stores what is there already. */
+static pthread_once_t targets_once = PTHREAD_ONCE_INIT;
+
+static void register_targets(void) {
+  LLVMInitializeAllTargetInfos();
+  LLVMInitializeAllTargets();
+  LLVMInitializeAllTargetMCs();
+  LLVMInitializeAllAsmPrinters();
+  LLVMInitializeAllAsmParsers();
+}
+
+void frontend_register_targets(void) {
+  pthread_once(&targets_once, register_targets);
+}
+
 int frontend_parse(const char *main_path, const char *const *args, int num_args,
                    struct frontend_result *out, struct strbuf *log) {
   memset(out, 0, sizeof *out);
+  frontend_register_targets();
   CXIndex index = clang_createIndex(0, 0);
   if (!index) return -1;
   CXTranslationUnit tu = NULL;

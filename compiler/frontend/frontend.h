@@ -19,6 +19,10 @@ struct frontend_result {
  * program (libclang then keeps none of its diagnostics), -1 when libclang
  * failed otherwise. */
 #define FRONTEND_CRASHED (-2)
+/* Registers LLVM's targets as libclang does at every parse: called once in a
+ * process before the parse and clang's bitcode generation run side by side
+ * (frontend_parse calls it too). */
+void frontend_register_targets(void);
 int frontend_parse(const char *main_path, const char *const *args, int num_args,
                    struct frontend_result *out, struct strbuf *log);
 void frontend_result_free(struct frontend_result *r);
