@@ -3,7 +3,8 @@
  * A test program is a set of cases. Each case prints "ok NAME" or
  * "not ok NAME: file:line: what failed"; test/run-tests.sh counts those lines.
  * A program that crashes or exits non-zero without a "not ok" line counts as
- * one failure. */
+ * one failure. CHECK_ONLY=name[,name...] runs only the cases named (a
+ * case is skipped silently), for working on one. */
 #ifndef AQUILA_TEST_CHECK_H
 #define AQUILA_TEST_CHECK_H
 
@@ -42,18 +43,20 @@ static int check_failures;
     }                                                                                             \
   } while (0)
 
-#define RUN(fn)                                                                                   \
-  do {                                                                                            \
-    check_case_failed = 0;                                                                        \
-    fflush(stdout);                                                                               \
-    fn();                                                                                         \
-    if (check_case_failed) {                                                                      \
-      printf("not ok %s\n", #fn);                                                                 \
-      check_failures++;                                                                           \
-    } else {                                                                                      \
-      printf("ok %s\n", #fn);                                                                     \
-    }                                                                                             \
-    fflush(stdout);                                                                               \
+#define RUN(fn)                                                                                    \
+  do {                                                                                             \
+    const char *check_only = getenv("CHECK_ONLY");                                                 \
+    if (check_only && !strstr(check_only, #fn)) break;                                             \
+    check_case_failed = 0;                                                                         \
+    fflush(stdout);                                                                                \
+    fn();                                                                                          \
+    if (check_case_failed) {                                                                       \
+      printf("not ok %s\n", #fn);                                                                  \
+      check_failures++;                                                                            \
+    } else {                                                                                       \
+      printf("ok %s\n", #fn);                                                                      \
+    }                                                                                              \
+    fflush(stdout);                                                                                \
   } while (0)
 
 #define CHECK_EXIT() return check_failures ? 1 : 0

@@ -38,7 +38,8 @@
  * may take up to twice the target's vector registers: spilling some costs
  * less than the latency (hashcat's MD5 with 512-bit candidate vectors,
  * 18 of AVX2's sixteen 256-bit registers, ran 1.18-1.20x faster paired).
- * AQUILA_INTERLEAVE=0 leaves loops as they are (for comparisons). */
+ * AQUILA_INTERLEAVE=0 or =workitems (pairing only work-items,
+ * workgroup/workitem_pairs.c) leaves loops as they are (for comparisons). */
 #include "codegen/interleave.h"
 
 #include <llvm-c/Analysis.h>
@@ -457,7 +458,7 @@ static void interleave(LLVMValueRef fn, const struct loop_shape *s) {
 int interleave_search_loops(LLVMModuleRef m, unsigned vector_registers, unsigned vector_bits,
                             struct strbuf *report, struct strbuf *log) {
   const char *env = getenv("AQUILA_INTERLEAVE");
-  if (env && !strcmp(env, "0")) return 0;
+  if (env && (!strcmp(env, "0") || !strcmp(env, "workitems"))) return 0;
   int done = 0;
   for (LLVMValueRef fn = LLVMGetFirstFunction(m); fn; fn = LLVMGetNextFunction(fn)) {
     if (LLVMIsDeclaration(fn)) continue;

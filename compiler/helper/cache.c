@@ -153,6 +153,7 @@ static struct hasher start_key(int from_source) {
   hash_field(&h, getenv("AQUILA_REGION_JAM"));
   hash_field(&h, getenv("AQUILA_PREFETCH"));
   hash_field(&h, getenv("AQUILA_REASSOCIATE"));
+  hash_field(&h, getenv("AQUILA_INTERLEAVE"));
   hash_field(&h, getenv("AQUILA_VECTORIZE"));
   hash_field(&h, getenv("AQUILA_VECTORIZE_CLAMPED"));
   hash_field(&h, getenv("AQUILA_VECTORIZE_ROWS"));

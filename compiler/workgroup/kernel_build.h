@@ -48,6 +48,8 @@ struct kernel_build {
   int check_twin;         /* AQUILA_VECTORIZE=check: K.wg.scalar runs K.wi alone, for comparing */
   LLVMValueRef wg_scalar; /* that K.wg.scalar, or NULL */
   struct strbuf vec_why;  /* why K.wi was not vectorized */
+  int paired;             /* K.wi_vec is K.wi.pair, two work-items (workitem_pairs.c) */
+  struct strbuf pair_why; /* why a kernel not vectorized was not paired either */
   struct aquila_fatbin_kernel *meta;
   uint32_t hidden_offset, kernarg_size, kernarg_align;
   uint32_t reqd[3];
@@ -90,6 +92,12 @@ char *kernel_attributes(const struct aquila_fatbin_kernel *k);
 int calls_function(LLVMValueRef fn, const char *name);
 int bind_workitem_builtins(struct wg_types *t, struct kernel_build *kb, LLVMValueRef fn,
                            int uniform_only, struct strbuf *log);
+
+/* ---- workitem_pairs.c: two work-items in one body ---- */
+/* "<fn>.pair", fn's work-item function for work-items x and x + 1 (of
+ * instructions instructions), or NULL with why it was not built. */
+LLVMValueRef pair_workitems(LLVMModuleRef m, LLVMValueRef fn, unsigned instructions,
+                            struct strbuf *why);
 
 /* ---- group_function.c: K.wg, the work-group function ---- */
 void build_loop_workgroup(struct wg_types *t, LLVMBuilderRef b, struct kernel_build *kb);

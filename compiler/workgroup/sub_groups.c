@@ -42,7 +42,7 @@ int uses_sub_groups(LLVMValueRef fn) {
 }
 
 unsigned sub_group_width(const struct kernel_build *kb) {
-  return kb->wi_vec ? kb->width : 1;
+  return kb->wi_vec && !kb->paired ? kb->width : 1;
 }
 
 /* The local size along d as the code knows it: the required one, or the

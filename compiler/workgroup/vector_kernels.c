@@ -262,6 +262,13 @@ static int kernel_listed(const char *list, const char *name) {
 /* Vectorizes each kernel's work-item function that can be: first as it is,
  * then, for those whose divergent control flow had another shape, after
  * structurizing it. */
+/* AQUILA_INTERLEAVE=0, or =loops (only the pairing of a loop's iterations,
+ * codegen/interleave.c), leaves work-items unpaired. */
+static int pairing_wanted(void) {
+  const char *env = getenv("AQUILA_INTERLEAVE");
+  return !env || (strcmp(env, "0") && strcmp(env, "loops"));
+}
+
 void vectorize_kernels(LLVMModuleRef m, struct kernel_build *kbs, unsigned n,
                        const struct vectorize_target *vt, int use_fibers) {
   LLVMValueRef *retry = calloc(n ? n : 1, sizeof *retry);
@@ -359,6 +366,33 @@ void vectorize_kernels(LLVMModuleRef m, struct kernel_build *kbs, unsigned n,
     }
   }
   free(retry);
+  /* Kernels left scalar: two work-items at a time (workitem_pairs.c). */
+  if (!pairing_wanted()) return;
+  for (unsigned i = 0; i < n; i++) {
+    struct kernel_build *kb = &kbs[i];
+    if (kb->wi_vec || kernel_listed(getenv("AQUILA_VECTORIZE_SKIP"), kb->name)) continue;
+    if (kb->uses_barrier || kb->uses_sub_groups) {
+      strbuf_append(&kb->pair_why, kb->uses_barrier ? "barriers" : "sub-groups");
+      continue;
+    }
+    if (widest_vector_arithmetic(kb->wi) >= 8) {
+      strbuf_append(&kb->pair_why, "vectors of its own");
+      continue;
+    }
+    if (kb->reqd[0] == 1) {
+      strbuf_append(&kb->pair_why, "a required local size along x of 1");
+      continue;
+    }
+    unsigned size = instruction_count(kb->wi);
+    LLVMValueRef pfn = pair_workitems(m, kb->wi, size, &kb->pair_why);
+    if (!pfn) continue;
+    kb->wi_vec = pfn;
+    kb->paired = 1;
+    kb->width = 2;
+    kb->rows = 1;
+    kb->scalar_size = size;
+    kb->vector_size = instruction_count(pfn);
+  }
 }
 
 /* Whether a version of kb compiled for one work-group size would run no
@@ -374,6 +408,8 @@ void vectorize_kernels(LLVMModuleRef m, struct kernel_build *kbs, unsigned n,
  * on the cores its benchmark ran on. Called after vectorize_kernels. */
 int size_indifferent(const struct kernel_build *kb, const struct vectorize_target *vt) {
   if (!kb->wi || instruction_count(kb->wi) > vectorize_max_instructions()) return 1;
+  /* A pair gains nothing from a known size but its odd work-item. */
+  if (kb->paired) return 1;
   if (kb->uses_barrier || kb->wi_vec) return 0;
   int quick_tier = vt && vt->width == 1;
   return !(quick_tier && widest_vector_arithmetic(kb->wi) < 8);
@@ -394,7 +430,14 @@ void report_kernel(const struct kernel_build *kb, const struct vectorize_target 
                    int fibers, struct strbuf *log) {
   struct strbuf sb = {0};
   strbuf_printf(&sb, "aquila: kernel '%s': ", kb->name);
-  if (kb->wi_vec) {
+  if (kb->paired) {
+    strbuf_printf(&sb,
+                  "not vectorized (%s); work-items in pairs, their instructions interleaved "
+                  "(%u instructions; %u for one)",
+                  kb->vec_why.len ? kb->vec_why.data : "AQUILA_VECTORIZE=0", kb->vector_size,
+                  kb->scalar_size);
+    if (kb->scalar_used) strbuf_append(&sb, "; scalar code for a row's odd work-item");
+  } else if (kb->wi_vec) {
     if (kb->rows > 1)
       strbuf_printf(&sb, "vectorized, %u work-items per vector, two rows of %u", kb->width,
                     kb->width / 2);
@@ -423,6 +466,7 @@ void report_kernel(const struct kernel_build *kb, const struct vectorize_target 
   } else {
     strbuf_printf(&sb, "not vectorized (%s)",
                   kb->vec_why.len ? kb->vec_why.data : "AQUILA_VECTORIZE=0");
+    if (kb->pair_why.len) strbuf_printf(&sb, "; not paired (%s)", kb->pair_why.data);
     if (kb->uses_barrier && fibers)
       strbuf_append(&sb, "; barriers: fibers");
     else if (kb->uses_barrier)

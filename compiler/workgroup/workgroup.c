@@ -474,7 +474,7 @@ int workgroup_compile(LLVMModuleRef m, struct aquila_fatbin_kernel *kernels, uns
      * tile's computation; walks by large steps: lines a few steps ahead
      * (prefetch.c). */
     for (unsigned i = 0; i < n; i++)
-      if (kbs[i].wi_vec) kbs[i].prefetches = prefetch_loops(m, kbs[i].wi_vec);
+      if (kbs[i].wi_vec && !kbs[i].paired) kbs[i].prefetches = prefetch_loops(m, kbs[i].wi_vec);
   }
   /* After the vectorizer, which keeps its own versions' arrays in bounds
    * and reads the indices' shapes from the unchanged scalar function. */
@@ -605,6 +605,7 @@ out:
   for (unsigned i = 0; i < n; i++) {
     free(kbs[i].name);
     strbuf_free(&kbs[i].vec_why);
+    strbuf_free(&kbs[i].pair_why);
   }
   free(kbs);
   return status;

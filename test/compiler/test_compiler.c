@@ -2634,6 +2634,121 @@ static void lookup_rounds_stay_scalar_without_avx512(void) {
   free(log);
 }
 
+/* Work-items in pairs (compiler/workgroup/workitem_pairs.c): a kernel the
+ * vectorizer leaves scalar (here by a limit of 20 instructions) whose
+ * branches are the same for every work-item runs two work-items in one
+ * body. Blowfish-like rounds on a private table each work-item rewrites as
+ * it goes, an atomic per work-item, odd local sizes (the scalar code takes
+ * a row's last work-item): every result as the host computes it. A kernel
+ * whose loop branches on its own data stays unpaired. */
+static const char *pairs_source =
+    "__kernel void rounds(__global const uint *in, __constant uint *init, __global uint *out,\n"
+    "                     volatile __global uint *count, uint n) {\n"
+    "  uint i = get_global_id(0);\n"
+    "  uint S[256];\n"
+    "  for (int j = 0; j < 256; j++) S[j] = init[j] ^ (in[i] * (uint)j);\n"
+    "  uint L = in[i], R = ~in[i];\n"
+    "  for (uint r = 0; r < n; r++) {\n"
+    "    L ^= S[R & 255] + S[(R >> 8) & 255];\n"
+    "    R ^= S[(L >> 16) & 255] ^ (S[L >> 24] + r);\n"
+    "    S[r & 255] = L;\n"
+    "  }\n"
+    "  out[i] = L ^ R;\n"
+    "  atomic_add(count, (L & 3) == 0 ? 1u : 0u);\n"
+    "}\n"
+    "__kernel void divergent(__global const uint *in, __global uint *out, uint n) {\n"
+    "  uint i = get_global_id(0), s = in[i], steps = 0;\n"
+    "  while (s > 1 && steps < n) {\n"
+    "    s = (s & 1) ? s * 3u + 1u : s >> 1;\n"
+    "    steps++;\n"
+    "  }\n"
+    "  out[i] = steps;\n"
+    "}\n";
+
+static cl_uint pairs_expected(const cl_uint *in, const cl_uint *init, cl_uint i, cl_uint n,
+                              cl_uint *hits) {
+  cl_uint S[256];
+  for (cl_uint j = 0; j < 256; j++)
+    S[j] = init[j] ^ (in[i] * j);
+  cl_uint L = in[i], R = ~in[i];
+  for (cl_uint r = 0; r < n; r++) {
+    L ^= S[R & 255] + S[(R >> 8) & 255];
+    R ^= S[(L >> 16) & 255] ^ (S[L >> 24] + r);
+    S[r & 255] = L;
+  }
+  *hits += (L & 3) == 0;
+  return L ^ R;
+}
+
+static void workitems_in_pairs_match_the_host(void) {
+  char *log =
+      vectorize_report_for("pairs", pairs_source, NULL, "AQUILA_VECTORIZE_MAX_INSTRUCTIONS=20");
+  REQUIRE(log);
+  const char *paired = strstr(log, "kernel 'rounds': not vectorized (");
+  paired = paired ? strstr(paired, "work-items in pairs") : NULL;
+  const char *unpaired = strstr(log, "kernel 'divergent': not vectorized (");
+  unpaired =
+      unpaired ? strstr(unpaired, "not paired (a branch that differs between work-items)") : NULL;
+  if (!paired || !unpaired) printf("  %.600s\n", log);
+  CHECK(paired != NULL);
+  CHECK(unpaired != NULL);
+  free(log);
+
+  enum { N = 70 };
+  setenv("AQUILA_VECTORIZE_MAX_INSTRUCTIONS", "20", 1);
+  setenv("AQUILA_TIERS", "0", 1);
+  setenv("AQUILA_CACHE", "0", 1);
+  cl_int err;
+  cl_program p = build_source(pairs_source, "", &err);
+  REQUIRE(err == CL_SUCCESS);
+  cl_kernel k = clCreateKernel(p, "rounds", &err);
+  REQUIRE(k);
+  static cl_uint in[N], init[256], out[N];
+  for (cl_uint i = 0; i < N; i++)
+    in[i] = i * 2654435761u + 12345u;
+  for (cl_uint j = 0; j < 256; j++)
+    init[j] = j * 0x9e3779b9u ^ 0xa5a5a5a5u;
+  cl_mem din = clCreateBuffer(context, CL_MEM_COPY_HOST_PTR, sizeof in, in, &err);
+  cl_mem dinit = clCreateBuffer(context, CL_MEM_COPY_HOST_PTR, sizeof init, init, &err);
+  cl_mem dout = clCreateBuffer(context, CL_MEM_READ_WRITE, sizeof out, NULL, &err);
+  cl_mem dcount = clCreateBuffer(context, CL_MEM_READ_WRITE, sizeof(cl_uint), NULL, &err);
+  cl_uint n = 1000;
+  clSetKernelArg(k, 0, sizeof din, &din);
+  clSetKernelArg(k, 1, sizeof dinit, &dinit);
+  clSetKernelArg(k, 2, sizeof dout, &dout);
+  clSetKernelArg(k, 3, sizeof dcount, &dcount);
+  clSetKernelArg(k, 4, sizeof n, &n);
+  static const size_t globals[] = {64, 63, 70, 33};
+  static const size_t locals[] = {16, 7, 2, 11};
+  for (size_t c = 0; c < sizeof globals / sizeof globals[0]; c++) {
+    cl_uint zero = 0, count = 0, hits = 0;
+    memset(out, 0, sizeof out);
+    clEnqueueWriteBuffer(queue, dout, CL_TRUE, 0, sizeof out, out, 0, NULL, NULL);
+    clEnqueueWriteBuffer(queue, dcount, CL_TRUE, 0, sizeof zero, &zero, 0, NULL, NULL);
+    CHECK_EQ_INT(clEnqueueNDRangeKernel(queue, k, 1, NULL, &globals[c], &locals[c], 0, NULL, NULL),
+                 CL_SUCCESS);
+    clEnqueueReadBuffer(queue, dout, CL_TRUE, 0, sizeof out, out, 0, NULL, NULL);
+    clEnqueueReadBuffer(queue, dcount, CL_TRUE, 0, sizeof count, &count, 0, NULL, NULL);
+    int wrong = 0;
+    for (cl_uint i = 0; i < N; i++)
+      wrong += out[i] != (i < globals[c] ? pairs_expected(in, init, i, n, &hits) : 0u);
+    if (wrong || count != hits)
+      printf("  global %zu, local %zu: %d wrong, %u hits counted, %u expected\n", globals[c],
+             locals[c], wrong, count, hits);
+    CHECK_EQ_INT(wrong, 0);
+    CHECK_EQ_INT(count, hits);
+  }
+  unsetenv("AQUILA_VECTORIZE_MAX_INSTRUCTIONS");
+  unsetenv("AQUILA_TIERS");
+  unsetenv("AQUILA_CACHE");
+  clReleaseMemObject(din);
+  clReleaseMemObject(dinit);
+  clReleaseMemObject(dout);
+  clReleaseMemObject(dcount);
+  clReleaseKernel(k);
+  clReleaseProgram(p);
+}
+
 /* A grid-stride loop with int ids (pyopencl's elementwise kernels: `int
  * work_group_start = get_local_size(0) * get_group_id(0)`, a long i): i
  * stays lane 0's scalar, so the loop's accesses are plain vectors and its
@@ -2975,6 +3090,7 @@ int main(int argc, char **argv) {
   RUN(private_state_stays_in_vectors);
   RUN(gathers_without_avx512_have_no_mask);
   RUN(lookup_rounds_stay_scalar_without_avx512);
+  RUN(workitems_in_pairs_match_the_host);
   RUN(search_loop_pairs_keep_every_hit);
   api_teardown();
   char cmd[400];
