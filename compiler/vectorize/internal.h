@@ -86,6 +86,7 @@ struct vec {
   unsigned H;    /* rows: the lanes of one row (W / 2); else W */
   unsigned rows; /* work-group rows per vector: 1, or 2 (vectorize_target) */
   char isa;
+  int scalar_pairs;     /* struct vectorize_target's */
   uint32_t reqd[3];     /* required local size, 0 if none */
   struct ptr_map facts; /* integer value -> its struct int_facts, once asked */
   void **facts_owned;

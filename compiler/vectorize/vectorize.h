@@ -16,6 +16,10 @@ struct vectorize_target {
    * each (a required local size of that along x and an even one along y);
    * the caller passes lane 0's local ids, x 0 and an even y. Else 1. */
   unsigned rows;
+  /* The scalar code would run two work-items at a time (paired,
+   * workgroup/workitem_pairs.c): the vectorizer's cost check without
+   * AVX-512 then counts gathers from private arrays too. */
+  int scalar_pairs;
 };
 
 /* A kernel without a required local size along x keeps its scalar version,

@@ -98,6 +98,8 @@ int bind_workitem_builtins(struct wg_types *t, struct kernel_build *kb, LLVMValu
  * instructions instructions), or NULL with why it was not built. */
 LLVMValueRef pair_workitems(LLVMModuleRef m, LLVMValueRef fn, unsigned instructions,
                             struct strbuf *why);
+/* Whether pair_workitems would pair fn's work-items (nothing built). */
+int workitems_pairable(LLVMValueRef fn, unsigned instructions);
 
 /* ---- group_function.c: K.wg, the work-group function ---- */
 void build_loop_workgroup(struct wg_types *t, LLVMBuilderRef b, struct kernel_build *kb);

@@ -269,6 +269,19 @@ static int pairing_wanted(void) {
   return !env || (strcmp(env, "0") && strcmp(env, "loops"));
 }
 
+/* Whether kb's work-items may run in pairs if it stays scalar; if not, why
+ * not in why (when given). */
+static int pairing_allowed(struct kernel_build *kb, struct strbuf *why) {
+  const char *no = !pairing_wanted()                       ? ""
+                   : kb->uses_barrier                      ? "barriers"
+                   : kb->uses_sub_groups                   ? "sub-groups"
+                   : widest_vector_arithmetic(kb->wi) >= 8 ? "vectors of its own"
+                   : kb->reqd[0] == 1                      ? "a required local size along x of 1"
+                                                           : NULL;
+  if (no && *no && why) strbuf_append(why, no);
+  return !no && !kernel_listed(getenv("AQUILA_VECTORIZE_SKIP"), kb->name);
+}
+
 void vectorize_kernels(LLVMModuleRef m, struct kernel_build *kbs, unsigned n,
                        const struct vectorize_target *vt, int use_fibers) {
   LLVMValueRef *retry = calloc(n ? n : 1, sizeof *retry);
@@ -329,6 +342,10 @@ void vectorize_kernels(LLVMModuleRef m, struct kernel_build *kbs, unsigned n,
       kt.width = kb->width;
       kt.rows = kb->rows;
       memcpy(kt.reqd, kb->reqd, sizeof kt.reqd);
+      /* Without AVX-512 the vectorizer weighs gathers against the scalar
+       * code, which runs in pairs where it can. */
+      kt.scalar_pairs = vt->libmvec_isa != 'e' && pairing_allowed(kb, NULL) &&
+                        workitems_pairable(kb->wi, instruction_count(kb->wi));
       enum vectorize_status st = vectorize_workitem_function(m, kb->wi, &kt, &vfn, &kb->vec_why);
       if (st == VECTORIZE_OK && instruction_count(vfn) > vectorize_max_vector_instructions()) {
         strbuf_printf(&kb->vec_why,
@@ -367,22 +384,9 @@ void vectorize_kernels(LLVMModuleRef m, struct kernel_build *kbs, unsigned n,
   }
   free(retry);
   /* Kernels left scalar: two work-items at a time (workitem_pairs.c). */
-  if (!pairing_wanted()) return;
   for (unsigned i = 0; i < n; i++) {
     struct kernel_build *kb = &kbs[i];
-    if (kb->wi_vec || kernel_listed(getenv("AQUILA_VECTORIZE_SKIP"), kb->name)) continue;
-    if (kb->uses_barrier || kb->uses_sub_groups) {
-      strbuf_append(&kb->pair_why, kb->uses_barrier ? "barriers" : "sub-groups");
-      continue;
-    }
-    if (widest_vector_arithmetic(kb->wi) >= 8) {
-      strbuf_append(&kb->pair_why, "vectors of its own");
-      continue;
-    }
-    if (kb->reqd[0] == 1) {
-      strbuf_append(&kb->pair_why, "a required local size along x of 1");
-      continue;
-    }
+    if (kb->wi_vec || !pairing_allowed(kb, &kb->pair_why)) continue;
     unsigned size = instruction_count(kb->wi);
     LLVMValueRef pfn = pair_workitems(m, kb->wi, size, &kb->pair_why);
     if (!pfn) continue;

@@ -347,44 +347,61 @@ static void free_pairing(struct pairing *p) {
   if (p->b) LLVMDisposeBuilder(p->b);
 }
 
-LLVMValueRef pair_workitems(LLVMModuleRef m, LLVMValueRef fn, unsigned instructions,
-                            struct strbuf *why) {
-  struct pairing p = {0};
-  p.ctx = LLVMGetModuleContext(m);
-  p.fn = fn;
+/* Analyses fn into p; NULL when its work-items can be paired, else why
+ * not (p is then to be freed all the same). */
+static const char *analyse(struct pairing *p, LLVMValueRef fn, unsigned instructions,
+                           struct strbuf *why) {
+  p->ctx = LLVMGetModuleContext(LLVMGetGlobalParent(fn));
+  p->fn = fn;
   if (instructions > PAIR_MAX_INSTRUCTIONS) {
     strbuf_printf(why, "%u instructions, more than %u", instructions, PAIR_MAX_INSTRUCTIONS);
-    return NULL;
+    return why->data;
   }
   LLVMTypeRef fty = LLVMGlobalGetValueType(fn);
   if (LLVMGetTypeKind(LLVMGetReturnType(fty)) != LLVMVoidTypeKind || LLVMCountParams(fn) < 3 ||
-      LLVMGetFirstUse(LLVMGetParam(fn, 2))) {
-    strbuf_append(why, "internal: not a work-item function of the expected form");
-    return NULL;
-  }
-  order_blocks(&p);
+      LLVMGetFirstUse(LLVMGetParam(fn, 2)))
+    return "internal: not a work-item function of the expected form";
+  order_blocks(p);
   const char *bad = NULL;
-  for (unsigned i = 0; i < p.num_reachable && !bad; i++)
-    for (LLVMValueRef in = LLVMGetFirstInstruction(p.blocks[i]); in && !bad;
+  for (unsigned i = 0; i < p->num_reachable && !bad; i++)
+    for (LLVMValueRef in = LLVMGetFirstInstruction(p->blocks[i]); in && !bad;
          in = LLVMGetNextInstruction(in))
       bad = check_instruction(in);
-  if (!bad && !has_loop(&p)) bad = "no loop";
-  if (!bad) {
-    find_varying(&p);
-    for (unsigned i = 0; i < p.num_reachable && !bad; i++) {
-      LLVMValueRef term = LLVMGetBasicBlockTerminator(p.blocks[i]);
-      LLVMOpcode op = LLVMGetInstructionOpcode(term);
-      if ((op == LLVMBr && LLVMIsConditional(term) &&
-           operand_varying(&p, LLVMGetCondition(term))) ||
-          (op == LLVMSwitch && operand_varying(&p, LLVMGetOperand(term, 0))))
-        bad = "a branch that differs between work-items";
-    }
+  if (!bad && !has_loop(p)) bad = "no loop";
+  if (bad) return bad;
+  find_varying(p);
+  for (unsigned i = 0; i < p->num_reachable; i++) {
+    LLVMValueRef term = LLVMGetBasicBlockTerminator(p->blocks[i]);
+    LLVMOpcode op = LLVMGetInstructionOpcode(term);
+    if ((op == LLVMBr && LLVMIsConditional(term) && operand_varying(p, LLVMGetCondition(term))) ||
+        (op == LLVMSwitch && operand_varying(p, LLVMGetOperand(term, 0))))
+      return "a branch that differs between work-items";
   }
+  return NULL;
+}
+
+int workitems_pairable(LLVMValueRef fn, unsigned instructions) {
+  struct pairing p = {0};
+  struct strbuf why = {0};
+  int ok = analyse(&p, fn, instructions, &why) == NULL;
+  strbuf_free(&why);
+  free_pairing(&p);
+  return ok;
+}
+
+LLVMValueRef pair_workitems(LLVMModuleRef m, LLVMValueRef fn, unsigned instructions,
+                            struct strbuf *why) {
+  struct pairing p = {0};
+  struct strbuf reason = {0};
+  const char *bad = analyse(&p, fn, instructions, &reason);
   if (bad) {
     strbuf_append(why, bad);
+    strbuf_free(&reason);
     free_pairing(&p);
     return NULL;
   }
+  strbuf_free(&reason);
+  LLVMTypeRef fty = LLVMGlobalGetValueType(fn);
   size_t len;
   struct strbuf name = {0};
   strbuf_printf(&name, "%s.pair", LLVMGetValueName2(fn, &len));
