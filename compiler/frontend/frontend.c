@@ -302,6 +302,8 @@ void frontend_result_free(struct frontend_result *r) {
     free(k->name);
     free(k->attributes);
     free(k->vec_type_hint);
+    /* The footprint analysis's, set in place by workgroup_compile. */
+    aquila_fatbin_footprint_free(k->footprint);
   }
   free(r->kernels);
   memset(r, 0, sizeof *r);
