@@ -278,9 +278,25 @@ int divergent_loop_left(struct vec *v, int b, int c) {
  * whether that holds. */
 static int lanes_within_one_block(struct vec *v, LLVMValueRef x, struct shape sx, int64_t d) {
   if (sx.kind != K_AFFINE || sx.stride <= 0 || d <= 0) return 0;
+  /* x = y + c, c a small constant: lane 0 lies c above a multiple of y's
+   * alignment ((2 * me + 1) % 64, an odd index of an FFT's pair). */
+  int64_t c = 0;
+  for (int depth = 0; depth < 4 && LLVMIsAInstruction(x) && LLVMGetNumOperands(x) == 2; depth++) {
+    LLVMOpcode op = LLVMGetInstructionOpcode(x);
+    LLVMValueRef k = LLVMGetOperand(x, 1);
+    if (!(op == LLVMAdd || (op == LLVMOr && LLVMGetIsDisjoint(x))) || !LLVMIsAConstantInt(k) ||
+        LLVMGetIntTypeWidth(LLVMTypeOf(k)) > 64)
+      break;
+    int64_t add = LLVMConstIntGetSExtValue(k);
+    if (add < 0 || add > ((int64_t)1 << 30)) break;
+    c += add;
+    x = LLVMGetOperand(x, 0);
+  }
   struct int_facts f = facts_of(v, x, 0);
   if (!f.known || f.lo < 0) return 0;
-  int64_t span = (int64_t)(v->W - 1) * sx.stride;
+  int64_t span = c + (int64_t)(v->W - 1) * sx.stride;
+  /* y + c must not wrap, in any width. */
+  if (c && f.hi > ((int64_t)1 << 31) - 1 - c) return 0;
   int64_t block = f.align;
   /* A divisor that is not a power of two: lane 0 must sit at a multiple of
    * it. */
@@ -316,6 +332,17 @@ static int halves_within_blocks(struct vec *v, LLVMValueRef x, struct shape sx, 
 }
 
 static struct shape per_row(struct vec *v, LLVMValueRef in);
+
+/* The low bits that are zero in every lane of x (affine or two runs), as
+ * a mask: lane 0's value is a multiple of its facts' alignment, and the
+ * others lie multiples of the stride (and of the gap) above it. */
+static uint64_t known_low_zeros(struct vec *v, LLVMValueRef x, struct shape sx) {
+  struct int_facts f = facts_of(v, x, 0);
+  if (!f.known) return 0;
+  int64_t align = min64(f.align, low_bit(sx.stride));
+  if (sx.kind == K_RUNS) align = min64(align, gap_align_of(v, sx));
+  return align >= ALIGN_ANY ? 0 : (uint64_t)align - 1;
+}
 
 /* Add, sub, mul, shl and or with an operand of two runs. */
 static struct shape runs_arithmetic(struct vec *v, LLVMValueRef in, struct shape a,
@@ -452,31 +479,46 @@ static struct shape transfer(struct vec *v, LLVMValueRef in) {
      * the lanes are known not to wrap around it (x % 2^k, below). */
     struct shape a = shape_of_value(v, LLVMGetOperand(in, 0));
     struct shape c = shape_of_value(v, LLVMGetOperand(in, 1));
-    LLVMValueRef k = LLVMGetOperand(in, 1);
+    LLVMValueRef k = LLVMGetOperand(in, 1), x = LLVMGetOperand(in, 0);
     if (a.kind == K_UNIFORM && c.kind == K_UNIFORM) return s;
-    if (a.kind == K_AFFINE && LLVMIsAConstantInt(k) && LLVMGetIntTypeWidth(LLVMTypeOf(k)) <= 64) {
-      uint64_t m = LLVMConstIntGetZExtValue(k);
+    if ((a.kind != K_AFFINE && a.kind != K_RUNS) || !LLVMIsAConstantInt(k) ||
+        LLVMGetIntTypeWidth(LLVMTypeOf(k)) > 64)
+      return per_row(v, in);
+    unsigned width = LLVMGetIntTypeWidth(LLVMTypeOf(k));
+    uint64_t all = width >= 64 ? ~0ull : (1ull << width) - 1;
+    /* Bits that are zero in every lane count as kept: InstCombine drops
+     * them from the mask ((2 * me) % 64 is 2 * me & 62). */
+    uint64_t zeros = known_low_zeros(v, x, a) & all;
+    uint64_t m = LLVMConstIntGetZExtValue(k) | zeros;
+    if (a.kind == K_AFFINE) {
       if (m >= 0xffffffffull && (m & (m + 1)) == 0) return affine(a.stride, 1);
-    }
-    if (a.kind == K_RUNS && LLVMIsAConstantInt(k) && LLVMGetIntTypeWidth(LLVMTypeOf(k)) <= 64) {
-      uint64_t m = LLVMConstIntGetZExtValue(k);
+      if (m < 0xffffffffull && (m & (m + 1)) == 0 &&
+          lanes_within_one_block(v, x, a, (int64_t)m + 1))
+        return affine(a.stride, a.assumed);
+      if (m < 0xffffffffull && (m & (m + 1)) == 0 && halves_within_blocks(v, x, a, (int64_t)m + 1))
+        return runs(v, a.stride, a.assumed, 1, 0, 1);
+    } else {
       if (m >= 0xffffffffull && (m & (m + 1)) == 0)
         return runs(v, a.stride, 1, a.gap_known, a.gap, a.gap_align);
-    }
-    if (a.kind == K_AFFINE && LLVMIsAConstantInt(k) && LLVMGetIntTypeWidth(LLVMTypeOf(k)) <= 64) {
-      uint64_t m = LLVMConstIntGetZExtValue(k);
-      if (m < 0xffffffffull && (m & (m + 1)) == 0 &&
-          lanes_within_one_block(v, LLVMGetOperand(in, 0), a, (int64_t)m + 1))
-        return affine(a.stride, a.assumed);
-      if (m < 0xffffffffull && (m & (m + 1)) == 0 &&
-          halves_within_blocks(v, LLVMGetOperand(in, 0), a, (int64_t)m + 1))
-        return runs(v, a.stride, a.assumed, 1, 0, 1);
-    }
-    if (a.kind == K_RUNS && LLVMIsAConstantInt(k) && LLVMGetIntTypeWidth(LLVMTypeOf(k)) <= 64) {
-      uint64_t m = LLVMConstIntGetZExtValue(k);
-      if (m < 0xffffffffull && (m & (m + 1)) == 0 &&
-          runs_within_blocks(v, LLVMGetOperand(in, 0), a, (int64_t)m + 1))
+      if (m < 0xffffffffull && (m & (m + 1)) == 0 && runs_within_blocks(v, x, a, (int64_t)m + 1))
         return runs_quotient(v, a, (int64_t)m + 1, 1);
+    }
+    /* x & -d, d a power of two: x rounded down to a multiple of d, which
+     * is (x / d) * d (a Stockham FFT's (2 * me / 64) * 256 after
+     * InstCombine: (me << 3) & -256): uniform where the lanes lie in one
+     * block of d, one per run where each run does. */
+    uint64_t low = ~(LLVMConstIntGetZExtValue(k) & ~zeros) & all;
+    int64_t d = (int64_t)low + 1;
+    if (low != 0 && (low & (low + 1)) == 0 && low < (1ull << 40)) {
+      if (a.kind == K_AFFINE && lanes_within_one_block(v, x, a, d)) return s;
+      if (a.kind == K_AFFINE && halves_within_blocks(v, x, a, d))
+        return runs(v, 0, a.assumed, 1, d, 1);
+      if (a.kind == K_RUNS && runs_within_blocks(v, x, a, d)) {
+        struct shape q = runs_quotient(v, a, d, 0);
+        if (q.kind != K_RUNS) return q;
+        return runs(v, 0, q.assumed, q.gap_known, q.gap_known ? q.gap * d : 0,
+                    scale_align(q.gap_align, d));
+      }
     }
     return per_row(v, in);
   }

@@ -326,10 +326,12 @@ static const char *reduce_source =
     "}\n";
 
 static void check_reduce(const char *mode) {
+  /* Kept until the kernel has run: its machine code is made at its first
+   * launch, under the environment of that moment. */
   setenv("AQUILA_BARRIERS", mode, 1);
   cl_int err;
   cl_program p = build_source(reduce_source, "", &err);
-  unsetenv("AQUILA_BARRIERS");
+  if (err != CL_SUCCESS) unsetenv("AQUILA_BARRIERS");
   REQUIRE(err == CL_SUCCESS);
   cl_kernel k = clCreateKernel(p, "reduce", &err);
   REQUIRE(k);
@@ -346,6 +348,7 @@ static void check_reduce(const char *mode) {
   CHECK_EQ_INT(clEnqueueNDRangeKernel(queue, k, 1, NULL, &g, &l, 0, NULL, NULL), CL_SUCCESS);
   CHECK_EQ_INT(clEnqueueReadBuffer(queue, bo, CL_TRUE, 0, sizeof out, out, 0, NULL, NULL),
                CL_SUCCESS);
+  unsetenv("AQUILA_BARRIERS");
   for (int grp = 0; grp < N / WG; grp++) {
     int expect = 3;
     for (int i = 0; i < WG; i++)
@@ -1527,10 +1530,12 @@ static void run_loops_kernel(cl_program p, const char *name, int n, int m, float
 }
 
 static void check_loops(const char *mode) {
+  /* Kept until the kernels have run: machine code is made at a kernel's
+   * first launch, under the environment of that moment. */
   setenv("AQUILA_LOOP_BARRIERS", mode, 1);
   cl_int err;
   cl_program p = build_source(loops_source, "", &err);
-  unsetenv("AQUILA_LOOP_BARRIERS");
+  if (err != CL_SUCCESS) unsetenv("AQUILA_LOOP_BARRIERS");
   REQUIRE(err == CL_SUCCESS);
   enum { G = 96, L = 32, NX = 64 };
   float x[NX], out[G];
@@ -1598,6 +1603,7 @@ static void check_loops(const char *mode) {
   clReleaseMemObject(bd);
   clReleaseKernel(k);
   clReleaseProgram(p);
+  unsetenv("AQUILA_LOOP_BARRIERS");
 }
 
 /* a * b and + c in separate statements: only -cl-mad-enable (and the

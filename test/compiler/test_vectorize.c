@@ -661,6 +661,32 @@ static const struct vcase cases[] = {
      "  out[base + me] = s;\n"
      "}\n",
      1},
+    /* A radix-4 pass of a Stockham FFT (clFFT's, two butterflies per
+     * work-item): stores at ((2 * me + c) / 64) * 256 + (2 * me + c) % 64 +
+     * 64 * k for c = 0 and 1 (after InstCombine: (me << 3) & -256, uniform
+     * in a vector, with 2 * me & 62 or (2 * me | 1) & 63 stepping by 2: one
+     * interleaved pair of vectors), read back where each work-item wrote;
+     * then masks that round down where lanes straddle a block or not, and
+     * a remainder whose lanes start one above an aligned value. */
+    {"radix4_pair_exchange",
+     "#define EACH(S) S(0) S(1) S(2) S(3)\n"
+     "#define AT(c, k) (((2 * me + c) / 64) * 256 + (2 * me + c) % 64 + k * 64)\n"
+     "__kernel void k(__global const int *in, __global int *out, int n) {\n"
+     "  __local int lds[2048 + 64];\n"
+     "  uint me = get_local_id(0), ls = get_local_size(0), base = get_group_id(0) * ls;\n"
+     "#define PUT(k) lds[AT(0, k)] = in[(base + me + k) % n] + k;\\\n"
+     "               lds[AT(1, k)] = in[(base + me * 3 + k) % n] - k;\n"
+     "  EACH(PUT)\n"
+     "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+     "  int s = (int)((me * 8) & ~255u) + 3 * (int)((me * 4) & ~31u);\n"
+     "  s += 5 * (int)((me * 2 + 1) & ~15u) + 7 * (int)((me * 8 + 3) & ~63u);\n"
+     "  s += 11 * (int)((2 * me + 1) % 64) + 13 * (int)((4 * me + 3) % 32);\n"
+     "  s += 17 * (int)((2 * me + 40) % 64) + 19 * (int)((2 * me + 40) & 48);\n"
+     "#define GET(k) s = s * 3 + lds[AT(0, k)] - 5 * lds[AT(1, k)];\n"
+     "  EACH(GET)\n"
+     "  out[base + me] = s;\n"
+     "}\n",
+     1},
     /* An FFT's exchange through __local memory with uint indices, unrolled
      * as clFFT generates it: each work-item writes 8 consecutive elements
      * (one access group, found by the index they share: lds[zext(me * 8 |
@@ -714,14 +740,24 @@ static cl_kernel build_case_kernel(const struct vcase *c, const char *vectorize,
     restore_vectorize();
   cl_int err;
   cl_program p = build_program(c->source, "", &err);
-  restore_vectorize();
   if (!p || err != CL_SUCCESS) {
+    restore_vectorize();
     printf("  %s: build failed (%d) with AQUILA_VECTORIZE=%s\n", c->name, err,
            vectorize ? vectorize : "(unset)");
     if (p) clReleaseProgram(p);
     return NULL;
   }
   cl_kernel k = clCreateKernel(p, "k", &err);
+  /* Machine code is made at a kernel's first launch, or by a query that
+   * needs it, under the environment of that moment: made here, while
+   * AQUILA_VECTORIZE still says which code this kernel is to have (else
+   * the "scalar" kernel would be vectorized like the other, and the
+   * comparison would compare nothing). */
+  cl_ulong private_size = 0;
+  if (k)
+    clGetKernelWorkGroupInfo(k, device, CL_KERNEL_PRIVATE_MEM_SIZE, sizeof private_size,
+                             &private_size, NULL);
+  restore_vectorize();
   *prog = p;
   return k;
 }
@@ -1017,9 +1053,7 @@ static void images_match_scalar(void) {
   cl_program p[2];
   cl_int err;
   for (int b = 0; b < 2; b++) {
-    if (b) setenv("AQUILA_VECTORIZE", "0", 1);
     p[b] = build_program(src, "", &err);
-    restore_vectorize();
     REQUIRE(p[b] && err == CL_SUCCESS);
   }
   cl_sampler smp = clCreateSampler(context, CL_FALSE, CL_ADDRESS_CLAMP, CL_FILTER_LINEAR, &err);
@@ -1041,6 +1075,10 @@ static void images_match_scalar(void) {
         ((unsigned short *)data)[i] = (unsigned short)(0x3000 + i % 1024);
     unsigned char result[2][sizeof in_data];
     for (int b = 0; b < 2; b++) {
+      /* Machine code is made at a kernel's first launch, under the
+       * environment of that moment: the second program's kernels run
+       * with the vectorizer off. */
+      if (b) setenv("AQUILA_VECTORIZE", "0", 1);
       cl_mem in = clCreateImage2D(context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, &fmt, w, h, 0,
                                   data, &err);
       cl_mem out = clCreateImage2D(context, CL_MEM_WRITE_ONLY, &fmt, w, h, 0, NULL, &err);
@@ -1059,6 +1097,7 @@ static void images_match_scalar(void) {
       clReleaseKernel(k);
       clReleaseMemObject(in);
       clReleaseMemObject(out);
+      restore_vectorize();
     }
     if (memcmp(result[0], result[1], sizeof result[0])) {
       printf("  image format %#x/%#x: vectorized and scalar results differ\n",
