@@ -667,10 +667,15 @@ static const struct vcase cases[] = {
      * in a vector, with 2 * me & 62 or (2 * me | 1) & 63 stepping by 2: one
      * interleaved pair of vectors), read back where each work-item wrote;
      * then masks that round down where lanes straddle a block or not, and
-     * a remainder whose lanes start one above an aligned value. */
+     * a remainder whose lanes start one above an aligned value; and
+     * twiddles from a table at 7 + 7 * (me % 8) + k, the same addresses in
+     * both halves of a vector of 16. */
     {"radix4_pair_exchange",
      "#define EACH(S) S(0) S(1) S(2) S(3)\n"
      "#define AT(c, k) (((2 * me + c) / 64) * 256 + (2 * me + c) % 64 + k * 64)\n"
+     "#define R8(b) b * 3 + 1, b * 3 - 2, b * 5, b + 7, 11 - b, b * b, b ^ 5, b - 9\n"
+     "__constant int tw[128] = {R8(0), R8(1), R8(2), R8(3), R8(4), R8(5), R8(6), R8(7),\n"
+     "                          R8(8), R8(9), R8(10), R8(11), R8(12), R8(13), R8(14), R8(15)};\n"
      "__kernel void k(__global const int *in, __global int *out, int n) {\n"
      "  __local int lds[2048 + 64];\n"
      "  uint me = get_local_id(0), ls = get_local_size(0), base = get_group_id(0) * ls;\n"
@@ -682,7 +687,9 @@ static const struct vcase cases[] = {
      "  s += 5 * (int)((me * 2 + 1) & ~15u) + 7 * (int)((me * 8 + 3) & ~63u);\n"
      "  s += 11 * (int)((2 * me + 1) % 64) + 13 * (int)((4 * me + 3) % 32);\n"
      "  s += 17 * (int)((2 * me + 40) % 64) + 19 * (int)((2 * me + 40) & 48);\n"
-     "#define GET(k) s = s * 3 + lds[AT(0, k)] - 5 * lds[AT(1, k)];\n"
+     "#define GET(k) s = s * 3 + lds[AT(0, k)] - 5 * lds[AT(1, k)];\\\n"
+     "               s += tw[2 * (7 + 7 * (me % 8) + k)] * 3 - tw[2 * (7 + 7 * (me % 8) + k) + "
+     "1];\n"
      "  EACH(GET)\n"
      "  out[base + me] = s;\n"
      "}\n",
