@@ -287,6 +287,9 @@ void find_streams_allowed(struct vec *v);
 int address_from_gather(struct vec *v, LLVMValueRef addr);
 LLVMValueRef gather(struct vec *v, LLVMTypeRef t, LLVMValueRef ptrs, unsigned align,
                     LLVMValueRef mask);
+void gather_members_of_8_bytes(struct vec *v, LLVMTypeRef member_type, unsigned members,
+                               LLVMValueRef roots, unsigned align, LLVMValueRef mask,
+                               LLVMValueRef *result);
 void scatter(struct vec *v, LLVMValueRef data, LLVMValueRef ptrs, unsigned align,
              LLVMValueRef mask);
 void emit_group_load(struct vec *v, struct access_group *g, LLVMValueRef mask);

@@ -262,6 +262,18 @@ static LLVMValueRef run_start(struct vec *v, LLVMValueRef root, LLVMValueRef mas
   return LLVMBuildGEP2(v->b, v->i8, p, &back, 1, "run");
 }
 
+/* The members of 8-byte elements, one per lane at roots (a float2 twiddle
+ * from a table): one gather of the elements, split, for half as many (or
+ * fewer) loads as a gather per member. */
+void gather_members_of_8_bytes(struct vec *v, LLVMTypeRef member_type, unsigned members,
+                               LLVMValueRef roots, unsigned align, LLVMValueRef mask,
+                               LLVMValueRef *result) {
+  LLVMValueRef all = gather(v, v->i64, roots, align, mask);
+  all = LLVMBuildBitCast(v->b, all, LLVMVectorType(member_type, members * v->W), "");
+  for (unsigned k = 0; k < members; k++)
+    result[k] = deinterleave(v, v->b, all, members, k);
+}
+
 void emit_group_load(struct vec *v, struct access_group *g, LLVMValueRef mask) {
   g->emitted = 1;
   struct shape rs = shape_of_value(v, g->root);
@@ -349,12 +361,19 @@ void emit_group_load(struct vec *v, struct access_group *g, LLVMValueRef mask) {
     LLVMBuildBr(v->b, w2.join);
     LLVMPositionBuilderAtEnd(v->b, w2.slow);
   }
-  for (unsigned k = 0; k < g->members; k++) {
-    if (!g->member[k]) continue;
-    LLVMValueRef off = LLVMConstInt(v->i64, (unsigned long long)(k * g->size), 0);
-    LLVMValueRef ptrs = k ? LLVMBuildGEP2(v->b, v->i8, roots, &off, 1, "") : roots;
-    unsigned align = LLVMGetAlignment(g->member[k]);
-    slow[k] = gather(v, g->type, ptrs, align ? align : 1, mask);
+  int all_members = 1;
+  for (unsigned k = 0; k < g->members; k++)
+    all_members &= g->member[k] != NULL;
+  if (all_members && g->members > 1 && (int64_t)g->members * g->size == 8) {
+    gather_members_of_8_bytes(v, g->type, g->members, roots, g->align, mask, slow);
+  } else {
+    for (unsigned k = 0; k < g->members; k++) {
+      if (!g->member[k]) continue;
+      LLVMValueRef off = LLVMConstInt(v->i64, (unsigned long long)(k * g->size), 0);
+      LLVMValueRef ptrs = k ? LLVMBuildGEP2(v->b, v->i8, roots, &off, 1, "") : roots;
+      unsigned align = LLVMGetAlignment(g->member[k]);
+      slow[k] = gather(v, g->type, ptrs, align ? align : 1, mask);
+    }
   }
   if (halves) {
     w2.slow_end = LLVMGetInsertBlock(v->b);

@@ -303,10 +303,15 @@ struct access_group *emit_packet_load(struct vec *v, LLVMValueRef in, LLVMValueR
     emit_group_load(v, g, mask);
     return g;
   }
-  /* Elements of lanes that are apart: a gather each. */
+  /* Elements of lanes that are apart: a gather each, or one for vectors
+   * of 8 bytes. */
   g->emitted = 1;
   g->members = n;
   LLVMValueRef ptrs = vector_of_value(v, addr);
+  if (n > 1 && (int64_t)n * g->size == 8 && !LLVMGetVolatile(in)) {
+    gather_members_of_8_bytes(v, et, n, ptrs, g->align, mask, g->result);
+    return g;
+  }
   for (unsigned k = 0; k < n; k++) {
     LLVMValueRef off = LLVMConstInt(v->i64, (unsigned long long)(k * g->size), 0);
     g->result[k] =

@@ -694,6 +694,40 @@ static const struct vcase cases[] = {
      "  out[base + me] = s;\n"
      "}\n",
      1},
+    /* Tables of 8-byte elements read at addresses that are apart (one
+     * gather of the elements, split into their members): int2 at a
+     * data-dependent index and at 7 + 7 * (me % 8) + k, both halves of an
+     * int2 read as scalars, short4 under a branch some lanes skip; and
+     * written so, into __local tiles at a permuted index and 72 bytes
+     * apart (one scatter of the elements), read back where each
+     * work-item wrote. */
+    {"table_pairs",
+     "__kernel void k(__global const int *in, __global int *out, int n) {\n"
+     "  __local int2 tile[256];\n"
+     "  __local int pairs[512];\n"
+     "  __local int2 spread[256 * 9];\n"
+     "  __global const int2 *t2 = (__global const int2 *)in;\n"
+     "  __global const short4 *t4 = (__global const short4 *)in;\n"
+     "  uint me = get_local_id(0), i = get_global_id(0);\n"
+     "  int h = in[i % n] & 15;\n"
+     "  int2 a = t2[h + 3];\n"
+     "  int2 b = t2[(7 + 7 * (me % 8)) % (n / 2)];\n"
+     "  int c = in[2 * ((h * 5) % 16)] - 3 * in[2 * ((h * 5) % 16) + 1];\n"
+     "  int s = a.x * 3 - a.y + 5 * b.x + 7 * b.y + c;\n"
+     "  if (h & 2) {\n"
+     "    short4 d = t4[(h * 3 + 1) % 8];\n"
+     "    s += d.x - 2 * d.y + 3 * d.z - 4 * d.w;\n"
+     "  }\n"
+     "  uint ls = get_local_size(0), p = (me * 5) % ls;\n"
+     "  tile[p] = (int2)(s, s ^ 3);\n"
+     "  spread[me * 9] = (int2)(s + 5, s * 7);\n"
+     "  if (h & 1) { pairs[2 * p] = s - 1; pairs[2 * p + 1] = s * 3; }\n"
+     "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+     "  s += tile[p].x * 2 - tile[p].y + spread[me * 9].x - 3 * spread[me * 9].y;\n"
+     "  if (h & 1) s += pairs[2 * p] - pairs[2 * p + 1];\n"
+     "  out[i] = s;\n"
+     "}\n",
+     1},
     /* An FFT's exchange through __local memory with uint indices, unrolled
      * as clFFT generates it: each work-item writes 8 consecutive elements
      * (one access group, found by the index they share: lds[zext(me * 8 |
