@@ -463,11 +463,18 @@ void emit_group_store(struct vec *v, struct access_group *g, LLVMValueRef mask,
     LLVMBuildBr(v->b, w2.join);
     LLVMPositionBuilderAtEnd(v->b, w2.slow);
   }
-  for (unsigned k = 0; k < g->members; k++) {
-    if (!parts[k]) continue;
-    LLVMValueRef off = LLVMConstInt(v->i64, (unsigned long long)(k * g->size), 0);
-    LLVMValueRef ptrs = k ? LLVMBuildGEP2(v->b, v->i8, roots, &off, 1, "") : roots;
-    scatter(v, parts[k], ptrs, g->align, mask);
+  if (complete && g->members > 1 && (int64_t)g->members * g->size == 8) {
+    /* 8-byte elements: one scatter of them, each lane's whole element in
+     * work-item order. */
+    scatter(v, LLVMBuildBitCast(v->b, data, LLVMVectorType(v->i64, v->W), ""), roots, g->align,
+            mask);
+  } else {
+    for (unsigned k = 0; k < g->members; k++) {
+      if (!parts[k]) continue;
+      LLVMValueRef off = LLVMConstInt(v->i64, (unsigned long long)(k * g->size), 0);
+      LLVMValueRef ptrs = k ? LLVMBuildGEP2(v->b, v->i8, roots, &off, 1, "") : roots;
+      scatter(v, parts[k], ptrs, g->align, mask);
+    }
   }
   if (halves) {
     LLVMBuildBr(v->b, w2.join);

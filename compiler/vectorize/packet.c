@@ -359,6 +359,13 @@ void emit_packet_store(struct vec *v, LLVMValueRef in, LLVMValueRef mask) {
   }
   g->emitted = 1;
   LLVMValueRef ptrs = vector_of_value(v, addr);
+  if (n > 1 && (int64_t)n * g->size == 8) {
+    /* Vectors of 8 bytes: one scatter of them (a float2 into a transposed
+     * __local tile), each lane's whole vector in work-item order. */
+    LLVMValueRef data = interleave(v, v->b, parts, n, et);
+    scatter(v, LLVMBuildBitCast(v->b, data, LLVMVectorType(v->i64, v->W), ""), ptrs, align, mask);
+    return;
+  }
   for (unsigned k = 0; k < n; k++) {
     LLVMValueRef off = LLVMConstInt(v->i64, (unsigned long long)(k * g->size), 0);
     scatter(v, parts[k], k ? LLVMBuildGEP2(v->b, v->i8, ptrs, &off, 1, "") : ptrs, align, mask);
