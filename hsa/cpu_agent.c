@@ -261,7 +261,11 @@ struct busy_time {
 static void wake_for_work_left(struct aq_compute_unit *cu, struct busy_time *busy,
                                uint64_t groups) {
   busy->groups_unclocked += (uint32_t)(groups < 8 ? groups : 8);
-  if (busy->groups_unclocked < 8 || !atomic_load_explicit(&cu->deque_count, memory_order_relaxed))
+  /* Ranges of masked queues do not count: their launch woke every unit
+   * already, and one outside the mask would only sleep again. */
+  if (busy->groups_unclocked < 8 ||
+      atomic_load_explicit(&cu->deque_count, memory_order_relaxed) <=
+          atomic_load_explicit(&cu->restricted_count, memory_order_relaxed))
     return;
   busy->groups_unclocked = 0;
   uint64_t now = aq_now_ns();
