@@ -20,6 +20,7 @@
 #include "helper/cache.h"
 #include "frontend/frontend.h"
 #include "helper/helper_wire.h"
+#include "support/util.h"
 
 #define REQUEST_FD 3
 
@@ -281,6 +282,8 @@ static void *watch_application(void *arg) {
       nanosleep(&tick, NULL);
     if (!request_running) _exit(0);
   }
+  /* Nobody else will: the application that would remove them has ended. */
+  remove_scratch_dirs_of(getpid(), scratch_parent_dir());
   if (getpgrp() == getpid()) kill(0, SIGKILL);
   _exit(0);
 }

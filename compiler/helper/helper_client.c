@@ -188,6 +188,7 @@ static struct helper *helper_start(struct strbuf *log, enum aquila_compile_statu
   h->stderr_fd = err_fd;
   h->background = background;
   h->scratch_parent = strdup(scratch_parent_dir());
+  if (h->scratch_parent) remove_stale_scratch_dirs(h->scratch_parent);
   free(path);
   return h;
 fail:

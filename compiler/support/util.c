@@ -4,9 +4,12 @@
 #include "support/strbuf.h"
 
 #include <dirent.h>
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 int write_file(const char *path, const void *data, size_t size) {
@@ -90,6 +93,38 @@ void remove_scratch_dirs_of(pid_t pid, const char *parent) {
     if (strncmp(e->d_name, prefix, (size_t)len) || strlen(e->d_name) != (size_t)len + 6) continue;
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", parent, e->d_name);
+    remove_scratch_dir(path);
+  }
+  closedir(d);
+}
+
+/* A process killed outright (SIGKILL, a time limit, the machine's OOM
+ * killer) removes nothing, and its parent may be gone as well: such
+ * directories piled up in /tmp, one a killed build. A directory is taken as
+ * left behind when no process has its pid and it has not changed for
+ * STALE_SCRATCH_S: the age spares a build in another pid namespace sharing
+ * this /tmp (a container), whose pid this process cannot see; a scratch
+ * directory lives as long as one build step, far less. */
+#define STALE_SCRATCH_S 3600
+
+void remove_stale_scratch_dirs(const char *parent) {
+  DIR *d = opendir(parent);
+  if (!d) return;
+  time_t now = time(NULL);
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    long pid;
+    int end = 0;
+    if (sscanf(e->d_name, "aquila-build-%ld-%n", &pid, &end) != 1 || !end ||
+        strlen(e->d_name) != (size_t)end + 6 || pid <= 0 || pid == (long)getpid())
+      continue;
+    if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", parent, e->d_name);
+    struct stat st;
+    if (lstat(path, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+        now - st.st_mtime < STALE_SCRATCH_S)
+      continue;
     remove_scratch_dir(path);
   }
   closedir(d);

@@ -20,6 +20,10 @@ const char *scratch_parent_dir(void);
  * (its scratch_parent_dir, which the process that started it keeps: the
  * application may change its own TMPDIR later). */
 void remove_scratch_dirs_of(pid_t pid, const char *parent);
+/* Removes, from parent, the scratch directories of processes that no longer
+ * exist and that have not changed for an hour: those of processes killed
+ * outright, with nobody left to remove them. */
+void remove_stale_scratch_dirs(const char *parent);
 
 /* $AQUILA_CPU_TARGET when it names an x86-64 level (x86-64-v2, -v3, -v4):
  * the target that replaces this CPU's own for the CPU device (make

@@ -3,10 +3,12 @@
  * selection (also next to GPU code objects), bitcode fallback, and barrier
  * kernels in both barrier modes. */
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <math.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -1080,6 +1082,48 @@ static void quick_code_is_cached_for_the_next_run(void) {
       free(text);
     }
     CHECK_EQ_INT(status, 0);
+  }
+}
+
+/* Scratch directories that processes killed outright left: a later
+ * application's first compiler removes those whose process is gone and that
+ * have not changed for an hour, and no other. */
+static void stale_scratch_dirs_are_removed(void) {
+  pid_t dead = fork();
+  REQUIRE(dead >= 0);
+  if (dead == 0) _exit(0);
+  waitpid(dead, NULL, 0);
+  char stale[400], recent[400], alive[400], file[440], dir[300], cmd[1400];
+  snprintf(stale, sizeof stale, "%s/tmp/aquila-build-%ld-AbCdEf", cache_dir, (long)dead);
+  snprintf(recent, sizeof recent, "%s/tmp/aquila-build-%ld-GhIjKl", cache_dir, (long)dead);
+  snprintf(alive, sizeof alive, "%s/tmp/aquila-build-%ld-MnOpQr", cache_dir, (long)getpid());
+  const char *dirs[] = {stale, recent, alive};
+  struct timeval two_hours_ago[2];
+  gettimeofday(&two_hours_ago[0], NULL);
+  two_hours_ago[0].tv_sec -= 7200;
+  two_hours_ago[1] = two_hours_ago[0];
+  for (int i = 0; i < 3; i++) {
+    REQUIRE(mkdir(dirs[i], 0700) == 0);
+    snprintf(file, sizeof file, "%s/kernel.o", dirs[i]);
+    FILE *f = fopen(file, "w");
+    REQUIRE(f != NULL);
+    fclose(f);
+    if (i != 1) REQUIRE(utimes(dirs[i], two_hours_ago) == 0);
+  }
+  snprintf(dir, sizeof dir, "%s/stale-scratch", cache_dir);
+  mkdir(dir, 0700);
+  snprintf(cmd, sizeof cmd,
+           "AQUILA_CACHE_DIR=%s %s/test/compiler/test_compiler --short-run-child >%s/run.txt 2>&1",
+           dir, build_dir, dir);
+  CHECK_EQ_INT(system(cmd), 0);
+  struct stat st;
+  CHECK(stat(stale, &st) != 0 && errno == ENOENT);
+  CHECK(stat(recent, &st) == 0);
+  CHECK(stat(alive, &st) == 0);
+  for (int i = 1; i < 3; i++) {
+    snprintf(file, sizeof file, "%s/kernel.o", dirs[i]);
+    unlink(file);
+    rmdir(dirs[i]);
   }
 }
 
@@ -3092,6 +3136,7 @@ int main(int argc, char **argv) {
   RUN(binaries_carry_machine_code);
   RUN(quick_tier_first_then_the_vector_version);
   RUN(quick_code_is_cached_for_the_next_run);
+  RUN(stale_scratch_dirs_are_removed);
   RUN(vector_version_of_a_short_run_is_cached);
   RUN(versions_for_the_launched_work_group_sizes);
   RUN(versions_made_at_the_first_launch_with_now);
