@@ -5,6 +5,8 @@
 #include "codegen/codegen.h"
 #include "codegen/x86_cpu.h"
 
+#include "aquila/cpu_abi.h"
+
 #include <llvm-c/BitReader.h>
 #include <llvm-c/Support.h>
 #include <llvm-c/Core.h>
@@ -13,6 +15,7 @@
 #include <llvm-c/Transforms/PassBuilder.h>
 #include <elf.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -469,38 +472,359 @@ int codegen_cpu_code_object(const void *bitcode, size_t bitcode_size, const char
                                         code_size, log);
 }
 
+/* ---- one code object from parts built side by side --------------------
+ *
+ * A small program's kernels get their code together at the first launch of
+ * one of them (runtime/program.c), the application waiting: pyopencl's scan
+ * (three kernels) spent 50 ms in the optimizer and 44 in instruction
+ * selection, one kernel after the other on one core. The kernels need
+ * nothing of each other, so each part (its kernels, the bitcode parsed
+ * again in an LLVM context of its own) is optimized and compiled on a
+ * thread of its own, and the linker joins the objects; the kernel table
+ * comes from a small object of its own, over the parts' descriptors
+ * (exported from their objects, hidden from the application). A
+ * background build stays on one thread (it must leave the cores to the
+ * application's kernels), and so does a program with variables that its
+ * kernels write (every kernel must reach the same ones). */
+
+struct codegen_part {
+  /* What to build: kernels[0..num_kernels), from the bitcode (parsed in ctx
+   * into m already, or by the part itself). */
+  const void *bitcode;
+  size_t bitcode_size;
+  const char *target;
+  int opt_disable, scalar_only, keep_only, split;
+  const uint32_t *local_size;
+  struct aquila_fatbin_kernel *kernels;
+  unsigned num_kernels;
+  LLVMContextRef ctx;
+  LLVMModuleRef m;
+  /* What came of it. */
+  LLVMMemoryBufferRef obj;
+  char **descriptors; /* split: the kernel descriptors' symbols */
+  unsigned num_descriptors;
+  struct strbuf log;
+  double ms_parse, ms_workgroup, ms_optimize, ms_emit;
+  int status;
+};
+
+static int codegen_threads_wanted = 0; /* 0: as many as the process's CPUs, at most 4 */
+
+void codegen_set_threads(int threads) {
+  codegen_threads_wanted = threads;
+}
+
+static unsigned codegen_threads(void) {
+  if (codegen_threads_wanted > 0) return (unsigned)codegen_threads_wanted;
+  const char *env = getenv("AQUILA_CODEGEN_THREADS");
+  if (env && *env) {
+    int n = atoi(env);
+    return n < 1 ? 1 : n > 16 ? 16 : (unsigned)n;
+  }
+  cpu_set_t set;
+  int cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
+  return cpus < 1 ? 1 : cpus > 4 ? 4 : (unsigned)cpus;
+}
+
+/* A split part's module: its variables private to it (a copy each; only
+ * constants reach here), its descriptors exported, its table dropped. */
+static void internalize_variables(LLVMModuleRef m) {
+  for (LLVMValueRef g = LLVMGetFirstGlobal(m); g; g = LLVMGetNextGlobal(g)) {
+    LLVMLinkage l = LLVMGetLinkage(g);
+    if (LLVMIsDeclaration(g) || l == LLVMInternalLinkage || l == LLVMPrivateLinkage) continue;
+    LLVMSetLinkage(g, LLVMInternalLinkage);
+  }
+}
+
+static int export_descriptors(struct codegen_part *p) {
+  LLVMValueRef table = LLVMGetNamedGlobal(p->m, AQUILA_KERNEL_TABLE_SYMBOL);
+  LLVMValueRef array = LLVMGetNamedGlobal(p->m, "__aquila_kernels");
+  LLVMValueRef init = array ? LLVMGetInitializer(array) : NULL;
+  if (!table || !init) {
+    strbuf_append(&p->log, "error: internal: a part's kernel table is missing\n");
+    return -1;
+  }
+  unsigned n = (unsigned)LLVMGetArrayLength2(LLVMTypeOf(init));
+  p->descriptors = calloc(n ? n : 1, sizeof *p->descriptors);
+  if (!p->descriptors) return -1;
+  for (unsigned i = 0; i < n; i++) {
+    LLVMValueRef kd = LLVMGetAggregateElement(init, i);
+    size_t len;
+    const char *name = kd && LLVMIsAGlobalVariable(kd) ? LLVMGetValueName2(kd, &len) : NULL;
+    if (!name || !(p->descriptors[i] = strdup(name))) return -1;
+    p->num_descriptors++;
+    LLVMSetLinkage(kd, LLVMExternalLinkage);
+    LLVMSetVisibility(kd, LLVMHiddenVisibility);
+  }
+  LLVMDeleteGlobal(table);
+  LLVMDeleteGlobal(array);
+  return 0;
+}
+
+/* The table object over the parts' descriptors (aquila/cpu_abi.h). */
+static LLVMMemoryBufferRef emit_table_object(struct codegen_part *parts, unsigned num_parts,
+                                             LLVMTargetMachineRef tm, struct strbuf *log) {
+  LLVMContextRef ctx = LLVMContextCreate();
+  LLVMModuleRef m = LLVMModuleCreateWithNameInContext("aquila-kernel-table", ctx);
+  LLVMTargetDataRef td = LLVMCreateTargetDataLayout(tm);
+  char *layout = LLVMCopyStringRepOfTargetData(td);
+  LLVMDisposeTargetData(td);
+  LLVMSetDataLayout(m, layout);
+  LLVMDisposeMessage(layout);
+  LLVMSetTarget(m, "x86_64-pc-linux-gnu");
+  LLVMTypeRef i32 = LLVMInt32TypeInContext(ctx), i8 = LLVMInt8TypeInContext(ctx);
+  LLVMTypeRef ptr = LLVMPointerTypeInContext(ctx, 0);
+  unsigned n = 0;
+  for (unsigned p = 0; p < num_parts; p++)
+    n += parts[p].num_descriptors;
+  LLVMValueRef *descs = calloc(n ? n : 1, sizeof *descs);
+  LLVMMemoryBufferRef obj = NULL;
+  if (descs) {
+    unsigned k = 0;
+    for (unsigned p = 0; p < num_parts; p++)
+      for (unsigned i = 0; i < parts[p].num_descriptors; i++) {
+        LLVMValueRef g = LLVMAddGlobal(m, i8, parts[p].descriptors[i]);
+        LLVMSetVisibility(g, LLVMHiddenVisibility);
+        descs[k++] = g;
+      }
+    LLVMValueRef arr_init = LLVMConstArray2(ptr, descs, n);
+    LLVMValueRef arr = LLVMAddGlobal(m, LLVMTypeOf(arr_init), "__aquila_kernels");
+    LLVMSetInitializer(arr, arr_init);
+    LLVMSetGlobalConstant(arr, 1);
+    LLVMSetLinkage(arr, LLVMInternalLinkage);
+    LLVMTypeRef fields[] = {i32, i32, ptr};
+    LLVMTypeRef table_type = LLVMStructTypeInContext(ctx, fields, 3, 0);
+    LLVMValueRef vals[] = {LLVMConstInt(i32, AQUILA_CPU_ABI_VERSION, 0), LLVMConstInt(i32, n, 0),
+                           arr};
+    LLVMValueRef table = LLVMAddGlobal(m, table_type, AQUILA_KERNEL_TABLE_SYMBOL);
+    LLVMSetInitializer(table, LLVMConstNamedStruct(table_type, vals, 3));
+    LLVMSetGlobalConstant(table, 1);
+    char *err = NULL;
+    if (LLVMTargetMachineEmitToMemoryBuffer(tm, m, LLVMObjectFile, &err, &obj)) {
+      strbuf_printf(log, "error: internal: the kernel table's object failed: %s\n", err ? err : "");
+      LLVMDisposeMessage(err);
+      obj = NULL;
+    }
+    free(descs);
+  }
+  LLVMDisposeModule(m);
+  LLVMContextDispose(ctx);
+  return obj;
+}
+
+/* One part, from the bitcode to its object in memory. */
+static void *build_part(void *arg) {
+  struct codegen_part *p = arg;
+  double t_start = phase_ms(), t_parsed, t_workgroup, t_optimized;
+  p->status = -1;
+  LLVMTargetMachineRef tm = NULL;
+  if (!p->ctx) {
+    p->ctx = LLVMContextCreate();
+    LLVMContextSetDiagnosticHandler(p->ctx, collect_diagnostic, &p->log);
+    LLVMMemoryBufferRef buf =
+        LLVMCreateMemoryBufferWithMemoryRangeCopy(p->bitcode, p->bitcode_size, "program.bc");
+    if (LLVMParseBitcodeInContext2(p->ctx, buf, &p->m)) {
+      strbuf_append(&p->log, "error: the program's LLVM bitcode is invalid\n");
+      LLVMDisposeMemoryBuffer(buf);
+      p->m = NULL;
+      return NULL;
+    }
+    LLVMDisposeMemoryBuffer(buf);
+  }
+  /* The quick tier's instructions are selected by FastISel (no
+   * SelectionDAG): the 100 KB kernel's emission took 32 instead of 70 ms,
+   * and its first launch 60 instead of 58 ms (docs/BENCHMARKS.md, "Tiers").
+   * The data layout stays what it was. */
+  if (!(tm = create_target_machine(
+            p->target, p->scalar_only ? LLVMCodeGenLevelNone : LLVMCodeGenLevelAggressive,
+            &p->log)))
+    return NULL;
+  LLVMTargetDataRef td = LLVMCreateTargetDataLayout(tm);
+  char *layout = LLVMCopyStringRepOfTargetData(td);
+  LLVMDisposeTargetData(td);
+  LLVMSetDataLayout(p->m, layout);
+  LLVMDisposeMessage(layout);
+  if (p->keep_only && keep_only_kernels(p->m, p->kernels, p->num_kernels, &p->log)) goto out;
+  if (p->split) internalize_variables(p->m);
+  t_parsed = phase_ms();
+  struct vectorize_target vt = vector_target(p->target);
+  /* Width 1: scalar code, prepared as for an optimized build. */
+  struct vectorize_target scalar_vt = vt;
+  scalar_vt.width = 1;
+  if (workgroup_compile(p->m, p->kernels, p->num_kernels,
+                        p->opt_disable   ? NULL
+                        : p->scalar_only ? &scalar_vt
+                                         : &vt,
+                        p->local_size, &p->log))
+    goto out;
+  t_workgroup = phase_ms();
+
+  const char *dump = getenv("AQUILA_DUMP_IR");
+  if (dump && *dump) {
+    /* FILE for the first program (or part) a compiler process builds,
+     * FILE.1, FILE.2, ... for the next: an application that builds several
+     * programs keeps them all. */
+    static _Atomic unsigned dumped;
+    unsigned n = dumped++;
+    struct strbuf path = {0};
+    if (n)
+      strbuf_printf(&path, "%s.%u", dump, n);
+    else
+      strbuf_append(&path, dump);
+    char *err = NULL;
+    if (path.data && LLVMPrintModuleToFile(p->m, path.data, &err)) LLVMDisposeMessage(err);
+    strbuf_free(&path);
+  }
+  LLVMPassBuilderOptionsRef pbo = LLVMCreatePassBuilderOptions();
+  LLVMPassBuilderOptionsSetLoopVectorization(pbo, 1);
+  LLVMPassBuilderOptionsSetSLPVectorization(pbo, 1);
+  LLVMPassBuilderOptionsSetLoopInterleaving(pbo, 1);
+  LLVMPassBuilderOptionsSetLoopUnrolling(pbo, 1);
+  /* The quick tier is there for the time to a first result: O1 built the
+   * 100 KB kernel's scalar code 6 ms (15%) sooner than O3, and that code
+   * ran its first launch as fast (58 ms either way). */
+  const char *pipeline = p->opt_disable   ? "default<O0>"
+                         : p->scalar_only ? "default<O1>"
+                                          : "default<O3>";
+  LLVMErrorRef err = LLVMRunPasses(p->m, pipeline, tm, pbo);
+  LLVMDisposePassBuilderOptions(pbo);
+  if (err) {
+    char *msg = LLVMGetErrorMessage(err);
+    strbuf_printf(&p->log, "error: internal: optimization failed: %s\n", msg);
+    LLVMDisposeErrorMessage(msg);
+    goto out;
+  }
+  t_optimized = phase_ms();
+  if (workgroup_inline_vector_variants(p->m, &p->log)) goto out;
+  /* After the pipeline, whose canonical form it reorders (reassociate.c);
+   * AQUILA_REASSOCIATE=0 leaves that form (for comparisons). */
+  const char *reassociate = getenv("AQUILA_REASSOCIATE");
+  if (!p->opt_disable && !p->scalar_only && !(reassociate && !strcmp(reassociate, "0")))
+    reassociate_for_latency(p->m);
+  if (!p->opt_disable && !p->scalar_only) {
+    const char *debug = getenv("AQUILA_DEBUG");
+    if (interleave_search_loops(p->m, vt.libmvec_isa == 'e' ? 32 : 16,
+                                vt.libmvec_isa == 'e'   ? 512
+                                : vt.libmvec_isa == 'd' ? 256
+                                                        : 128,
+                                debug && strstr(debug, "interleave") ? &p->log : NULL, &p->log) < 0)
+      goto out;
+  }
+  if (workgroup_record_private_sizes(p->m, &p->log)) goto out;
+  if (p->split && export_descriptors(p)) goto out;
+  if (check_undefined_functions(p->m, &p->log)) goto out;
+
+  char *emit_err = NULL;
+  if (LLVMTargetMachineEmitToMemoryBuffer(tm, p->m, LLVMObjectFile, &emit_err, &p->obj)) {
+    strbuf_printf(&p->log, "error: internal: code generation failed: %s\n",
+                  emit_err ? emit_err : "");
+    LLVMDisposeMessage(emit_err);
+    p->obj = NULL;
+    goto out;
+  }
+  p->ms_parse = t_parsed - t_start;
+  p->ms_workgroup = t_workgroup - t_parsed;
+  p->ms_optimize = t_optimized - t_workgroup;
+  p->ms_emit = phase_ms() - t_optimized;
+  p->status = 0;
+out:
+  if (tm) LLVMDisposeTargetMachine(tm);
+  return NULL;
+}
+
+static void part_release(struct codegen_part *p) {
+  if (p->obj) LLVMDisposeMemoryBuffer(p->obj);
+  if (p->m) LLVMDisposeModule(p->m);
+  if (p->ctx) LLVMContextDispose(p->ctx);
+  for (unsigned i = 0; i < p->num_descriptors; i++)
+    free(p->descriptors[i]);
+  free(p->descriptors);
+  strbuf_free(&p->log);
+}
+
+/* Whether m defines a variable that its kernels may write and that is
+ * visible outside the module: every kernel must reach the same one. */
+static int has_shared_variables(LLVMModuleRef m) {
+  for (LLVMValueRef g = LLVMGetFirstGlobal(m); g; g = LLVMGetNextGlobal(g)) {
+    LLVMLinkage l = LLVMGetLinkage(g);
+    if (LLVMIsDeclaration(g) || LLVMIsGlobalConstant(g)) continue;
+    if (l != LLVMInternalLinkage && l != LLVMPrivateLinkage) return 1;
+  }
+  return 0;
+}
+
+/* Splits kernels[] into at most max_parts parts of about equal inlined size
+ * (largest first, each to the lightest part): part[i] for kernel i. Returns
+ * the number of parts (1: no split). Small kernels gain too: a program of
+ * two one-line kernels went from 133 to 98 ms to its first result on two
+ * cores (a part's own parse and start cost about 1 ms). */
+static unsigned plan_parts(LLVMModuleRef m, const struct aquila_fatbin_kernel *kernels,
+                           unsigned num_kernels, unsigned max_parts, unsigned *part) {
+  if (max_parts < 2 || num_kernels < 2) return 1;
+  uint64_t *size = calloc(num_kernels, sizeof *size);
+  unsigned *order = calloc(num_kernels, sizeof *order);
+  uint64_t load[16] = {0};
+  unsigned parts = 1;
+  if (!size || !order) goto out;
+  struct ptr_map memo = {0};
+  for (unsigned i = 0; i < num_kernels; i++) {
+    LLVMValueRef f = LLVMGetNamedFunction(m, kernels[i].name);
+    size[i] = f && !LLVMIsDeclaration(f) ? inlined_size(f, &memo) : 0;
+    order[i] = i;
+  }
+  ptr_map_free(&memo);
+  for (unsigned i = 1; i < num_kernels; i++) /* by size, largest first */
+    for (unsigned j = i; j > 0 && size[order[j]] > size[order[j - 1]]; j--) {
+      unsigned t = order[j];
+      order[j] = order[j - 1];
+      order[j - 1] = t;
+    }
+  if (max_parts > num_kernels) max_parts = num_kernels;
+  if (max_parts > 16) max_parts = 16;
+  for (unsigned i = 0; i < num_kernels; i++) {
+    unsigned lightest = 0;
+    for (unsigned q = 1; q < max_parts; q++)
+      if (load[q] < load[lightest]) lightest = q;
+    part[order[i]] = lightest;
+    load[lightest] += size[order[i]];
+  }
+  parts = max_parts;
+out:
+  free(size);
+  free(order);
+  return parts;
+}
+
 int codegen_cpu_code_object_tiered(const void *bitcode, size_t bitcode_size, const char *target,
                                    int opt_disable, struct aquila_fatbin_kernel *kernels,
                                    unsigned num_kernels, int only_these, int quick_if_large,
                                    const uint32_t *local_size, int *quick, const char *dir,
                                    void **code, size_t *code_size, struct strbuf *log) {
   pthread_once(&llvm_once, init_llvm);
-  double t_start = phase_ms(), t_parsed = 0, t_workgroup = 0, t_optimized = 0, t_emitted = 0;
+  double t_start = phase_ms();
   if (quick) *quick = 0;
   *code = NULL;
   *code_size = 0;
   int status = -1;
+  struct codegen_part *parts = NULL;
+  struct aquila_fatbin_kernel *part_kernels = NULL;
+  unsigned *part_of = NULL, num_parts = 1;
+  LLVMTargetMachineRef table_tm = NULL;
+  LLVMMemoryBufferRef table_obj = NULL;
+  struct strbuf main_log = {0};
   LLVMContextRef ctx = LLVMContextCreate();
-  LLVMContextSetDiagnosticHandler(ctx, collect_diagnostic, log);
+  LLVMContextSetDiagnosticHandler(ctx, collect_diagnostic, &main_log);
   LLVMModuleRef m = NULL;
-  LLVMTargetMachineRef tm = NULL;
   LLVMMemoryBufferRef buf =
       LLVMCreateMemoryBufferWithMemoryRangeCopy(bitcode, bitcode_size, "program.bc");
   if (LLVMParseBitcodeInContext2(ctx, buf, &m)) {
     strbuf_append(log, "error: the program's LLVM bitcode is invalid\n");
     LLVMDisposeMemoryBuffer(buf);
+    m = NULL;
     goto out;
   }
   LLVMDisposeMemoryBuffer(buf);
-  if (!(tm = create_target_machine(target, LLVMCodeGenLevelAggressive, log))) goto out;
-  LLVMTargetDataRef td = LLVMCreateTargetDataLayout(tm);
-  char *layout = LLVMCopyStringRepOfTargetData(td);
-  LLVMDisposeTargetData(td);
-  LLVMSetDataLayout(m, layout);
-  LLVMDisposeMessage(layout);
-  if (only_these && keep_only_kernels(m, kernels, num_kernels, log)) goto out;
-  t_parsed = phase_ms();
-  struct vectorize_target vt = vector_target(target);
+  if (only_these && keep_only_kernels(m, kernels, num_kernels, &main_log)) goto out;
   int scalar_only = 0;
   if (quick_if_large && !opt_disable) {
     uint64_t size = kernels_inlined_size(m), threshold = quick_tier_threshold();
@@ -514,109 +838,115 @@ int codegen_cpu_code_object_tiered(const void *bitcode, size_t bitcode_size, con
                                 : "the vector version at once");
   }
   if (quick) *quick = scalar_only;
-  /* The quick tier's instructions are selected by FastISel (no
-   * SelectionDAG): the 100 KB kernel's emission took 32 instead of 70 ms,
-   * and its first launch 60 instead of 58 ms (docs/BENCHMARKS.md, "Tiers").
-   * The data layout stays what it was. */
-  if (scalar_only) {
-    LLVMDisposeTargetMachine(tm);
-    if (!(tm = create_target_machine(target, LLVMCodeGenLevelNone, log))) goto out;
-  }
-  /* Width 1: scalar code, prepared as for an optimized build. */
-  struct vectorize_target scalar_vt = vt;
-  scalar_vt.width = 1;
-  if (workgroup_compile(m, kernels, num_kernels,
-                        opt_disable   ? NULL
-                        : scalar_only ? &scalar_vt
-                                      : &vt,
-                        local_size, log))
-    goto out;
-  t_workgroup = phase_ms();
-
-  const char *dump = getenv("AQUILA_DUMP_IR");
-  if (dump && *dump) {
-    /* FILE for the first program a compiler process builds, FILE.1, FILE.2,
-     * ... for the next: an application that builds several programs keeps
-     * them all. */
-    static _Atomic unsigned dumped;
-    unsigned n = dumped++;
-    struct strbuf path = {0};
-    if (n)
-      strbuf_printf(&path, "%s.%u", dump, n);
-    else
-      strbuf_append(&path, dump);
-    char *err = NULL;
-    if (path.data && LLVMPrintModuleToFile(m, path.data, &err)) LLVMDisposeMessage(err);
-    strbuf_free(&path);
-  }
-  LLVMPassBuilderOptionsRef pbo = LLVMCreatePassBuilderOptions();
-  LLVMPassBuilderOptionsSetLoopVectorization(pbo, 1);
-  LLVMPassBuilderOptionsSetSLPVectorization(pbo, 1);
-  LLVMPassBuilderOptionsSetLoopInterleaving(pbo, 1);
-  LLVMPassBuilderOptionsSetLoopUnrolling(pbo, 1);
   set_llvm_vectorizers(!scalar_only);
-  /* The quick tier is there for the time to a first result: O1 built the
-   * 100 KB kernel's scalar code 6 ms (15%) sooner than O3, and that code
-   * ran its first launch as fast (58 ms either way). */
-  const char *pipeline = opt_disable ? "default<O0>" : scalar_only ? "default<O1>" : "default<O3>";
-  LLVMErrorRef err = LLVMRunPasses(m, pipeline, tm, pbo);
-  LLVMDisposePassBuilderOptions(pbo);
-  if (err) {
-    char *msg = LLVMGetErrorMessage(err);
-    strbuf_printf(log, "error: internal: optimization failed: %s\n", msg);
-    LLVMDisposeErrorMessage(msg);
-    goto out;
+
+  if (!(part_of = calloc(num_kernels ? num_kernels : 1, sizeof *part_of))) goto out;
+  if (only_these && !opt_disable && !has_shared_variables(m))
+    num_parts = plan_parts(m, kernels, num_kernels, codegen_threads(), part_of);
+  parts = calloc(num_parts, sizeof *parts);
+  part_kernels = calloc(num_kernels ? num_kernels : 1, sizeof *part_kernels);
+  if (!parts || !part_kernels) goto out;
+  /* Each part's kernels side by side in part_kernels (workgroup_compile
+   * fills them), copied back once built. */
+  unsigned next = 0;
+  for (unsigned q = 0; q < num_parts; q++) {
+    struct codegen_part *p = &parts[q];
+    p->bitcode = bitcode;
+    p->bitcode_size = bitcode_size;
+    p->target = target;
+    p->opt_disable = opt_disable;
+    p->scalar_only = scalar_only;
+    p->local_size = local_size;
+    p->split = num_parts > 1;
+    p->keep_only = p->split;
+    p->kernels = part_kernels + next;
+    for (unsigned i = 0; i < num_kernels; i++)
+      if (part_of[i] == q) part_kernels[next++] = kernels[i];
+    p->num_kernels = (unsigned)(part_kernels + next - p->kernels);
   }
-  t_optimized = phase_ms();
-  if (workgroup_inline_vector_variants(m, log)) goto out;
-  /* After the pipeline, whose canonical form it reorders (reassociate.c);
-   * AQUILA_REASSOCIATE=0 leaves that form (for comparisons). */
-  const char *reassociate = getenv("AQUILA_REASSOCIATE");
-  if (!opt_disable && !scalar_only && !(reassociate && !strcmp(reassociate, "0")))
-    reassociate_for_latency(m);
-  if (!opt_disable && !scalar_only) {
-    const char *debug = getenv("AQUILA_DEBUG");
-    if (interleave_search_loops(m, vt.libmvec_isa == 'e' ? 32 : 16,
-                                vt.libmvec_isa == 'e'   ? 512
-                                : vt.libmvec_isa == 'd' ? 256
-                                                        : 128,
-                                debug && strstr(debug, "interleave") ? log : NULL, log) < 0)
+  /* The first part in this thread, on the module parsed already. */
+  parts[0].ctx = ctx;
+  parts[0].m = m;
+  LLVMContextSetDiagnosticHandler(ctx, collect_diagnostic, &parts[0].log);
+  ctx = NULL;
+  m = NULL;
+  pthread_t threads[16];
+  int started[16] = {0};
+  for (unsigned q = 1; q < num_parts; q++) {
+    pthread_attr_t attr;
+    /* The work-group compiler and LLVM recurse deeply on large kernels:
+     * the helper serves on a thread with a stack this large, and so do
+     * these (address space only, until used). */
+    if (pthread_attr_init(&attr) == 0) {
+      pthread_attr_setstacksize(&attr, (size_t)1 << 30);
+      started[q] = pthread_create(&threads[q], &attr, build_part, &parts[q]) == 0;
+      pthread_attr_destroy(&attr);
+    }
+  }
+  build_part(&parts[0]);
+  for (unsigned q = 1; q < num_parts; q++) {
+    if (started[q])
+      pthread_join(threads[q], NULL);
+    else
+      build_part(&parts[q]); /* no thread to be had: in this one */
+  }
+  strbuf_append(log, main_log.data ? main_log.data : "");
+  int failed = 0;
+  for (unsigned q = 0; q < num_parts; q++) {
+    strbuf_append(log, parts[q].log.data ? parts[q].log.data : "");
+    failed |= parts[q].status != 0;
+  }
+  /* Back whether or not the parts succeeded: workgroup_compile replaces
+   * (and frees) strings the kernels own. */
+  next = 0;
+  for (unsigned q = 0; q < num_parts; q++)
+    for (unsigned i = 0; i < num_kernels; i++)
+      if (part_of[i] == q) kernels[i] = part_kernels[next++];
+  if (failed) goto out;
+  if (num_parts > 1) {
+    if (!(table_tm = create_target_machine(target, LLVMCodeGenLevelNone, log)) ||
+        !(table_obj = emit_table_object(parts, num_parts, table_tm, log)))
       goto out;
   }
-  if (workgroup_record_private_sizes(m, log)) goto out;
-  if (check_undefined_functions(m, log)) goto out;
+  double t_emitted = phase_ms();
 
-  char *emit_err = NULL;
-  LLVMMemoryBufferRef obj = NULL;
-  if (LLVMTargetMachineEmitToMemoryBuffer(tm, m, LLVMObjectFile, &emit_err, &obj)) {
-    strbuf_printf(log, "error: internal: code generation failed: %s\n", emit_err ? emit_err : "");
-    LLVMDisposeMessage(emit_err);
-    goto out;
-  }
-  t_emitted = phase_ms();
-  struct strbuf obj_path = {0}, so_path = {0};
-  strbuf_printf(&obj_path, "%s/kernels.o", dir);
+  /* The objects, then the shared object. */
+  struct strbuf so_path = {0};
   strbuf_printf(&so_path, "%s/kernels.so", dir);
-  int wrote = write_file(obj_path.data, LLVMGetBufferStart(obj), LLVMGetBufferSize(obj));
-  int needs_libraries = object_has_undefined_symbols((const unsigned char *)LLVMGetBufferStart(obj),
-                                                     LLVMGetBufferSize(obj));
-  LLVMDisposeMemoryBuffer(obj);
+  char *objects[18] = {0};
+  int wrote = 0, needs_libraries = 0;
+  for (unsigned q = 0; q <= num_parts && wrote == 0; q++) {
+    LLVMMemoryBufferRef obj = q < num_parts ? parts[q].obj : table_obj;
+    if (!obj) continue;
+    struct strbuf path = {0};
+    strbuf_printf(&path, "%s/kernels%u.o", dir, q);
+    objects[q] = strbuf_take(&path);
+    wrote =
+        objects[q] ? write_file(objects[q], LLVMGetBufferStart(obj), LLVMGetBufferSize(obj)) : -1;
+    /* The table object's undefined symbols are the parts' descriptors. */
+    if (q < num_parts)
+      needs_libraries |= object_has_undefined_symbols(
+          (const unsigned char *)LLVMGetBufferStart(obj), LLVMGetBufferSize(obj));
+  }
   if (wrote == 0) {
-    char *argv[] = {(char *)code_object_linker(),
-                    "-shared",
-                    "--hash-style=gnu",
-                    "-O1",
-                    "-z",
-                    "now",
-                    "-o",
-                    so_path.data,
-                    obj_path.data,
-                    "-L/lib/x86_64-linux-gnu",
-                    "-L/usr/lib/x86_64-linux-gnu",
-                    "-lm",
-                    "-lmvec",
-                    NULL};
-    if (!needs_libraries) argv[11] = NULL; /* no -lm, no -lmvec */
+    char *argv[32] = {(char *)code_object_linker(),
+                      "-shared",
+                      "--hash-style=gnu",
+                      "-O1",
+                      "-z",
+                      "now",
+                      "-o",
+                      so_path.data};
+    unsigned a = 8;
+    for (unsigned q = 0; q <= num_parts; q++)
+      if (objects[q]) argv[a++] = objects[q];
+    argv[a++] = "-L/lib/x86_64-linux-gnu";
+    argv[a++] = "-L/usr/lib/x86_64-linux-gnu";
+    if (needs_libraries) { /* else no -lm, no -lmvec */
+      argv[a++] = "-lm";
+      argv[a++] = "-lmvec";
+    }
+    argv[a] = NULL;
     struct strbuf out = {0};
     int rc = spawn_and_wait(argv, &out);
     if (rc != 0) {
@@ -629,22 +959,38 @@ int codegen_cpu_code_object_tiered(const void *bitcode, size_t bitcode_size, con
     }
     strbuf_free(&out);
   } else {
-    strbuf_printf(log, "error: cannot write %s\n", obj_path.data);
+    strbuf_printf(log, "error: cannot write the objects in %s\n", dir);
   }
-  if (status == 0 && phases_wanted())
-    strbuf_printf(log,
-                  "aquila: code generation for '%s'%s: parse %.1f ms, work-group compiler %.1f, "
-                  "optimizer %.1f, instruction selection and emission %.1f, link %.1f\n",
-                  num_kernels ? kernels[0].name : "", num_kernels > 1 ? " and others" : "",
-                  t_parsed - t_start, t_workgroup - t_parsed, t_optimized - t_workgroup,
-                  t_emitted - t_optimized, phase_ms() - t_emitted);
-  unlink(obj_path.data);
+  if (status == 0 && phases_wanted()) {
+    for (unsigned q = 0; q < num_parts; q++)
+      strbuf_printf(log,
+                    "aquila: code generation for '%s'%s%s: parse %.1f ms, work-group compiler "
+                    "%.1f, optimizer %.1f, instruction selection and emission %.1f\n",
+                    parts[q].num_kernels ? parts[q].kernels[0].name : "",
+                    parts[q].num_kernels > 1 ? " and others" : "",
+                    num_parts > 1 ? " (a part of its own thread)" : "", parts[q].ms_parse,
+                    parts[q].ms_workgroup, parts[q].ms_optimize, parts[q].ms_emit);
+    strbuf_printf(log, "aquila: code generation: %.1f ms in all, link %.1f\n", phase_ms() - t_start,
+                  phase_ms() - t_emitted);
+  }
+  for (unsigned q = 0; q <= num_parts; q++) {
+    if (objects[q]) unlink(objects[q]);
+    free(objects[q]);
+  }
   unlink(so_path.data);
-  strbuf_free(&obj_path);
   strbuf_free(&so_path);
 out:
-  if (tm) LLVMDisposeTargetMachine(tm);
+  if (parts)
+    for (unsigned q = 0; q < num_parts; q++)
+      part_release(&parts[q]);
+  if (!parts) strbuf_append(log, main_log.data ? main_log.data : "");
+  free(parts);
+  free(part_kernels);
+  free(part_of);
+  if (table_obj) LLVMDisposeMemoryBuffer(table_obj);
+  if (table_tm) LLVMDisposeTargetMachine(table_tm);
+  strbuf_free(&main_log);
   if (m) LLVMDisposeModule(m);
-  LLVMContextDispose(ctx);
+  if (ctx) LLVMContextDispose(ctx);
   return status;
 }

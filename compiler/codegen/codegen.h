@@ -27,6 +27,11 @@ int codegen_cpu_code_object_tiered(const void *bitcode, size_t bitcode_size, con
                                    unsigned num_kernels, int only_these, int quick_if_large,
                                    const uint32_t *local_size, int *quick, const char *dir,
                                    void **code, size_t *code_size, struct strbuf *log);
+/* How many threads one code generation may use (parts of a program's
+ * kernels built side by side): 1 for a background build, which leaves the
+ * cores to the application; 0 (the default) for as many as the process's
+ * CPUs, at most 4 (AQUILA_CODEGEN_THREADS overrides the default). */
+void codegen_set_threads(int threads);
 /* Checks portable bitcode for calls of functions that nobody defines, as
  * code generation would (the build's error, before any code is made), and
  * fills the kernels' argument layout. Returns 0, or -1 with one line per

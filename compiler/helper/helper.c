@@ -19,6 +19,7 @@
 #include "aquila/compiler.h"
 #include "helper/cache.h"
 #include "frontend/frontend.h"
+#include "codegen/codegen.h"
 #include "helper/helper_wire.h"
 #include "support/util.h"
 
@@ -294,6 +295,7 @@ int main(int argc, char **argv) {
     int now = getpriority(PRIO_PROCESS, 0);
     if (!(now == -1 && errno) && now < BACKGROUND_NICE)
       setpriority(PRIO_PROCESS, 0, BACKGROUND_NICE);
+    codegen_set_threads(1); /* the cores are the application's */
   }
   /* The application may ignore SIGPIPE or not; the helper never wants it. */
   signal(SIGPIPE, SIG_IGN);

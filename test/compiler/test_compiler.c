@@ -864,6 +864,90 @@ static void compiler_diagnostics_reach_stderr(void) {
   if (p) clReleaseProgram(p);
 }
 
+/* A small program's kernels get their code together, at the first launch
+ * of one, in parts built side by side (codegen.c): one a kernel here. Each
+ * runs right: with a __constant table and a function every part has its own
+ * copy of, a kernel that calls another, and one with a barrier. */
+static const char *parts_source =
+    "__constant float weights[4] = {1.0f, 2.0f, 4.0f, 8.0f};\n"
+    "float weigh(float v, int i) { return v * weights[i & 3]; }\n"
+    "__kernel void part_a(__global float *x) {\n"
+    "  size_t i = get_global_id(0);\n"
+    "  x[i] = weigh(x[i], (int)i);\n"
+    "}\n"
+    "__kernel void part_b(__global float *x) {\n"
+    "  size_t i = get_global_id(0);\n"
+    "  x[i] = weigh(x[i], (int)i + 1) + 1.0f;\n"
+    "}\n"
+    "__kernel void part_c(__global float *x) { part_a(x); }\n"
+    "__kernel void part_d(__global float *x, __local float *t) {\n"
+    "  t[get_local_id(0)] = x[get_global_id(0)];\n"
+    "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "  x[get_global_id(0)] = t[get_local_size(0) - 1 - get_local_id(0)];\n"
+    "}\n";
+
+/* In a child process, whose AQUILA_DEBUG=phases the runtime reads at its
+ * start: builds parts_source, runs each kernel and checks every element. */
+static int parts_child(void) {
+  cl_int err;
+  cl_program p = build_source(parts_source, "", &err);
+  static const char *const names[] = {"part_a", "part_b", "part_c", "part_d"};
+  cl_kernel k[4] = {0};
+  for (int i = 0; i < 4 && p; i++)
+    k[i] = clCreateKernel(p, names[i], NULL);
+  int all_right = p && err == CL_SUCCESS && k[0] && k[1] && k[2] && k[3];
+  static const float w[4] = {1.0f, 2.0f, 4.0f, 8.0f};
+  for (int i = 0; i < 4 && all_right; i++) {
+    float x[64];
+    for (int j = 0; j < 64; j++)
+      x[j] = (float)j;
+    cl_mem buf = clCreateBuffer(context, CL_MEM_COPY_HOST_PTR, sizeof x, x, &err);
+    size_t global = 64, local = 16;
+    clSetKernelArg(k[i], 0, sizeof buf, &buf);
+    if (i == 3) clSetKernelArg(k[i], 1, 16 * sizeof(float), NULL);
+    err = clEnqueueNDRangeKernel(queue, k[i], 1, NULL, &global, &local, 0, NULL, NULL);
+    if (err == CL_SUCCESS)
+      err = clEnqueueReadBuffer(queue, buf, CL_TRUE, 0, sizeof x, x, 0, NULL, NULL);
+    clReleaseMemObject(buf);
+    all_right = err == CL_SUCCESS;
+    for (int j = 0; j < 64 && all_right; j++) {
+      float want = i == 1   ? (float)j * w[(j + 1) & 3] + 1.0f
+                   : i == 3 ? (float)(j / 16 * 16 + 15 - j % 16)
+                            : (float)j * w[j & 3];
+      if (x[j] != want) {
+        printf("%s: x[%d] = %g, not %g\n", names[i], j, x[j], want);
+        all_right = 0;
+      }
+    }
+  }
+  for (int i = 0; i < 4; i++)
+    if (k[i]) clReleaseKernel(k[i]);
+  if (p) clReleaseProgram(p);
+  return all_right;
+}
+
+static void kernels_built_in_parts_side_by_side(void) {
+  char dir[300], cmd[1400], path[340];
+  snprintf(dir, sizeof dir, "%s/parts", cache_dir);
+  mkdir(dir, 0700);
+  snprintf(path, sizeof path, "%s/out.txt", dir);
+  /* Four threads on any machine, one CPU or many. */
+  snprintf(cmd, sizeof cmd,
+           "AQUILA_DEBUG=phases AQUILA_CODEGEN_THREADS=4 AQUILA_CACHE_DIR=%s "
+           "%s/test/compiler/test_compiler --parts-child >%s 2>&1",
+           dir, build_dir, path);
+  int status = system(cmd);
+  size_t size = 0;
+  char *text = (char *)read_whole(path, &size);
+  int parts = 0;
+  for (const char *t = text; t && (t = strstr(t, "(a part of its own thread)")); t++)
+    parts++;
+  CHECK_EQ_INT(status, 0);
+  CHECK_EQ_INT(parts, 4);
+  if (status != 0 || parts != 4) printf("  child's output:\n%s\n", text ? text : "");
+  free(text);
+}
+
 /* Code is made at a kernel's first launch: a build succeeds without a
  * linker, and so does creating the kernel; its launch then fails with the
  * linker's message in the build log (and the application goes on), and
@@ -3088,7 +3172,7 @@ int main(int argc, char **argv) {
       (!strcmp(argv[1], "--tiers-child") || !strcmp(argv[1], "--long-launch-child") ||
        !strcmp(argv[1], "--unlaunched-child") || !strcmp(argv[1], "--prefetch-child") ||
        !strcmp(argv[1], "--short-run-child") || !strcmp(argv[1], "--specialize-child") ||
-       !strcmp(argv[1], "--upgrade-run-child"))) {
+       !strcmp(argv[1], "--upgrade-run-child") || !strcmp(argv[1], "--parts-child"))) {
     snprintf(cache_dir, sizeof cache_dir, "%s", getenv("AQUILA_CACHE_DIR"));
     api_setup();
     int ok = !strcmp(argv[1], "--tiers-child")         ? tiers_child()
@@ -3097,6 +3181,7 @@ int main(int argc, char **argv) {
              : !strcmp(argv[1], "--short-run-child")   ? short_run_child()
              : !strcmp(argv[1], "--specialize-child")  ? specialize_child()
              : !strcmp(argv[1], "--upgrade-run-child") ? upgrade_run_child()
+             : !strcmp(argv[1], "--parts-child")       ? parts_child()
                                                        : unlaunched_child();
     api_teardown();
     return ok ? 0 : 1;
@@ -3148,6 +3233,7 @@ int main(int argc, char **argv) {
   RUN(front_end_crash_keeps_the_diagnostics);
   RUN(compiler_hang_is_stopped);
   RUN(compiler_diagnostics_reach_stderr);
+  RUN(kernels_built_in_parts_side_by_side);
   RUN(compiler_memory_is_clean);
   RUN(mad_enable_contracts);
   RUN(hash_rounds_reassociated);
