@@ -78,7 +78,7 @@ cl_int finish_enqueue(cl_event ev, cl_uint num_wait, const cl_event *wait_list, 
   return st < 0 ? CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST : CL_SUCCESS;
 }
 
-void command_execute(cl_event ev) {
+static cl_int command_run(cl_event ev) {
   cl_int status = CL_COMPLETE;
   event_set_status(ev, CL_RUNNING);
   int tracked = ev->context->has_remote;
@@ -93,10 +93,7 @@ void command_execute(cl_event ev) {
                       ? mem_read_direct(m, (size_t)(c->src - m->data), c->region[0], c->dst)
                       : mem_write_direct(m, ev->queue->device, (size_t)(c->dst - m->data),
                                          c->region[0], c->src);
-    if (done) {
-      event_complete(ev, done < 0 ? done : CL_COMPLETE);
-      return;
-    }
+    if (done) return done < 0 ? done : CL_COMPLETE;
   }
   /* Fills and buffer copies through a remote device's queue run there. */
   if (tracked && device_root(ev->queue->device)->remote) {
@@ -112,18 +109,12 @@ void command_execute(cl_event ev) {
       done = mem_copy_direct(dst, (size_t)(c->dst - dst->data), src,
                              (size_t)(c->src - src->data), c->region[0], ev->queue->device);
     }
-    if (done) {
-      event_complete(ev, done < 0 ? done : CL_COMPLETE);
-      return;
-    }
+    if (done) return done < 0 ? done : CL_COMPLETE;
   }
   /* The command runs on the host: its buffers' bytes must be here. */
   for (size_t i = 0; tracked && i < ev->num_retained_mems; i++) {
     cl_int err = mem_make_host_valid(ev->retained_mems[i]);
-    if (err) {
-      event_complete(ev, err);
-      return;
-    }
+    if (err) return err;
   }
   for (size_t i = 0; i < ev->num_retained_mems; i++)
     if (ev->mem_writes[i]) mem_place_for_host(ev->retained_mems[i]);
@@ -172,7 +163,47 @@ void command_execute(cl_event ev) {
       if (err) status = err;
     }
   }
-  event_complete(ev, status);
+  return status;
+}
+
+void command_execute(cl_event ev) {
+  event_complete(ev, command_run(ev));
+}
+
+/* A host command this small runs right where it becomes ready (the thread
+ * that completed what it waited for: the device's watcher after a kernel,
+ * or the application's in its enqueue) instead of on a worker thread: the
+ * worker's wake-up cost more than the copy. hashcat's loop (a kernel, a
+ * 4 KB copy, a 64-byte write, its search kernel) spent 7 us waking a
+ * worker for the copy and 24 between the write and the search kernel's
+ * start. Only where nothing can fail or wait: no remote device in the
+ * context (whose copies go over the network), copies and fills of at most
+ * IN_PLACE_MAX_BYTES, maps and unmaps (nothing to move here then). */
+#define IN_PLACE_MAX_BYTES ((size_t)64 * 1024)
+
+int command_run_in_place(cl_event ev) {
+  if (ev->context->has_remote) return 0;
+  switch (ev->kind) {
+  case COMMAND_COPY_RECT: {
+    const size_t *r = ev->u.copy.region;
+    if (r[1] > IN_PLACE_MAX_BYTES || r[2] > IN_PLACE_MAX_BYTES ||
+        r[0] > IN_PLACE_MAX_BYTES / (r[1] ? r[1] : 1) / (r[2] ? r[2] : 1))
+      return 0;
+    break;
+  }
+  case COMMAND_FILL:
+    if (ev->u.fill.size > IN_PLACE_MAX_BYTES) return 0;
+    break;
+  case COMMAND_MAP:
+  case COMMAND_UNMAP:
+    break;
+  default:
+    return 0;
+  }
+  /* Without a remote device these end CL_COMPLETE: the caller completes
+   * them (iteratively, where one makes the next ready). */
+  command_run(ev);
+  return 1;
 }
 
 /* ---- buffers ---------------------------------------------------------------- */

@@ -14,6 +14,7 @@
 #include "runtime.h"
 
 void command_execute(cl_event ev);
+int command_run_in_place(cl_event ev);
 
 cl_event event_create_command(cl_command_queue q, cl_command_type type, enum command_kind kind) {
   cl_event ev = calloc(1, sizeof *ev);
@@ -132,6 +133,7 @@ static int event_start(cl_event ev) {
     return 0;
   default:
     event_set_status(ev, CL_SUBMITTED);
+    if (command_run_in_place(ev)) return 1;
     scheduler_push_ready(ev);
     return 0;
   }

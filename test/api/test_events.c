@@ -697,6 +697,44 @@ static void long_chains(void) {
   CHECK_EQ_INT(clEnqueueReadBuffer(q, m, CL_TRUE, 0, sizeof v, &v, 0, NULL, NULL), CL_SUCCESS);
   CHECK_EQ_INT(v, 2 * CHAIN);
   clReleaseEvent(u);
+
+  /* 10000 small writes and copies behind a gate: host commands this small
+   * run where they become ready (enqueue.c), all of them here in the
+   * thread that opens the gate, without recursing. */
+  static int values[CHAIN], back[CHAIN];
+  cl_mem a = clCreateBuffer(context, CL_MEM_READ_WRITE, sizeof values, NULL, &err);
+  cl_mem b = clCreateBuffer(context, CL_MEM_READ_WRITE, sizeof values, NULL, &err);
+  REQUIRE(a && b);
+  for (int i = 0; i < CHAIN; i++)
+    values[i] = 3 * i + 1;
+  u = clCreateUserEvent(context, &err);
+  clEnqueueMarkerWithWaitList(q, 1, &u, NULL);
+  for (int i = 0; i < CHAIN; i += 2) {
+    size_t at = (size_t)i * sizeof(int);
+    clEnqueueWriteBuffer(q, a, CL_FALSE, at, 2 * sizeof(int), &values[i], 0, NULL, NULL);
+    clEnqueueCopyBuffer(q, a, b, at, at, 2 * sizeof(int), 0, NULL, NULL);
+  }
+  /* And after a kernel: its copy and write, then the next kernel. */
+  clSetKernelArg(inc, 0, sizeof b, &b);
+  clEnqueueNDRangeKernel(q, inc, 1, NULL, &one, NULL, 0, NULL, NULL);
+  clEnqueueCopyBuffer(q, b, a, 0, sizeof(int), sizeof(int), 0, NULL, NULL);
+  clEnqueueWriteBuffer(q, a, CL_FALSE, 2 * sizeof(int), sizeof(int), &values[0], 0, NULL, NULL);
+  clSetKernelArg(inc, 0, sizeof a, &a);
+  clEnqueueNDRangeKernel(q, inc, 1, NULL, &one, NULL, 0, NULL, NULL);
+  clSetUserEventStatus(u, CL_COMPLETE);
+  CHECK_EQ_INT(clEnqueueReadBuffer(q, b, CL_TRUE, 0, sizeof back, back, 0, NULL, NULL), CL_SUCCESS);
+  int wrong = 0;
+  for (int i = 0; i < CHAIN; i++)
+    wrong += back[i] != values[i] + (i == 0);
+  CHECK_EQ_INT(wrong, 0);
+  CHECK_EQ_INT(clEnqueueReadBuffer(q, a, CL_TRUE, 0, 3 * sizeof(int), back, 0, NULL, NULL),
+               CL_SUCCESS);
+  CHECK_EQ_INT(back[0], values[0] + 1);
+  CHECK_EQ_INT(back[1], values[0] + 1);
+  CHECK_EQ_INT(back[2], values[0]);
+  clReleaseEvent(u);
+  clReleaseMemObject(a);
+  clReleaseMemObject(b);
   clReleaseMemObject(m);
   cl_uint qrefs = 0;
   clGetCommandQueueInfo(q, CL_QUEUE_REFERENCE_COUNT, sizeof qrefs, &qrefs, NULL);
