@@ -474,6 +474,8 @@ static void add_dependency(cl_event ev, cl_event dep, int *use_barrier_bit) {
   dep->dependents = node;
   atomic_fetch_add(&ev->pending, 1);
   pthread_mutex_unlock(&dep->lock);
+  /* Its end may have waited for the next kernel's (device.c). */
+  device_kernel_wanted(dep);
 }
 
 /* Links ev into its queue: as the latest command, as the queue's barrier if
@@ -842,6 +844,7 @@ AQUILA_API cl_int clSetEventCallback(cl_event event, cl_int command_exec_callbac
       pp = &(*pp)->next;
     *pp = cb;
     pthread_mutex_unlock(&event->lock);
+    device_kernel_wanted(event);
     return CL_SUCCESS;
   }
   pthread_mutex_unlock(&event->lock);

@@ -686,6 +686,10 @@ void event_release_internal(cl_event ev);
 void event_hand_out(cl_event ev, cl_event *out);
 
 void scheduler_push_ready(cl_event ev);
+/* A dependency or callback was just added to ev: if it is a kernel that has
+ * ended and whose completion waits for the next kernel's (device.c), the
+ * device's watcher completes it now. */
+void device_kernel_wanted(cl_event ev);
 
 /* fork (fork.c). The scheduler's workers and the devices' watchers complete
  * commands inside busy sections, which a fork waits for; sections nest. */

@@ -1,5 +1,6 @@
 /* Events: user events gating work, error propagation, callbacks, markers
  * and barriers, cross-queue wait lists, profiling, and long chains. */
+#include <stdatomic.h>
 #include <pthread.h>
 #include <time.h>
 
@@ -436,6 +437,64 @@ static void finish_ignores_other_queues(void) {
   clReleaseCommandQueue(qc);
 }
 
+static void set_flag_callback(cl_event e, cl_int status, void *data) {
+  (void)e;
+  atomic_store((atomic_int *)data, status == CL_COMPLETE ? 1 : -1);
+}
+
+/* A kernel's end waits for the next kernel's when nothing waits for it
+ * (device.c): a callback set on it, or a command made to depend on it,
+ * once it has ended, still comes while that next kernel runs on. */
+static void ended_kernel_still_completes_alone(void) {
+  cl_bool unified = CL_TRUE;
+  clGetDeviceInfo(device, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof unified, &unified, NULL);
+  if (!unified) return;
+  cl_int err;
+  cl_kernel wait_flag = build_kernel(wait_flag_src, "wait_flag");
+  cl_command_queue q = clCreateCommandQueue(context, device, 0, &err);
+  cl_command_queue other = clCreateCommandQueue(context, device, 0, &err);
+  REQUIRE(wait_flag && q && other);
+  cl_mem flag = clCreateBuffer(context, CL_MEM_READ_WRITE, sizeof(int), NULL, &err);
+  cl_mem m = clCreateBuffer(context, CL_MEM_READ_WRITE, 64 * sizeof(int), NULL, &err);
+  int zero = 0, one = 1;
+  clEnqueueWriteBuffer(other, flag, CL_TRUE, 0, sizeof zero, &zero, 0, NULL, NULL);
+  clEnqueueFillBuffer(other, m, &zero, sizeof zero, 0, 64 * sizeof(int), 0, NULL, NULL);
+  CHECK_EQ_INT(clFinish(other), CL_SUCCESS);
+  size_t g = 64, g1 = 1;
+  cl_event first, spin;
+  clSetKernelArg(inc, 0, sizeof m, &m);
+  clSetKernelArg(wait_flag, 0, sizeof flag, &flag);
+  CHECK_EQ_INT(clEnqueueNDRangeKernel(q, inc, 1, NULL, &g, NULL, 0, NULL, &first), CL_SUCCESS);
+  CHECK_EQ_INT(clEnqueueNDRangeKernel(q, wait_flag, 1, NULL, &g1, NULL, 0, NULL, &spin),
+               CL_SUCCESS);
+  clFlush(q);
+  sleep_ms(50); /* the first kernel has ended by now, most likely */
+  atomic_int called = 0;
+  CHECK_EQ_INT(clSetEventCallback(first, CL_COMPLETE, set_flag_callback, &called), CL_SUCCESS);
+  cl_event after;
+  CHECK_EQ_INT(clEnqueueMarkerWithWaitList(other, 1, &first, &after), CL_SUCCESS);
+  CHECK_EQ_INT(clWaitForEvents(1, &after), CL_SUCCESS);
+  for (int i = 0; i < 1000 && !atomic_load(&called); i++)
+    sleep_ms(10);
+  CHECK_EQ_INT(atomic_load(&called), 1);
+  CHECK(event_status(spin) > CL_COMPLETE); /* all that while, the next kernel ran */
+  clEnqueueWriteBuffer(other, flag, CL_TRUE, 0, sizeof one, &one, 0, NULL, NULL);
+  CHECK_EQ_INT(clFinish(q), CL_SUCCESS);
+  CHECK_EQ_INT(event_status(spin), CL_COMPLETE);
+  int v[64];
+  clEnqueueReadBuffer(q, m, CL_TRUE, 0, sizeof v, v, 0, NULL, NULL);
+  CHECK_EQ_INT(v[0], 1);
+  CHECK_EQ_INT(v[63], 1);
+  clReleaseEvent(first);
+  clReleaseEvent(spin);
+  clReleaseEvent(after);
+  clReleaseMemObject(flag);
+  clReleaseMemObject(m);
+  clReleaseKernel(wait_flag);
+  clReleaseCommandQueue(q);
+  clReleaseCommandQueue(other);
+}
+
 static int check_profile(cl_event e, const char *what) {
   cl_ulong t[4] = {0};
   const cl_profiling_info p[4] = {CL_PROFILING_COMMAND_QUEUED, CL_PROFILING_COMMAND_SUBMIT,
@@ -766,6 +825,7 @@ int main(void) {
   RUN(ooo_barrier_orders_kernels);
   RUN(two_queues);
   RUN(finish_ignores_other_queues);
+  RUN(ended_kernel_still_completes_alone);
   RUN(profiling);
   RUN(blocking_and_finish);
   RUN(long_chains);
