@@ -982,6 +982,7 @@ void ndrange_submit(cl_event ev) {
   ev->u.ndrange.signal = signal;
   ev->u.ndrange.packet_index = index;
   ev->u.ndrange.submitted = 1;
+  ev->u.ndrange.published_ns = now_ns();
   pthread_mutex_unlock(&ev->lock);
   device_watch(dev, ev);
 

@@ -120,6 +120,7 @@ struct _cl_device_id {
   pthread_cond_t inflight_cond;
   struct _cl_event *inflight_head, *inflight_tail;
   atomic_uint inflight_ended; /* ends of watched kernels so far */
+  uint64_t last_end_ns;       /* the latest of them (now_ns), under inflight_lock */
   /* Completion signals for reuse. */
   pthread_mutex_t signal_lock;
   hsa_signal_t *free_signals;
@@ -609,6 +610,7 @@ struct _cl_event {
       uint64_t packet_index;
       uint64_t kernel_object; /* the device's HSA kernel object */
       int submitted;          /* packet written to the queue */
+      uint64_t published_ns;  /* when (now_ns), for the watcher (device.c) */
       int barrier_bit;        /* ordered by the AQL barrier bit, not by the runtime */
       uint32_t dims;
       uint32_t group_segment_size;
