@@ -437,6 +437,28 @@ static void finish_ignores_other_queues(void) {
   clReleaseCommandQueue(qc);
 }
 
+/* For the tests that run wait_flag: the kernel, the queue it runs on and
+ * one the host writes the flag through, the flag set to 0. Returns 0 where
+ * the host and a running kernel share no memory (a remote device: the test
+ * does not apply), or, with the case failed, where one is missing. */
+static int flag_setup(cl_kernel *wait_flag, cl_command_queue *run, cl_command_queue *host,
+                      cl_mem *flag) {
+  cl_bool unified = CL_TRUE;
+  clGetDeviceInfo(device, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof unified, &unified, NULL);
+  if (!unified) return 0;
+  cl_int err;
+  *wait_flag = build_kernel(wait_flag_src, "wait_flag");
+  *run = clCreateCommandQueue(context, device, 0, &err);
+  *host = clCreateCommandQueue(context, device, 0, &err);
+  *flag = clCreateBuffer(context, CL_MEM_READ_WRITE, sizeof(int), NULL, &err);
+  CHECK(*wait_flag && *run && *host && *flag); /* a failure, not a skip */
+  if (!*wait_flag || !*run || !*host || !*flag) return 0;
+  int zero = 0;
+  clEnqueueWriteBuffer(*host, *flag, CL_TRUE, 0, sizeof zero, &zero, 0, NULL, NULL);
+  clSetKernelArg(*wait_flag, 0, sizeof *flag, flag);
+  return 1;
+}
+
 static void set_flag_callback(cl_event e, cl_int status, void *data) {
   (void)e;
   atomic_store((atomic_int *)data, status == CL_COMPLETE ? 1 : -1);
@@ -446,24 +468,18 @@ static void set_flag_callback(cl_event e, cl_int status, void *data) {
  * (device.c): a callback set on it, or a command made to depend on it,
  * once it has ended, still comes while that next kernel runs on. */
 static void ended_kernel_still_completes_alone(void) {
-  cl_bool unified = CL_TRUE;
-  clGetDeviceInfo(device, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof unified, &unified, NULL);
-  if (!unified) return;
   cl_int err;
-  cl_kernel wait_flag = build_kernel(wait_flag_src, "wait_flag");
-  cl_command_queue q = clCreateCommandQueue(context, device, 0, &err);
-  cl_command_queue other = clCreateCommandQueue(context, device, 0, &err);
-  REQUIRE(wait_flag && q && other);
-  cl_mem flag = clCreateBuffer(context, CL_MEM_READ_WRITE, sizeof(int), NULL, &err);
+  cl_kernel wait_flag = NULL;
+  cl_command_queue q = NULL, other = NULL;
+  cl_mem flag = NULL;
+  if (!flag_setup(&wait_flag, &q, &other, &flag)) return;
   cl_mem m = clCreateBuffer(context, CL_MEM_READ_WRITE, 64 * sizeof(int), NULL, &err);
   int zero = 0, one = 1;
-  clEnqueueWriteBuffer(other, flag, CL_TRUE, 0, sizeof zero, &zero, 0, NULL, NULL);
   clEnqueueFillBuffer(other, m, &zero, sizeof zero, 0, 64 * sizeof(int), 0, NULL, NULL);
   CHECK_EQ_INT(clFinish(other), CL_SUCCESS);
   size_t g = 64, g1 = 1;
   cl_event first, spin;
   clSetKernelArg(inc, 0, sizeof m, &m);
-  clSetKernelArg(wait_flag, 0, sizeof flag, &flag);
   CHECK_EQ_INT(clEnqueueNDRangeKernel(q, inc, 1, NULL, &g, NULL, 0, NULL, &first), CL_SUCCESS);
   CHECK_EQ_INT(clEnqueueNDRangeKernel(q, wait_flag, 1, NULL, &g1, NULL, 0, NULL, &spin),
                CL_SUCCESS);
@@ -653,20 +669,13 @@ static void polled_status(void) {
  * (event_poll): polling a kernel that runs until the host says so returns
  * each time while it runs, and reads CL_COMPLETE soon after it ends. */
 static void polled_long_kernel(void) {
-  cl_bool unified = CL_TRUE;
-  clGetDeviceInfo(device, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof unified, &unified, NULL);
-  if (!unified) return;
-  cl_int err;
-  cl_kernel wait_flag = build_kernel(wait_flag_src, "wait_flag");
-  cl_command_queue qb = clCreateCommandQueue(context, device, 0, &err);
-  cl_command_queue qc = clCreateCommandQueue(context, device, 0, &err);
-  REQUIRE(wait_flag && qb && qc);
-  cl_mem flag = clCreateBuffer(context, CL_MEM_READ_WRITE, sizeof(int), NULL, &err);
-  int zero = 0, one = 1;
-  clEnqueueWriteBuffer(qc, flag, CL_TRUE, 0, sizeof zero, &zero, 0, NULL, NULL);
+  cl_kernel wait_flag = NULL;
+  cl_command_queue qb = NULL, qc = NULL;
+  cl_mem flag = NULL;
+  if (!flag_setup(&wait_flag, &qb, &qc, &flag)) return;
+  int one = 1;
   size_t g1 = 1;
   cl_event spin;
-  clSetKernelArg(wait_flag, 0, sizeof flag, &flag);
   CHECK_EQ_INT(clEnqueueNDRangeKernel(qb, wait_flag, 1, NULL, &g1, NULL, 0, NULL, &spin),
                CL_SUCCESS);
   clFlush(qb);
