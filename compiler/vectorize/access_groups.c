@@ -9,6 +9,7 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* addr as root + constant byte offset, looking through one GEP. */
 static void split_address(struct vec *v, LLVMValueRef addr, LLVMValueRef *root, int64_t *off) {
@@ -27,46 +28,141 @@ int64_t root_element_size(struct vec *v, LLVMValueRef root) {
   return alloc_size(v, LLVMGetGEPSourceElementType(root));
 }
 
-/* An index as root + c: through additions of constants (add, or of
- * disjoint bits) and the extensions and masks that shape_of_value takes as
- * affine when no lane wraps (the same assumption). root is NULL for a
- * constant index. */
-static LLVMValueRef index_root(LLVMValueRef idx, int64_t *c) {
-  *c = 0;
-  for (int depth = 0; depth < 8; depth++) {
-    if (LLVMIsAConstantInt(idx)) {
-      *c += LLVMConstIntGetSExtValue(idx);
-      return NULL;
-    }
-    if (!LLVMIsAInstruction(idx)) return idx;
-    LLVMOpcode op = LLVMGetInstructionOpcode(idx);
-    if (op == LLVMZExt || op == LLVMSExt) {
-      idx = LLVMGetOperand(idx, 0);
-      continue;
-    }
-    LLVMValueRef k = LLVMGetNumOperands(idx) == 2 ? LLVMGetOperand(idx, 1) : NULL;
-    if (!k || !LLVMIsAConstantInt(k) || LLVMGetIntTypeWidth(LLVMTypeOf(k)) > 64) return idx;
-    if (op == LLVMAdd || (op == LLVMOr && LLVMGetIsDisjoint(idx))) {
-      *c += LLVMConstIntGetSExtValue(k);
-      idx = LLVMGetOperand(idx, 0);
-      continue;
-    }
-    uint64_t m = LLVMConstIntGetZExtValue(k);
-    if (op == LLVMAnd && m >= 0xffffffffull && (m & (m + 1)) == 0) {
-      idx = LLVMGetOperand(idx, 0);
-      continue;
-    }
-    return idx;
+/* Whether a and b compute the same value: the same instruction, or the
+ * same side-effect-free operation on operands that are (LLVM leaves
+ * copies of an index computation apart when they were written apart:
+ * clFFT's ((2*me + 1)/64)*256 beside ((2*me + 0)/64)*256). */
+static int same_value(LLVMValueRef a, LLVMValueRef b, int depth) {
+  if (a == b) return 1;
+  if (depth <= 0 || !LLVMIsAInstruction(a) || !LLVMIsAInstruction(b)) return 0;
+  LLVMOpcode op = LLVMGetInstructionOpcode(a);
+  if (op != LLVMGetInstructionOpcode(b) || LLVMTypeOf(a) != LLVMTypeOf(b)) return 0;
+  switch (op) {
+  case LLVMAdd:
+  case LLVMSub:
+  case LLVMMul:
+  case LLVMShl:
+  case LLVMLShr:
+  case LLVMAShr:
+  case LLVMAnd:
+  case LLVMOr:
+  case LLVMXor:
+  case LLVMZExt:
+  case LLVMSExt:
+  case LLVMTrunc:
+    break;
+  case LLVMCall: {
+    /* The work-item queries: a group id, a size, a local id. */
+    enum call_class c = classify_call(a);
+    if ((c != CALL_LOCAL_ID && c != CALL_WORKITEM) ||
+        LLVMGetCalledValue(a) != LLVMGetCalledValue(b))
+      return 0;
+    break;
   }
-  return idx;
+  default:
+    return 0;
+  }
+  /* Flags that make one of them poison where the other is not. */
+  if ((op == LLVMOr && LLVMGetIsDisjoint(a) != LLVMGetIsDisjoint(b)) ||
+      ((op == LLVMAdd || op == LLVMSub || op == LLVMMul || op == LLVMShl) &&
+       (LLVMGetNUW(a) != LLVMGetNUW(b) || LLVMGetNSW(a) != LLVMGetNSW(b))))
+    return 0;
+  int n = LLVMGetNumOperands(a);
+  for (int k = 0; k < n; k++)
+    if (!same_value(LLVMGetOperand(a, (unsigned)k), LLVMGetOperand(b, (unsigned)k), depth - 1))
+      return 0;
+  return 1;
 }
 
-/* addr as a GEP whose last index is root + c and whose other indices are
- * constant: the accesses lds[8 * me + k] for k = 0 .. 7 (FFT butterflies
- * writing __local memory; after inlining, lds[zext(shl(me, 3) | k)]) share
- * *ptr and *index and lie *offset bytes apart. 0 when addr is not such a GEP. */
-static int index_key(struct vec *v, LLVMValueRef addr, LLVMValueRef *ptr, LLVMValueRef *index,
-                     int64_t *offset) {
+/* How many low bits of x are known to be zero (2 * me + k's first one). */
+static unsigned low_zero_bits(LLVMValueRef x, int depth) {
+  if (LLVMIsAConstantInt(x)) {
+    uint64_t c = LLVMConstIntGetZExtValue(x);
+    return c ? (unsigned)__builtin_ctzll(c) : 64;
+  }
+  if (depth <= 0 || !LLVMIsAInstruction(x)) return 0;
+  LLVMOpcode op = LLVMGetInstructionOpcode(x);
+  if (op == LLVMZExt || op == LLVMSExt) return low_zero_bits(LLVMGetOperand(x, 0), depth - 1);
+  if (LLVMGetNumOperands(x) != 2) return 0;
+  LLVMValueRef a = LLVMGetOperand(x, 0), b = LLVMGetOperand(x, 1);
+  unsigned za = low_zero_bits(a, depth - 1), zb = low_zero_bits(b, depth - 1);
+  switch (op) {
+  case LLVMShl:
+    if (!LLVMIsAConstantInt(b) || LLVMConstIntGetZExtValue(b) >= 64) return 0;
+    za += (unsigned)LLVMConstIntGetZExtValue(b);
+    return za > 64 ? 64 : za;
+  case LLVMMul:
+    return za + zb > 64 ? 64 : za + zb;
+  case LLVMAnd:
+    return za > zb ? za : zb;
+  case LLVMOr:
+  case LLVMAdd:
+  case LLVMXor:
+    return za < zb ? za : zb;
+  default:
+    return 0;
+  }
+}
+
+static uint64_t width_mask(LLVMValueRef x) {
+  unsigned w = LLVMGetIntTypeWidth(LLVMTypeOf(x));
+  return w >= 64 ? ~0ull : (1ull << w) - 1;
+}
+
+/* Adds to f the index idx & mask (mask covers idx's width when there is
+ * none), in units of scale bytes: constants go to f->offset, the rest to
+ * terms. Sums, disjoint ors, shifts and products by constants and the
+ * masks over them are taken apart, extensions and masks of 32 or more low
+ * bits looked through, as shape_of_value takes them as affine when no
+ * lane wraps (the same assumption). 0 when idx has more terms than a form
+ * holds. */
+static int add_index(struct index_form *f, LLVMValueRef idx, uint64_t mask, int64_t scale,
+                     int depth) {
+  if (LLVMIsAConstantInt(idx)) {
+    f->offset +=
+        scale * (mask == width_mask(idx) ? LLVMConstIntGetSExtValue(idx)
+                                         : (int64_t)(LLVMConstIntGetZExtValue(idx) & mask));
+    return 1;
+  }
+  if (depth > 0 && LLVMIsAInstruction(idx)) {
+    LLVMOpcode op = LLVMGetInstructionOpcode(idx);
+    int plain = mask == width_mask(idx);
+    if (op == LLVMZExt || (op == LLVMSExt && plain)) {
+      LLVMValueRef x = LLVMGetOperand(idx, 0);
+      return add_index(f, x, mask & width_mask(x), scale, depth - 1);
+    }
+    LLVMValueRef a = LLVMGetNumOperands(idx) == 2 ? LLVMGetOperand(idx, 0) : NULL;
+    LLVMValueRef k = a ? LLVMGetOperand(idx, 1) : NULL;
+    /* (x | y) & m is (x & m) | (y & m), still disjoint. */
+    if ((op == LLVMAdd && plain) || (op == LLVMOr && LLVMGetIsDisjoint(idx)))
+      return add_index(f, a, mask, scale, depth - 1) && add_index(f, k, mask, scale, depth - 1);
+    if (k && LLVMIsAConstantInt(k) && LLVMGetIntTypeWidth(LLVMTypeOf(k)) <= 64) {
+      uint64_t c = LLVMConstIntGetZExtValue(k);
+      if (op == LLVMAnd) {
+        if (plain && c >= 0xffffffffull && (c & (c + 1)) == 0)
+          return add_index(f, a, mask, scale, depth - 1);
+        return add_index(f, a, mask & c, scale, depth - 1);
+      }
+      /* (x << c) & m is (x & (m >> c)) << c. */
+      if (op == LLVMShl && c < 32 && (scale << c) >> c == scale)
+        return add_index(f, a, plain ? width_mask(a) : mask >> c, scale << c, depth - 1);
+      if (op == LLVMMul && plain && c && c < (1u << 16) && scale * (int64_t)c / (int64_t)c == scale)
+        return add_index(f, a, mask, scale * (int64_t)c, depth - 1);
+    }
+  }
+  if (f->num_terms == MAX_INDEX_TERMS) return 0;
+  f->term[f->num_terms] = idx;
+  f->mask[f->num_terms] = mask;
+  f->scale[f->num_terms++] = scale;
+  return 1;
+}
+
+/* addr as a GEP whose last index is a sum of terms plus a constant and
+ * whose other indices are constant: the accesses lds[8 * me + k] for
+ * k = 0 .. 7 (FFT butterflies writing __local memory; after inlining,
+ * lds[zext(shl(me, 3) | k)]) have forms alike but for their offsets,
+ * which lie k * 4 bytes apart. 0 when addr is not such a GEP. */
+static int index_key(struct vec *v, LLVMValueRef addr, struct index_form *f) {
   if (!LLVMIsAGetElementPtrInst(addr)) return 0;
   unsigned n = (unsigned)LLVMGetNumOperands(addr);
   if (n < 2) return 0;
@@ -91,15 +187,40 @@ static int index_key(struct vec *v, LLVMValueRef addr, LLVMValueRef *ptr, LLVMVa
       off += LLVMConstIntGetSExtValue(idx) * alloc_size(v, t);
       continue;
     }
-    int64_t c;
-    LLVMValueRef root = index_root(idx, &c);
-    if (!root) return 0;
-    *ptr = LLVMGetOperand(addr, 0);
-    *index = root;
-    *offset = off + c * alloc_size(v, t);
+    memset(f, 0, sizeof *f);
+    if (!add_index(f, idx, width_mask(idx), alloc_size(v, t), 8) || !f->num_terms) return 0;
+    f->ptr = LLVMGetOperand(addr, 0);
+    f->offset += off;
     return 1;
   }
   return 0;
+}
+
+/* Whether a term of one form is a term of another: the same value under
+ * masks that differ only in bits known to be zero. */
+static int same_term(const struct index_form *fa, unsigned i, const struct index_form *fb,
+                     unsigned j) {
+  LLVMValueRef a = fa->term[i], b = fb->term[j];
+  uint64_t ma = fa->mask[i], mb = fb->mask[j];
+  if (fa->scale[i] != fb->scale[j] || !same_value(a, b, 6)) return 0;
+  if (ma == mb) return 1;
+  unsigned z = low_zero_bits(a, 8);
+  uint64_t known = z >= 64 ? ~0ull : (1ull << z) - 1;
+  return ((ma ^ mb) & ~known) == 0;
+}
+
+/* Whether forms a and b differ only in their offsets. */
+static int same_form(const struct index_form *a, const struct index_form *b) {
+  if (a->num_terms != b->num_terms || !same_value(a->ptr, b->ptr, 6)) return 0;
+  unsigned used = 0;
+  for (unsigned i = 0; i < a->num_terms; i++) {
+    unsigned j = 0;
+    while (j < b->num_terms && ((used >> j & 1) || !same_term(a, i, b, j)))
+      j++;
+    if (j == b->num_terms) return 0;
+    used |= 1u << j;
+  }
+  return 1;
 }
 
 /* Whether x is computed from a value that a gather loaded (a load at a
@@ -152,11 +273,33 @@ static int groupable(struct vec *v, LLVMValueRef in) {
   return 1;
 }
 
-static void close_groups(struct vec *v, struct access_group **open, unsigned *num_open,
-                         int stores) {
+/* The address space of the memory an access touches. */
+static unsigned access_space(LLVMValueRef in) {
+  LLVMValueRef addr = LLVMGetOperand(in, LLVMIsALoadInst(in) ? 0 : 1);
+  return LLVMGetPointerAddressSpace(LLVMTypeOf(addr));
+}
+
+/* Whether memory in address spaces a and b can overlap: __local memory (3)
+ * is no __global (1) or __constant (2) buffer's; generic pointers (4) and
+ * private memory may be anything. */
+static int spaces_may_overlap(unsigned a, unsigned b) {
+  if (a == b) return 1;
+  if (a > b) {
+    unsigned t = a;
+    a = b;
+    b = t;
+  }
+  return !(b == 3 && (a == 1 || a == 2));
+}
+
+/* Ends the open groups of stores (stores = 1) or loads (0) whose memory
+ * an access in address space space may touch. */
+static void close_groups(struct access_group **open, unsigned *num_open, int stores,
+                         unsigned space) {
   unsigned k = 0;
   for (unsigned i = 0; i < *num_open; i++)
-    if (open[i]->is_store != stores) open[k++] = open[i];
+    if (open[i]->is_store != stores || !spaces_may_overlap(open[i]->space, space))
+      open[k++] = open[i];
   *num_open = k;
 }
 
@@ -181,8 +324,11 @@ void find_groups(struct vec *v, int b) {
     int is_load = op == LLVMLoad, is_store = op == LLVMStore;
     if (!groupable(v, in)) {
       if (is_load)
-        close_groups(v, open, &num_open, 1);
-      else if (is_store || op == LLVMAtomicRMW || op == LLVMAtomicCmpXchg || op == LLVMFence)
+        close_groups(open, &num_open, 1, access_space(in));
+      else if (is_store) {
+        close_groups(open, &num_open, 1, access_space(in));
+        close_groups(open, &num_open, 0, access_space(in));
+      } else if (op == LLVMAtomicRMW || op == LLVMAtomicCmpXchg || op == LLVMFence)
         num_open = 0;
       else if (op == LLVMCall) {
         enum call_class cc = classify_call(in);
@@ -192,7 +338,7 @@ void find_groups(struct vec *v, int b) {
     }
     /* A store ends the load groups (later loads must see it); a load ends
      * the store groups (it must see the stores before it). */
-    close_groups(v, open, &num_open, is_store ? 0 : 1);
+    close_groups(open, &num_open, is_store ? 0 : 1, access_space(in));
     LLVMValueRef addr = LLVMGetOperand(in, is_load ? 0 : 1), root;
     int64_t off;
     split_address(v, addr, &root, &off);
@@ -206,16 +352,12 @@ void find_groups(struct vec *v, int b) {
     }
     /* No root at a constant offset: maybe one index apart from other
      * accesses (then the group's root is its first member's address). */
-    LLVMValueRef key_ptr = NULL, key_index = NULL;
-    int64_t key_offset = 0;
-    if (root == addr && rs.kind == K_AFFINE &&
-        !index_key(v, addr, &key_ptr, &key_index, &key_offset))
-      key_ptr = key_index = NULL;
+    struct index_form key;
+    int has_key = root == addr && rs.kind == K_AFFINE && index_key(v, addr, &key);
     struct access_group *g = NULL;
     for (unsigned i = 0; i < num_open && !g; i++) {
-      if (key_index && open[i]->key_index == key_index && open[i]->key_ptr == key_ptr &&
-          open[i]->type == t) {
-        int64_t rel = key_offset - open[i]->key_offset;
+      if (has_key && open[i]->has_key && open[i]->type == t && same_form(&key, &open[i]->key)) {
+        int64_t rel = key.offset - open[i]->key.offset;
         if (rel >= 0 && rel < open[i]->stride && rel % size == 0 && !open[i]->member[rel / size]) {
           g = open[i];
           off = rel;
@@ -235,15 +377,15 @@ void find_groups(struct vec *v, int b) {
       g = xcalloc(1, sizeof *g);
       g->root = root;
       g->is_store = is_store;
+      g->space = access_space(in);
       g->stride = stride;
       g->size = size;
       g->type = t;
       g->members = (unsigned)(stride / size);
       g->element_known = root_element_size(v, root) == stride;
       g->align = LLVMGetAlignment(in) ? LLVMGetAlignment(in) : 1;
-      g->key_ptr = key_ptr;
-      g->key_index = key_index;
-      g->key_offset = key_offset;
+      g->has_key = has_key;
+      if (has_key) g->key = key;
       add_group(v, g);
       if (num_open == 64) num_open = 0;
       open[num_open++] = g;

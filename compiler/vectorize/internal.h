@@ -48,9 +48,22 @@ struct vinfo {
  * scalars are accessed so (float4 after the scalarizer). One wide access
  * and shuffles serve them all, instead of a gather or scatter each. */
 #define MAX_MEMBERS 16
+/* An address as pointer + a sum of masked, scaled terms + a constant
+ * number of bytes (access_groups.c). */
+#define MAX_INDEX_TERMS 4
+struct index_form {
+  LLVMValueRef ptr;
+  unsigned num_terms;
+  LLVMValueRef term[MAX_INDEX_TERMS];
+  uint64_t mask[MAX_INDEX_TERMS]; /* each term's, all its bits when it has none */
+  int64_t scale[MAX_INDEX_TERMS]; /* each term's bytes per unit */
+  int64_t offset;                 /* bytes */
+};
+
 struct access_group {
   LLVMValueRef root;
   int is_store;
+  unsigned space;                   /* the members' address space */
   int64_t stride;                   /* bytes per lane's element */
   int64_t size;                     /* bytes per member */
   LLVMTypeRef type;                 /* members' type */
@@ -61,10 +74,10 @@ struct access_group {
   unsigned align;
   int emitted;
   LLVMValueRef result[MAX_MEMBERS];
-  /* Members found by index_key (root is then the first member's address,
-   * at key_offset bytes from the key's origin). */
-  LLVMValueRef key_ptr, key_index;
-  int64_t key_offset;
+  /* Members found by their index forms (root is then the first member's
+   * address, at key.offset bytes from the form's origin). */
+  int has_key;
+  struct index_form key;
 };
 
 /* A loop whose work-items leave it at different iterations. */

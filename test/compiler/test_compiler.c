@@ -2523,6 +2523,85 @@ static void private_state_stays_in_vectors(void) {
   clReleaseProgram(p);
 }
 
+/* Stores whose indices differ by a constant that LLVM writes apart (an
+ * FFT's exchange through __local memory, clFFT's
+ * lds[((2*me + 1)/64)*256 + (2*me + 1)%64 + k] beside the same with
+ * 2*me + 0: after instcombine, (2me | 1) & 63 beside 2me & 62, each on a
+ * copy of 2me & -64) are one interleaved store, not a masked store (or a
+ * scatter) per member; the results are checked for a few work-group
+ * counts. */
+static const char *index_pairs_source =
+    "__kernel __attribute__((reqd_work_group_size(64, 1, 1)))\n"
+    "void pairs(__global const float4 *in, __global float *out) {\n"
+    "  uint me = get_local_id(0);\n"
+    "  __local float lds[512];\n"
+    "  float4 r = in[get_global_id(0)];\n"
+    "  lds[((2*me + 0)/64)*256 + (2*me + 0)%64 + 0] = r.x;\n"
+    "  lds[((2*me + 0)/64)*256 + (2*me + 0)%64 + 64] = r.y;\n"
+    "  lds[((2*me + 1)/64)*256 + (2*me + 1)%64 + 0] = r.z;\n"
+    "  lds[((2*me + 1)/64)*256 + (2*me + 1)%64 + 64] = r.w;\n"
+    "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "  float a = lds[(me * 2) % 128] + lds[(me * 2) % 128 + 256 * (me & 1)];\n"
+    "  float b = lds[(me * 2 + 1) % 128] + lds[(me * 2 + 1) % 128 + 256 * (me & 1)];\n"
+    "  out[get_global_id(0) * 2] = a;\n"
+    "  out[get_global_id(0) * 2 + 1] = b;\n"
+    "}\n";
+
+static void index_pairs_are_one_store(void) {
+  char *ir = vectorized_ir("pairs", index_pairs_source, "pairs", "");
+  REQUIRE(ir);
+  const char *fn = strstr(ir, "pairs.vec");
+  if (!fn) fn = ir;
+  const char *strided = strstr(fn, "@llvm.masked.store");
+  if (!strided) strided = strstr(fn, "@llvm.masked.scatter");
+  if (strided) printf("  a member stored alone: %.200s\n", strided);
+  CHECK(!strided);
+  free(ir);
+
+  enum { N = 256 };
+  cl_int err;
+  cl_program p = build_source(index_pairs_source, "", &err);
+  REQUIRE(err == CL_SUCCESS);
+  cl_kernel k = clCreateKernel(p, "pairs", &err);
+  REQUIRE(k);
+  float in[4 * N], out[2 * N], lds[512];
+  for (int i = 0; i < 4 * N; i++)
+    in[i] = (float)(i % 53) - 26.0f;
+  cl_mem din = clCreateBuffer(context, CL_MEM_COPY_HOST_PTR, sizeof in, in, &err);
+  cl_mem dout = clCreateBuffer(context, CL_MEM_READ_WRITE, sizeof out, NULL, &err);
+  clSetKernelArg(k, 0, sizeof din, &din);
+  clSetKernelArg(k, 1, sizeof dout, &dout);
+  for (size_t g = 64; g <= N; g *= 2) {
+    size_t l = 64;
+    memset(out, 0, sizeof out);
+    CHECK_EQ_INT(clEnqueueNDRangeKernel(queue, k, 1, NULL, &g, &l, 0, NULL, NULL), CL_SUCCESS);
+    CHECK_EQ_INT(clEnqueueReadBuffer(queue, dout, CL_TRUE, 0, sizeof out, out, 0, NULL, NULL),
+                 CL_SUCCESS);
+    int wrong = 0;
+    for (size_t group = 0; group < g / 64; group++) {
+      for (int i = 0; i < 512; i++)
+        lds[i] = -1000.0f; /* never read: each read slot is written */
+      for (unsigned me = 0; me < 64; me++) {
+        const float *r = in + 4 * (group * 64 + me);
+        lds[(2 * me) / 64 * 256 + (2 * me) % 64] = r[0];
+        lds[(2 * me) / 64 * 256 + (2 * me) % 64 + 64] = r[1];
+        lds[(2 * me + 1) / 64 * 256 + (2 * me + 1) % 64] = r[2];
+        lds[(2 * me + 1) / 64 * 256 + (2 * me + 1) % 64 + 64] = r[3];
+      }
+      for (unsigned me = 0; me < 64; me++)
+        for (unsigned j = 0; j < 2; j++) {
+          float want = lds[(me * 2 + j) % 128] + lds[(me * 2 + j) % 128 + 256 * (me & 1)];
+          wrong += out[(group * 64 + me) * 2 + j] != want;
+        }
+    }
+    CHECK_EQ_INT(wrong, 0);
+  }
+  clReleaseMemObject(din);
+  clReleaseMemObject(dout);
+  clReleaseKernel(k);
+  clReleaseProgram(p);
+}
+
 /* Built for x86-64-v3 (AVX2 without AVX-512), whatever this machine is:
  * a table lookup and a store at a data-dependent address, in a loop each
  * work-item runs its own number of times, become a gather and a scatter
@@ -3245,6 +3324,7 @@ int main(int argc, char **argv) {
   RUN(accumulating_rows_run_jammed);
   RUN(ids_after_barrier_are_recomputed);
   RUN(grid_stride_loops_stay_affine);
+  RUN(index_pairs_are_one_store);
   RUN(private_state_stays_in_vectors);
   RUN(gathers_without_avx512_have_no_mask);
   RUN(lookup_rounds_stay_scalar_without_avx512);
