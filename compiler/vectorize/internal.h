@@ -276,6 +276,11 @@ void copy_memory_metadata(struct vec *v, LLVMValueRef from, LLVMValueRef to);
 LLVMValueRef expand_mask(struct vec *v, LLVMBuilderRef b, LLVMValueRef m, unsigned n);
 LLVMValueRef deinterleave(struct vec *v, LLVMBuilderRef b, LLVMValueRef wide, unsigned n,
                           unsigned k);
+/* The members (those present: non-NULL) of a vector of n per lane, into
+ * out: one shuffle per member, or, for 4 or more (a power of two) all
+ * present, n log2 n two-input shuffles shared by all. */
+void deinterleave_members(struct vec *v, LLVMBuilderRef b, LLVMValueRef wide, unsigned n,
+                          LLVMValueRef const *present, LLVMValueRef *out);
 LLVMValueRef interleave(struct vec *v, LLVMBuilderRef b, LLVMValueRef *parts, unsigned n,
                         LLVMTypeRef t);
 LLVMValueRef consecutive(struct vec *v, LLVMValueRef ptrs, LLVMValueRef mask, int64_t stride,

@@ -279,8 +279,7 @@ void emit_group_load(struct vec *v, struct access_group *g, LLVMValueRef mask) {
   struct shape rs = shape_of_value(v, g->root);
   if (rs.kind == K_AFFINE) {
     LLVMValueRef wide = wide_load(v, g, affine_base(v, g->root, mask), mask);
-    for (unsigned k = 0; k < g->members; k++)
-      if (g->member[k]) g->result[k] = deinterleave(v, v->b, wide, g->members, k);
+    deinterleave_members(v, v->b, wide, g->members, g->member, g->result);
     return;
   }
   if (rs.kind == K_RUNS) {
@@ -311,8 +310,7 @@ void emit_group_load(struct vec *v, struct access_group *g, LLVMValueRef mask) {
       idx[i] = LLVMConstInt(v->i32, i, 0);
     LLVMValueRef whole =
         LLVMBuildShuffleVector(v->b, part[0], part[1], LLVMConstVector(idx, v->W * g->members), "");
-    for (unsigned k = 0; k < g->members; k++)
-      if (g->member[k]) g->result[k] = deinterleave(v, v->b, whole, g->members, k);
+    deinterleave_members(v, v->b, whole, g->members, g->member, g->result);
     return;
   }
   /* A varying root: one wide load when the lanes' elements turn out to be
@@ -325,8 +323,7 @@ void emit_group_load(struct vec *v, struct access_group *g, LLVMValueRef mask) {
   split_two_ways(v, ok, &w);
   LLVMValueRef fast[MAX_MEMBERS] = {0}, slow[MAX_MEMBERS] = {0};
   LLVMValueRef wide = wide_load(v, g, base, mask);
-  for (unsigned k = 0; k < g->members; k++)
-    if (g->member[k]) fast[k] = deinterleave(v, v->b, wide, g->members, k);
+  deinterleave_members(v, v->b, wide, g->members, g->member, fast);
   w.fast_end = LLVMGetInsertBlock(v->b);
   LLVMBuildBr(v->b, w.join);
   LLVMPositionBuilderAtEnd(v->b, w.slow);
@@ -355,8 +352,7 @@ void emit_group_load(struct vec *v, struct access_group *g, LLVMValueRef mask) {
       idx[i] = LLVMConstInt(v->i32, i, 0);
     LLVMValueRef whole =
         LLVMBuildShuffleVector(v->b, part[0], part[1], LLVMConstVector(idx, v->W * g->members), "");
-    for (unsigned k = 0; k < g->members; k++)
-      if (g->member[k]) by_halves[k] = deinterleave(v, v->b, whole, g->members, k);
+    deinterleave_members(v, v->b, whole, g->members, g->member, by_halves);
     w2.fast_end = LLVMGetInsertBlock(v->b);
     LLVMBuildBr(v->b, w2.join);
     LLVMPositionBuilderAtEnd(v->b, w2.slow);

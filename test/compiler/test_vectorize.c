@@ -757,6 +757,29 @@ static const struct vcase cases[] = {
      "  out[base + me] = s;\n"
      "}\n",
      1},
+    /* 4, 8 and 16 members a lane, written and read whole (interleaved
+     * and split by two-input shuffles, address.c), and one element of a
+     * neighbour's: every element ends up in the result. */
+    {"members_zipped",
+     "__kernel void k(__global const int *in, __global int *out, int n) {\n"
+     "  int l = get_local_id(0), i = get_global_id(0), x = in[i];\n"
+     "  __local int t8[256 * 8], t4[256 * 4], t16[256 * 16];\n"
+     "  vstore8((int8)(x, x + 1, x * 2, x ^ 5, -x, x * 3, x - 7, x >> 1), l, t8);\n"
+     "  vstore4((int4)(x * 5, x + 9, -2 * x, x & 3), l, t4);\n"
+     "  vstore16((int16)(x, 1, 2, x - 3, x + 4, x + 5, 6, x * 7, 8, x ^ 9, 10, -x, x | 12, 13,\n"
+     "                   x + 14, x ^ 15), l, t16);\n"
+     "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+     "  int m = (l + 1) % (int)get_local_size(0);\n"
+     "  int8 a = vload8(l, t8), a2 = vload8(m, t8);\n"
+     "  int4 b = vload4(l, t4);\n"
+     "  int16 c = vload16(l, t16);\n"
+     "  int s = 0;\n"
+     "  for (int e = 0; e < 8; e++) s = s * 3 + ((int *)&a)[e];\n"
+     "  for (int e = 0; e < 4; e++) s = s * 5 + ((int *)&b)[e];\n"
+     "  for (int e = 0; e < 16; e++) s = s * 7 + ((int *)&c)[e];\n"
+     "  out[i] = s + a2.s3 * 31 + a2.s6;\n"
+     "}\n",
+     1},
 };
 
 static const size_t local_sizes_1d[] = {16, 64, 48, 256, 24, 8, 7, 1, 0};
